@@ -1,0 +1,9 @@
+"""hfgrow: grow pretrained Hugging Face transformers into wider models that compute the same function."""
+
+__version__ = "0.1.0"
+
+from .errors import ExitCode, GrowthError  # noqa: E402
+from .grow import grow  # noqa: E402
+from .plan import GrowthOptions  # noqa: E402
+
+__all__ = ["ExitCode", "GrowthError", "GrowthOptions", "grow", "__version__"]

@@ -1,0 +1,231 @@
+"""The mathematics of lossless growth, in one place (DESIGN.md §2).
+
+Every activation space of a model gets an expansion E (small vector → big vector) and a reader R
+(big → small) with R·E = I. A linear layer y = W x + b from space A to space B becomes
+W' = E_B · W · R_A and b' = E_B · b, so a tensor only needs to say, for each axis, which space it
+*writes* into (that axis is expanded with E) or *reads* from (that axis is expanded with Rᵀ).
+
+Both E and R are stored as a gather: big unit J is small unit ``src[J]`` times ``e[J]`` (in E) or
+``r[J]`` (in R); a unit with ``src[J] == -1`` is an extra unit that E and R leave at zero. Growing a
+tensor is therefore an ``index_select`` and a multiply per grown axis, whatever the mode.
+
+Recipes never compute a scale: they declare what *kind* of space each one is, and :func:`expansions`
+turns kinds, sizes and the chosen convention into the scales below.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import torch
+
+from .errors import GrowthError
+
+
+class Kind(enum.Enum):
+    """What a space feeds, which decides the scales its copies may carry."""
+
+    RESIDUAL = "residual"  # the residual stream: copies scaled by the convention's c
+    ACTIVATION = "activation"  # feeds an elementwise nonlinearity: copies must be exact (c = 1)
+    QUERY = "query"  # attention scores q·k/s must be unchanged: q and k share the correction
+    KEY = "key"
+    VALUE = "value"  # read only by the attention output projection: any c, we use the convention's
+    TIED_OUTPUT = "tied_output"  # read by an output layer tied to the input embedding (see below)
+
+
+class Convention(str, enum.Enum):
+    """How copies of a residual unit are scaled (DESIGN.md §2, "Replication")."""
+
+    COPY = "copy"  # plain copies, c = 1: norms and eps untouched, every reader scale is 1/k
+    ORTHOGONAL = "orthogonal"  # the seed's c = 1/√k: vector norms preserved, eps scaled by 1/k
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """E and R of one space as gathers (see the module docstring)."""
+
+    src: torch.Tensor  # long[big]: the small unit each big unit copies, or -1
+    e: torch.Tensor  # float32[big]: the copy's multiplier in E
+    r: torch.Tensor  # float32[big]: the copy's multiplier in R
+    small: int
+
+    @property
+    def big(self) -> int:
+        return int(self.src.numel())
+
+    def expand(self, t: torch.Tensor, axis: int) -> torch.Tensor:
+        """E along ``axis``: for tensors that write into this space (outputs, biases, norm γ/β)."""
+        return self._gather(t, axis, self.e)
+
+    def read(self, t: torch.Tensor, axis: int) -> torch.Tensor:
+        """W·R along ``axis``: for the input axis of a tensor that reads from this space."""
+        return self._gather(t, axis, self.r)
+
+    def reduce(self, t: torch.Tensor, axis: int) -> torch.Tensor:
+        """R applied to big activations along ``axis``: big → small."""
+        t = t.movedim(axis, -1)
+        keep = self.src >= 0
+        out = t.new_zeros(*t.shape[:-1], self.small)
+        out.index_add_(-1, self.src[keep].to(t.device), t[..., keep.to(t.device)] * self.r[keep].to(t))
+        return out.movedim(-1, axis)
+
+    def _gather(self, t: torch.Tensor, axis: int, scale: torch.Tensor) -> torch.Tensor:
+        if t.shape[axis] != self.small:
+            raise GrowthError(f"axis {axis} of shape {tuple(t.shape)} should have size {self.small}")
+        out = t.index_select(axis, self.src.clamp(min=0).to(t.device))
+        shape = [1] * t.dim()
+        shape[axis] = -1
+        return out * scale.to(device=t.device, dtype=t.dtype).view(shape)
+
+    def uniform_e(self) -> float | None:
+        """The single multiplier every copy carries in E, or None when copies differ."""
+        e = self.e[self.src >= 0]
+        return float(e[0]) if bool((e == e[0]).all()) else None
+
+
+def replicate(n: int, k: int, e: float, layout: str = "interleave") -> Expansion:
+    """Unit i becomes k units of the big space, each multiplied by e in E and 1/(k·e) in R.
+
+    ``interleave`` puts the copies of unit i next to each other (i*k + copy): growing head_dim this
+    way keeps every copy inside its own head. ``tile`` repeats the whole vector (copy*n + i): growing
+    the number of heads this way makes whole heads the copies.
+    """
+    if layout == "interleave":
+        src = torch.arange(n).repeat_interleave(k)
+    elif layout == "tile":
+        src = torch.arange(n).repeat(k)
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    big = n * k
+    return Expansion(src, torch.full((big,), e), torch.full((big,), 1.0 / (k * e)), n)
+
+
+# --- tensors -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Axis:
+    """The role of one tensor axis: the space it indexes, and whether the tensor writes or reads it."""
+
+    space: str
+    reads: bool = False
+
+    def __str__(self) -> str:
+        return f"{'in' if self.reads else 'out'}:{self.space}"
+
+
+def grow_tensor(t: torch.Tensor, axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> torch.Tensor:
+    """Apply E or R along every axis that has a role; axes without one are left as they are."""
+    if len(axes) != t.dim():
+        raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
+    for i, axis in enumerate(axes):
+        if axis is None:
+            continue
+        m = maps[axis.space]
+        t = m.read(t, i) if axis.reads else m.expand(t, i)
+    return t
+
+
+def grown_shape(shape: Sequence[int], axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> tuple[int, ...]:
+    """The shape :func:`grow_tensor` will produce, checked against the spaces' small sizes."""
+    if len(axes) != len(shape):
+        raise GrowthError(f"shape {tuple(shape)} has {len(shape)} axes but the rule gives {len(axes)}")
+    out = []
+    for n, axis in zip(shape, axes):
+        if axis is None:
+            out.append(n)
+            continue
+        m = maps[axis.space]
+        if n != m.small:
+            raise GrowthError(f"axis of size {n} should be space '{axis.space}' of size {m.small}")
+        out.append(m.big)
+    return tuple(out)
+
+
+# --- scales ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Widths:
+    """Small and big sizes of the grown dimensions."""
+
+    hidden: tuple[int, int]
+    ffn: tuple[int, int]
+    heads: tuple[int, int]
+    head_dim: tuple[int, int]
+
+    @property
+    def attention(self) -> tuple[int, int]:
+        return self.heads[0] * self.head_dim[0], self.heads[1] * self.head_dim[1]
+
+
+@dataclass(frozen=True)
+class Space:
+    """A space as a recipe declares it: which dimension it has and what it feeds."""
+
+    dim: str  # "hidden", "ffn" or "attention"
+    kind: Kind
+
+
+def expansions(
+    spaces: Mapping[str, Space],
+    widths: Widths,
+    convention: Convention,
+    attention_scaled: bool,
+) -> dict[str, Expansion]:
+    """E and R for every space of a recipe, for an integer-factor widening that grows head_dim.
+
+    The scales:
+
+    * residual and value spaces: copies carry c (1, or 1/√k for the orthogonal convention);
+    * activation inputs: c = 1, so an elementwise nonlinearity sees its small pre-activations;
+    * query and key: the score sums k copies of every product, and a scaled attention divides by
+      √(k·d) instead of √d, so q and k each carry √(s'/(k·s)) with s'/s = √k (scaled) or 1 (T5);
+    * tied output: the output layer shares the input embedding, whose columns carry c; its reader
+      must be E_hidden, which needs this space's copies to carry 1/(k·c).
+    """
+    out: dict[str, Expansion] = {}
+    for name, space in spaces.items():
+        n, big = getattr(widths, space.dim)
+        if big % n:
+            raise GrowthError(f"{space.dim} size {big} is not a multiple of {n}")
+        k = big // n
+        c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(k)
+        if space.dim == "attention" and widths.heads[0] != widths.heads[1]:
+            raise GrowthError("growing the number of heads is not supported yet: grow head_dim")
+        if space.kind in (Kind.RESIDUAL, Kind.VALUE):
+            e = c
+        elif space.kind is Kind.ACTIVATION:
+            e = 1.0
+        elif space.kind is Kind.TIED_OUTPUT:
+            e = 1.0 / (k * c)
+        else:  # QUERY / KEY
+            ratio = math.sqrt(k) if attention_scaled else 1.0
+            e = math.sqrt(ratio / k)
+        out[name] = replicate(n, k, e, layout="interleave")
+    return out
+
+
+def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> float:
+    """The factor for a config's norm eps, shared by norms whose inputs are the given spaces.
+
+    A norm over copies carrying c sees the mean scaled by c and the variance (or mean square) by c²,
+    so eps must become c²·eps. Norms that share one eps field must agree on c², or no single eps is
+    exact: that is refused rather than approximated.
+    """
+    scales = {}
+    for norm, space in norm_inputs.items():
+        c = maps[space].uniform_e()
+        if c is None:
+            raise GrowthError(f"norm '{norm}' reads space '{space}' whose copies are not uniformly scaled")
+        scales[norm] = c * c
+    values = sorted(set(scales.values()))
+    if not values:
+        return 1.0
+    if max(values) - min(values) > 1e-12 * max(values):
+        detail = ", ".join(f"{n} ×{s:g}" for n, s in scales.items())
+        raise GrowthError(f"norms sharing one eps would need different eps scales ({detail})")
+    return values[0]

@@ -1,0 +1,280 @@
+"""Checkpoint I/O, one tensor at a time: a lazy reader and a streaming safetensors writer."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import torch
+from safetensors import safe_open
+
+from .errors import GrowthError
+
+SAFE_INDEX = "model.safetensors.index.json"
+BIN_INDEX = "pytorch_model.bin.index.json"
+
+# safetensors dtype names <-> torch dtypes
+_ST_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+_ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
+
+# Files never copied to the output: weights (rewritten), the config (rewritten), the source's model
+# card and reports (they describe the small model), and weights of other frameworks (wrong shapes).
+_NOT_COPIED = re.compile(
+    r"^(config\.json|README\.md|growth_report\.(json|md)|.*\.safetensors|.*\.safetensors\.index\.json"
+    r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json|.*\.(h5|msgpack|ckpt|ckpt\..*|onnx|ot|pt|pth|gguf))$"
+)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    file: str
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+class CheckpointReader:
+    """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self.files = self._weight_files()
+        self.tensors: dict[str, TensorInfo] = {}
+        self._handles: dict[str, object] = {}
+        for f in self.files:
+            for info in self._headers(f):
+                if info.name in self.tensors:
+                    raise GrowthError(f"tensor '{info.name}' appears in both {self.tensors[info.name].file} and {f}")
+                self.tensors[info.name] = info
+        self._check_index()
+
+    # -- discovery ---------------------------------------------------------------------------------
+
+    def _weight_files(self) -> list[str]:
+        for index, single in ((SAFE_INDEX, "model.safetensors"), (BIN_INDEX, "pytorch_model.bin")):
+            if (self.folder / index).is_file():
+                self._index = self._read_index(index)
+                files = sorted(set(self._index.values()))
+                missing = [f for f in files if not (self.folder / f).is_file()]
+                if missing:
+                    raise GrowthError(f"{index} names missing shard(s): {', '.join(missing)}")
+                return files
+            if (self.folder / single).is_file():
+                self._index = None
+                return [single]
+        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index)")
+
+    def _read_index(self, name: str) -> dict[str, str]:
+        try:
+            weight_map = json.loads((self.folder / name).read_text())["weight_map"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise GrowthError(f"unreadable index {name}: {e}") from None
+        return weight_map
+
+    def _check_index(self) -> None:
+        if self._index is None:
+            return
+        absent = [k for k, f in self._index.items() if self.tensors.get(k, None) is None or self.tensors[k].file != f]
+        if absent:
+            raise GrowthError(f"the index names tensors its shards lack: {', '.join(sorted(absent)[:5])}")
+
+    def _headers(self, file: str) -> Iterable[TensorInfo]:
+        path = self.folder / file
+        if file.endswith(".safetensors"):
+            try:
+                handle = safe_open(str(path), framework="pt")
+                self._handles[file] = handle
+                for name in handle.keys():
+                    sl = handle.get_slice(name)
+                    dtype = sl.get_dtype()
+                    if dtype not in _ST_DTYPES:
+                        raise GrowthError(f"{file}: tensor '{name}' has unsupported dtype {dtype}")
+                    yield TensorInfo(name, tuple(sl.get_shape()), _ST_DTYPES[dtype], file)
+            except GrowthError:
+                raise
+            except Exception as e:  # safetensors raises its own error types for truncation/corruption
+                raise GrowthError(f"{file} is truncated or corrupt ({_first_line(e)})") from None
+        else:
+            state = self._load_bin(path)
+            self._handles[file] = state
+            for name, t in state.items():
+                if isinstance(t, torch.Tensor):
+                    yield TensorInfo(name, tuple(t.shape), t.dtype, file)
+
+    @staticmethod
+    def _load_bin(path: Path) -> dict[str, torch.Tensor]:
+        # mmap keeps the tensors on disk until touched; files from before torch 1.6 (not zip) cannot
+        # be mapped and are loaded whole, one shard at a time.
+        try:
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            except RuntimeError as e:
+                if "mmap" not in str(e):
+                    raise
+                return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise GrowthError(f"{path.name} is truncated, corrupt or not a weights file ({_first_line(e)})") from None
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def get(self, name: str) -> torch.Tensor:
+        info = self.tensors[name]
+        handle = self._handles[info.file]
+        if isinstance(handle, dict):
+            return handle[name]
+        try:
+            return handle.get_tensor(name)
+        except Exception as e:
+            raise GrowthError(f"{info.file}: cannot read '{name}' ({_first_line(e)})") from None
+
+    def config(self) -> dict:
+        path = self.folder / "config.json"
+        try:
+            return json.loads(path.read_text())
+        except FileNotFoundError:
+            raise GrowthError(f"no config.json in {self.folder}") from None
+        except ValueError as e:
+            raise GrowthError(f"config.json is not valid JSON ({e})") from None
+
+    def extra_files(self) -> list[Path]:
+        """Top-level files to copy as they are: tokenizer, generation config, and the like."""
+        return sorted(p for p in self.folder.iterdir() if p.is_file() and not _NOT_COPIED.match(p.name))
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+# -- writing ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutTensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    @property
+    def nbytes(self) -> int:
+        n = torch.empty((), dtype=self.dtype).element_size()
+        for s in self.shape:
+            n *= s
+        return n
+
+
+def assign_shards(tensors: list[OutTensor], max_bytes: int) -> list[list[OutTensor]]:
+    """Greedy sharding in order; a tensor larger than the limit gets a shard of its own."""
+    shards: list[list[OutTensor]] = [[]]
+    size = 0
+    for t in tensors:
+        if shards[-1] and size + t.nbytes > max_bytes:
+            shards.append([])
+            size = 0
+        shards[-1].append(t)
+        size += t.nbytes
+    return shards
+
+
+def shard_names(n: int) -> list[str]:
+    if n == 1:
+        return ["model.safetensors"]
+    return [f"model-{i + 1:05d}-of-{n:05d}.safetensors" for i in range(n)]
+
+
+class SafetensorsStreamWriter:
+    """Writes one safetensors file whose header is known in advance, tensor by tensor.
+
+    The plan knows every output shape and dtype before a single tensor is read, so the header is
+    written first and each tensor's bytes are appended as soon as it is grown: memory holds one
+    tensor, never a shard.
+    """
+
+    def __init__(self, path: Path, tensors: list[OutTensor], metadata: dict[str, str] | None = None):
+        self.path = path
+        self.expected = list(tensors)
+        header: dict[str, object] = {"__metadata__": metadata or {"format": "pt"}}
+        offset = 0
+        for t in tensors:
+            header[t.name] = {"dtype": _ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + t.nbytes]}
+            offset += t.nbytes
+        raw = json.dumps(header, separators=(",", ":")).encode()
+        raw += b" " * (-len(raw) % 8)  # the format aligns the data section to 8 bytes
+        self._f = open(path, "wb")
+        self._f.write(struct.pack("<Q", len(raw)))
+        self._f.write(raw)
+        self._next = 0
+
+    def write(self, name: str, tensor: torch.Tensor) -> None:
+        want = self.expected[self._next]
+        if name != want.name or tuple(tensor.shape) != want.shape or tensor.dtype != want.dtype:
+            raise RuntimeError(f"writer expected {want}, got {name} {tuple(tensor.shape)} {tensor.dtype}")
+        data = tensor.detach().to("cpu").contiguous().reshape(-1)
+        if data.numel():
+            self._f.write(memoryview(data.view(torch.uint8).numpy()))
+        self._next += 1
+
+    def __enter__(self) -> "SafetensorsStreamWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._f.close()
+        if exc_type is None and self._next != len(self.expected):
+            raise RuntimeError(f"{self.path.name}: {len(self.expected) - self._next} tensors were never written")
+
+
+def write_index(folder: Path, shards: list[list[OutTensor]]) -> None:
+    names = shard_names(len(shards))
+    weight_map = {t.name: names[i] for i, shard in enumerate(shards) for t in shard}
+    total = sum(t.nbytes for shard in shards for t in shard)
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    (folder / SAFE_INDEX).write_text(json.dumps(index, indent=2) + "\n")
+
+
+def copy_files(files: Iterable[Path], folder: Path) -> list[str]:
+    copied = []
+    for f in files:
+        shutil.copy2(f, folder / f.name)
+        copied.append(f.name)
+    return copied
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_size(text: str | int) -> int:
+    """'5GB' → 5·10⁹ bytes (as transformers counts), '512MiB' → 512·2²⁰, a plain number → bytes."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.match(text)
+    if not m:
+        raise GrowthError(f"cannot read size {text!r}: use e.g. 5GB, 500MB or 2GiB")
+    size = int(float(m.group(1)) * _UNITS[(m.group(2) or "B").upper()])
+    if size <= 0:
+        raise GrowthError(f"size must be positive, got {text!r}")
+    return size

@@ -1,0 +1,73 @@
+"""The command line: a thin layer over :func:`hfgrow.grow` and :class:`hfgrow.GrowthOptions`."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from . import __version__
+from .errors import ExitCode, GrowthError
+from .plan import DTYPES, GrowthOptions
+
+EPILOG = """\b
+Exit codes: 0 success, 2 bad input (nothing written), 3 verification failed
+(checkpoint and report written), 1 internal error.
+
+\b
+Example:
+  hfgrow ./my-bert --factor 2 --out ./big
+"""
+
+
+@click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("src")
+@click.option("--out", "-o", required=True, help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
+@click.option("--factor", "-k", default="2", show_default=True, help="Integer width factor >= 2 for hidden size, FFN size and head_dim.")
+@click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,
+              help="copy: plain copies, norms and eps unchanged. orthogonal: the seed's 1/sqrt(k) copies, eps scaled.")
+@click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
+@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
+@click.option("--overwrite", is_flag=True, help="Replace a non-empty --out.")
+@click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
+@click.option("--device", default="cpu", show_default=True, help="Device for verification: cpu or cuda.")
+@click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative logit gap that passes.")
+@click.option("--text-file", type=click.Path(dir_okay=False), default=None, help="Sentences (one a line) to verify on.")
+@click.option("--seed", default=0, show_default=True, help="Seed for random inputs and masks.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict.")
+@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors.")
+@click.version_option(__version__, prog_name="hfgrow")
+def main(src, out, factor, convention, dtype, max_shard_size, overwrite, no_verify, device, tolerance, text_file, seed, quiet, verbose):
+    """Grow the checkpoint in SRC into a wider model that computes the same function.
+
+    Widens hidden size, FFN size and head_dim by --factor, rewrites the config, writes sharded
+    safetensors with the tokenizer and other files, then reloads both models through transformers
+    and reports the gap between their outputs (growth_report.json and growth_report.md in --out).
+    """
+    from .grow import grow  # keeps `hfgrow --help` fast
+    from .report import summary_lines
+
+    options = GrowthOptions(factor=factor, convention=convention, dtype=dtype, max_shard_size=max_shard_size,
+                            overwrite=overwrite, verify=not no_verify, device=device, tolerance=tolerance,
+                            text_file=text_file, seed=seed)
+    log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    try:
+        report = grow(src, out, options, log=log)
+    except GrowthError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing was written", err=True)
+        sys.exit(130)
+    except Exception as e:  # a bug: one line unless -v, never a half-written checkpoint (grow cleans up)
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"internal error: {type(e).__name__}: {e} (rerun with -v for the traceback)", err=True)
+        sys.exit(ExitCode.INTERNAL)
+    lines = summary_lines(report)
+    for line in lines if not quiet else lines[-1:]:
+        click.echo(line)
+    v = report["verification"]
+    if v is not None and not v["passed"]:
+        sys.exit(ExitCode.VERIFY_FAILED)

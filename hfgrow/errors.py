@@ -1,0 +1,18 @@
+"""Errors a user can act on, and the exit codes the CLI maps them to."""
+
+from __future__ import annotations
+
+
+class ExitCode:
+    """Documented process exit codes (README, "Exit codes")."""
+
+    OK = 0
+    INTERNAL = 1  # a bug in hfgrow: please report it
+    BAD_INPUT = 2  # unusable arguments or checkpoint; nothing was written
+    VERIFY_FAILED = 3  # the grown checkpoint was written but its verification failed
+
+
+class GrowthError(Exception):
+    """Bad input or an impossible request: shown to the user as one line, exit code 2."""
+
+    exit_code = ExitCode.BAD_INPUT

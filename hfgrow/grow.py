@@ -1,0 +1,113 @@
+"""The pipeline: resolve → plan → stream tensors into a temporary folder → verify → move into place."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from . import __version__, algebra
+from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, write_index
+from .errors import GrowthError
+from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
+from .report import write_report
+
+Log = Callable[[str], None]
+
+
+def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
+
+    Options come as a :class:`GrowthOptions` or as its fields by keyword:
+    ``grow("small", "big", factor=2)``. Raises :class:`GrowthError` for bad input, leaving ``out``
+    as it was.
+    """
+    options = options or GrowthOptions()
+    if kwargs:
+        options = GrowthOptions(**{**options.__dict__, **kwargs})
+    log = log or (lambda msg: None)
+    src, out = Path(src), Path(out)
+    _check_paths(src, out, options.overwrite)
+
+    start = time.perf_counter()
+    reader = CheckpointReader(src)
+    plan = make_plan(reader, options)
+    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
+        f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
+    try:
+        write_checkpoint(plan, reader, tmp)
+        grow_s = time.perf_counter() - start
+        verification = None
+        if options.verify:
+            from .verify import verify_pair  # imports transformers: only when asked for
+
+            log("verifying: forward passes of both models")
+            verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
+                                       tolerance=options.tolerance, text_file=options.text_file, seed=options.seed)
+        report = {
+            "hfgrow": __version__,
+            "source": str(src),
+            "output": str(out),
+            "plan": plan.summary(),
+            "verification": verification,
+            "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
+        }
+        write_report(report, tmp)
+        _move_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return report
+
+
+def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
+    if not src.is_dir():
+        raise GrowthError(f"source {str(src)!r} is not a folder (Hub ids are not supported yet)")
+    if out.exists():
+        if not out.is_dir():
+            raise GrowthError(f"--out {str(out)!r} exists and is not a folder")
+        if out.resolve() == src.resolve():
+            raise GrowthError("--out must differ from the source folder")
+        if any(out.iterdir()) and not overwrite:
+            raise GrowthError(f"--out {str(out)!r} exists and is not empty (use --overwrite to replace it)")
+
+
+def _move_into_place(tmp: Path, out: Path) -> None:
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-old-", dir=out.parent))
+        os.replace(out, old / "x")
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def grow_one(t: torch.Tensor, tp: TensorPlan, maps: dict[str, algebra.Expansion]) -> torch.Tensor:
+    """One tensor, transformed in fp32 and cast once to its output dtype."""
+    if not t.dtype.is_floating_point:
+        if any(tp.rule.axes):
+            raise GrowthError(f"'{tp.source.name}' is {t.dtype}, but its rule grows it")
+        return t
+    return algebra.grow_tensor(t.to(torch.float32), tp.rule.axes, maps).to(tp.out.dtype)
+
+
+def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> None:
+    by_name = {tp.out.name: tp for tp in plan.tensors}
+    names = shard_names(len(plan.shards))
+    for name, shard in zip(names, plan.shards):
+        with SafetensorsStreamWriter(folder / name, shard) as writer:
+            for out in shard:
+                writer.write(out.name, grow_one(reader.get(out.name), by_name[out.name], plan.maps))
+    if len(plan.shards) > 1:
+        write_index(folder, plan.shards)
+    (folder / "config.json").write_text(json.dumps(plan.config, indent=2, sort_keys=True) + "\n")
+    copy_files(reader.extra_files(), folder)

@@ -1,0 +1,124 @@
+"""The recipe vocabulary: how an architecture family declares its spaces, config fields and tensors.
+
+A recipe is data. It says which config fields hold which dimension, what kind of space each
+activation space is, and for every tensor-name pattern the role of each axis. It never computes a
+scale: :mod:`hfgrow.algebra` does. Families derive from each other with :meth:`Recipe.extend`.
+
+Patterns are module paths in which ``*`` stands for a layer number wherever it appears, and
+``(a|b)`` for alternative names (old checkpoints call LayerNorm parameters gamma and beta).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .algebra import Axis, Kind, Space
+
+__all__ = [
+    "Axis",
+    "ConfigFields",
+    "Kind",
+    "Recipe",
+    "Space",
+    "TensorRule",
+    "embedding",
+    "keep",
+    "linear",
+    "norm",
+    "reads",
+    "writes",
+]
+
+
+def writes(space: str) -> Axis:
+    """An axis along which the tensor writes into ``space`` (grown with E)."""
+    return Axis(space, reads=False)
+
+
+def reads(space: str) -> Axis:
+    """An axis along which the tensor reads from ``space`` (grown with Rᵀ)."""
+    return Axis(space, reads=True)
+
+
+@dataclass(frozen=True)
+class TensorRule:
+    pattern: str
+    axes: tuple[Axis | None, ...]
+    norm_input: str | None = None  # for a norm's scale: the space it normalises (decides its eps)
+
+    def regex(self, prefix: str | None) -> re.Pattern[str]:
+        body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
+        lead = rf"(?:{re.escape(prefix)}\.)?" if prefix else ""
+        return re.compile(rf"^{lead}{body}$")
+
+
+def linear(module: str, out: str | None, in_: str | None, bias: bool = True) -> tuple[TensorRule, ...]:
+    """``nn.Linear``: weight [out, in], bias [out]. ``None`` leaves that side as it is (labels, vocab)."""
+    w = (writes(out) if out else None, reads(in_) if in_ else None)
+    rules = (TensorRule(f"{module}.weight", w),)
+    if bias:
+        rules += (TensorRule(f"{module}.bias", (w[0],)),)
+    return rules
+
+
+def embedding(module: str, space: str) -> tuple[TensorRule, ...]:
+    """``nn.Embedding``: [rows, width], writes its rows into ``space``."""
+    return (TensorRule(f"{module}.weight", (None, writes(space))),)
+
+
+def norm(module: str, space: str, input: str | None = None, bias: bool = True) -> tuple[TensorRule, ...]:
+    """LayerNorm / RMSNorm over ``input`` (default: ``space``), writing into ``space``.
+
+    Accepts the legacy gamma/beta names that transformers still renames on load.
+    """
+    rules = (TensorRule(f"{module}.(weight|gamma)", (writes(space),), norm_input=input or space),)
+    if bias:
+        rules += (TensorRule(f"{module}.(bias|beta)", (writes(space),)),)
+    return rules
+
+
+def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
+    """A tensor copied unchanged (vocab-sized biases, int buffers such as position_ids)."""
+    return (TensorRule(pattern, (None,) * ndim),)
+
+
+@dataclass(frozen=True)
+class ConfigFields:
+    """Which config fields hold which dimension."""
+
+    hidden: str
+    ffn: str
+    heads: str
+    eps: tuple[str, ...]
+    also_hidden: tuple[str, ...] = ()  # other fields that equal the hidden size when set
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One architecture family."""
+
+    name: str
+    model_types: tuple[str, ...]
+    classes: tuple[str, ...]  # supported transformers classes; the first is the bare base model
+    config: ConfigFields
+    spaces: Mapping[str, Space]
+    body: tuple[TensorRule, ...]  # the base model's tensors; their keys may carry ``prefix``
+    heads: tuple[TensorRule, ...] = ()  # task heads' tensors, never prefixed
+    class_heads: Mapping[str, tuple[TensorRule, ...]] = field(default_factory=dict)  # per-class overrides
+    outputs: Mapping[str, str] = field(default_factory=dict)  # model outputs that live in a grown space
+    prefix: str = ""  # base_model_prefix
+    attention_scaled: bool = True  # scores divided by √head_dim
+    post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
+
+    def extend(self, **changes) -> "Recipe":
+        """A derived family: fields given replace the parent's (use ``+`` on tuples to add rules)."""
+        return dataclasses.replace(self, **changes)
+
+    def rules_for(self, cls: str | None) -> list[tuple[re.Pattern[str], TensorRule]]:
+        """Compiled rules for one model class: body, heads, and that class's overrides of head rules."""
+        overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
+        heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
+        return [(r.regex(self.prefix), r) for r in self.body] + [(r.regex(None), r) for r in heads]

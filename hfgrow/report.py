@@ -1,0 +1,109 @@
+"""The growth report: growth_report.json for machines, growth_report.md for people, a short summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.3g}" if x == x else "n/a"
+    return str(x)
+
+
+def _count(n: int) -> str:
+    for unit, size in (("B", 10**9), ("M", 10**6), ("K", 10**3)):
+        if n >= size:
+            return f"{n / size:.2f}{unit}"
+    return str(n)
+
+
+def verdict(report: dict[str, Any]) -> str:
+    v = report.get("verification")
+    if v is None:
+        return "NOT VERIFIED"
+    return "PASS" if v["passed"] else "FAIL"
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    p = report["plan"]
+    lines = [
+        f"grew {p['model_class'] or p['recipe']} ×{p['factor']} ({p['attention']}, {p['convention']} convention): "
+        f"hidden {p['hidden_size'][0]} → {p['hidden_size'][1]}, FFN {p['intermediate_size'][0]} → {p['intermediate_size'][1]}, "
+        f"head_dim {p['head_dim'][0]} → {p['head_dim'][1]}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
+        f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
+    ]
+    v = report.get("verification")
+    if v is not None:
+        fp32 = v["float32"]
+        line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
+        for dtype, section in v.items():
+            if isinstance(section, dict) and dtype not in ("float32",) and "max_rel" in section:
+                line += f"; {dtype}: {_fmt(section['max_rel'])}"
+        lines.append(line)
+        if fp32["missing_keys"]:
+            lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
+    lines.append(f"{verdict(report)}")
+    return lines
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    p = report["plan"]
+    out = [
+        "# hfgrow growth report",
+        "",
+        f"**{verdict(report)}** — `{report['source']}` → `{report['output']}` (hfgrow {report['hfgrow']})",
+        "",
+        "| | before | after |",
+        "|---|---|---|",
+    ]
+    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
+                       ("num_heads", "attention heads"), ("head_dim", "head dim"), ("parameters", "parameters")):
+        out.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
+    out += [
+        "",
+        f"Recipe `{p['recipe']}`, class `{p['model_class'] or 'base model'}`, factor {p['factor']}, "
+        f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}); "
+        f"{p['tensors']} tensors in {p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB; "
+        f"grown in {report['timings_s']['grow']:.2f}s.",
+        "",
+    ]
+    v = report.get("verification")
+    if v is None:
+        out.append("Verification was skipped (`--no-verify`).")
+        return "\n".join(out) + "\n"
+    out += [
+        "## Verification",
+        "",
+        f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
+        f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
+        f"Passes when the float32 gap is within {_fmt(v['tolerance'])}.",
+        "",
+        "| dtype | output | max abs gap | max rel gap | top-1 agreement | KL |",
+        "|---|---|---|---|---|---|",
+    ]
+    sections = {k: s for k, s in v.items() if isinstance(s, dict) and "outputs" in s}
+    for dtype, s in sections.items():
+        for name, m in s["outputs"].items():
+            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_fmt(m['max_rel'])} | "
+                       f"{_fmt(m.get('top1_agreement', '—'))} | {_fmt(m.get('kl', '—'))} |")
+    out.append("")
+    for dtype, s in sections.items():
+        extras = []
+        if "cosine_max_delta" in s:
+            extras.append(f"pooled-embedding cosine similarities change by at most {_fmt(s['cosine_max_delta'])}")
+        if "mlm_accuracy" in s:
+            acc = s["mlm_accuracy"]
+            extras.append(f"MLM accuracy on {s['mlm_masked_tokens']} masked tokens {acc['small']:.3f} → {acc['big']:.3f}")
+        extras.append(f"parameters loaded {s['parameters']['small']:,} → {s['parameters']['big']:,}")
+        if s["missing_keys"]:
+            extras.append(f"**missing in the grown checkpoint:** {', '.join(s['missing_keys'])}")
+        out.append(f"- {dtype}: " + "; ".join(extras))
+    return "\n".join(out) + "\n"
+
+
+def write_report(report: dict[str, Any], folder: Path) -> None:
+    (folder / "growth_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder / "growth_report.md").write_text(to_markdown(report))

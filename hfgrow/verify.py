@@ -1,0 +1,177 @@
+"""Verification: reload both checkpoints through transformers and compare their forward passes."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from .algebra import Expansion
+from .errors import GrowthError
+from .plan import find_recipe
+from .recipe import Recipe
+
+SENTENCES = (
+    "The quick brown fox jumps over the lazy dog.",
+    "A small model can grow into a wider one that computes the same function.",
+    "Paris is the capital of France, and Berlin is the capital of Germany.",
+    "She sold the old piano to pay for a trip around the world.",
+    "我们今天去公园散步，天气非常好。",
+    "小模型可以无损地扩大成一个更宽的模型。",
+    "北京是中国的首都，也是一座历史悠久的城市。",
+    "他每天早上喝一杯咖啡，然后开始工作。",
+)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def checkpoint_dtype(config: Mapping[str, Any]) -> torch.dtype:
+    name = config.get("dtype") or config.get("torch_dtype") or "float32"
+    return getattr(torch, name, torch.float32) if isinstance(name, str) else torch.float32
+
+
+def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, device: str):
+    import transformers
+
+    cls = getattr(transformers, cls_name or base)
+    with contextlib.redirect_stderr(io.StringIO()):  # "some weights were not used" chatter; we check keys ourselves
+        model, info = cls.from_pretrained(path, dtype=dtype, attn_implementation="eager", output_loading_info=True)
+    return model.to(device).eval(), info
+
+
+def make_inputs(small: Path, config: Mapping[str, Any], text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
+    """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one."""
+    texts = list(SENTENCES)
+    if text_file:
+        try:
+            texts = [line.strip() for line in Path(text_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+        except OSError as e:
+            raise GrowthError(f"cannot read --text-file: {e}") from None
+        if not texts:
+            raise GrowthError(f"--text-file {text_file!r} has no sentences")
+    max_len = min(64, int(config.get("max_position_embeddings", 64)))
+    try:
+        import transformers
+
+        with contextlib.redirect_stderr(io.StringIO()):
+            tok = transformers.AutoTokenizer.from_pretrained(small)
+        enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+        return dict(enc), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
+    except Exception:  # no tokenizer, or one transformers cannot build: fall back to random ids
+        if text_file:
+            raise GrowthError("--text-file needs a tokenizer in the source checkpoint") from None
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, int(config["vocab_size"]), (4, min(16, max_len)), generator=g)
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, "random token ids (no tokenizer)", None
+
+
+def _mask(inputs: dict[str, torch.Tensor], mask_id: int | None, seed: int) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+    """Masks 15% of the real tokens (not the first or last) for an MLM accuracy."""
+    ids = inputs["input_ids"]
+    g = torch.Generator().manual_seed(seed + 1)
+    real = inputs.get("attention_mask", torch.ones_like(ids)).bool()
+    real[:, 0] = False
+    lengths = inputs.get("attention_mask", torch.ones_like(ids)).sum(1)
+    real[torch.arange(ids.shape[0]), lengths - 1] = False
+    where = real & (torch.rand(ids.shape, generator=g) < 0.15)
+    where[torch.arange(ids.shape[0]), 1] |= real[:, 1]  # at least one masked token per row
+    masked = dict(inputs)
+    if mask_id is not None:
+        masked["input_ids"] = ids.masked_fill(where, mask_id)
+    return masked, where, ids
+
+
+def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, float]:
+    a, b = a.double(), b.double()
+    gap = (a - b).abs().max().item()
+    ref = a.abs().max().item()
+    out = {"max_abs": gap, "max_rel": gap / ref if ref else gap}
+    if logits and a.shape[-1] > 1:
+        out["top1_agreement"] = (a.argmax(-1) == b.argmax(-1)).double().mean().item()
+        la, lb = a.log_softmax(-1), b.log_softmax(-1)
+        out["kl"] = (la.exp() * (la - lb)).sum(-1).mean().item()
+    return out
+
+
+def _cosines(x: torch.Tensor) -> torch.Tensor:
+    x = torch.nn.functional.normalize(x.double().flatten(1), dim=-1)
+    return x @ x.T
+
+
+def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
+    feed = {k: v.to(device) for k, v in inputs.items()}
+    if multiple_choice:  # the sentences become the choices of one question
+        feed = {k: v.unsqueeze(0) for k, v in feed.items()}
+    with torch.no_grad():
+        out = model(**feed, output_hidden_states=True)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
+                device: str = "cpu", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
+
+    Logits are compared as they are; hidden states against the expansion of the small model's
+    (``maps`` gives E for each space a recipe's outputs live in). Passes when the fp32 relative gap
+    max |Δ| / max |small| of every output is within ``tolerance``.
+    """
+    small, big = Path(small), Path(big)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise GrowthError("--device cuda: no CUDA device is available")
+    config = json.loads((small / "config.json").read_text())
+    found, cls = find_recipe(config)
+    recipe = recipe or found
+    inputs, source, mask_id = make_inputs(small, config, text_file, seed)
+    mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else "logits" if (cls or "").endswith("ForMaskedLM") else None
+    multiple_choice = (cls or "").endswith("ForMultipleChoice")
+    masked, where, labels = _mask(inputs, mask_id, seed)
+
+    result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0]}
+    dtypes = [torch.float32]
+    native = checkpoint_dtype(config)
+    if native != torch.float32:
+        dtypes.append(native)
+    for dtype in dtypes:
+        models = [load_model(p, cls, recipe.classes[0], dtype, device) for p in (small, big)]
+        (m_small, info_small), (m_big, info_big) = models
+        missing = sorted(set(info_big["missing_keys"]) - set(info_small["missing_keys"]))
+        outs = [_run(m, masked if mlm_output else inputs, device, multiple_choice) for m, _ in models]
+        section: dict[str, Any] = {"outputs": {}, "missing_keys": missing}
+        for name, a in outs[0].items():
+            b = outs[1][name]
+            if isinstance(a, tuple):  # hidden_states: one tensor per layer
+                if recipe.outputs.get(name) is None:
+                    continue
+                grow_small = maps[recipe.outputs[name]].expand
+                stats = [compare(grow_small(x.float(), -1), y, False) for x, y in zip(a, b)]
+                section["outputs"][name] = max(stats, key=lambda s: s["max_rel"])  # the worst layer
+                continue
+            if name in recipe.outputs:
+                a = maps[recipe.outputs[name]].expand(a.float(), -1)
+            elif "logits" not in name:
+                continue
+            section["outputs"][name] = compare(a, b, logits="logits" in name)
+        if "pooler_output" in outs[0]:
+            section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
+        if mlm_output:
+            pick = where.to(device)
+            section["mlm_accuracy"] = {
+                key: (o[mlm_output].argmax(-1)[pick] == labels.to(device)[pick]).double().mean().item()
+                for key, o in zip(("small", "big"), outs)
+            }
+            section["mlm_masked_tokens"] = int(where.sum())
+        section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), default=math.nan)
+        section["parameters"] = {key: sum(p.numel() for p in m.parameters()) for key, (m, _) in zip(("small", "big"), models)}
+        result[_dtype_name(dtype)] = section
+        del models, outs
+    fp32 = result["float32"]
+    result["max_rel"] = fp32["max_rel"]
+    result["passed"] = bool(fp32["outputs"]) and not fp32["missing_keys"] and fp32["max_rel"] <= tolerance
+    return result

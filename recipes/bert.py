@@ -1,0 +1,63 @@
+"""BERT (post-norm encoder, GELU or ReLU) and its task heads."""
+
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, keep, linear, norm
+
+LAYER = "encoder.layer.*"
+
+RECIPE = Recipe(
+    name="bert",
+    model_types=("bert",),
+    classes=(
+        "BertModel",
+        "BertForMaskedLM",
+        "BertForPreTraining",
+        "BertForNextSentencePrediction",
+        "BertForSequenceClassification",
+        "BertForMultipleChoice",
+        "BertForTokenClassification",
+        "BertForQuestionAnswering",
+        "BertLMHeadModel",
+    ),
+    prefix="bert",
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "pooler_output": "pooled"},
+    post_norm=True,
+    config=ConfigFields(
+        hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)
+    ),
+    spaces={
+        "hidden": Space("hidden", Kind.RESIDUAL),
+        "ffn": Space("ffn", Kind.ACTIVATION),
+        "q": Space("attention", Kind.QUERY),
+        "k": Space("attention", Kind.KEY),
+        "v": Space("attention", Kind.VALUE),
+        "pooled": Space("hidden", Kind.ACTIVATION),  # pooler dense → tanh
+        "mlm_inner": Space("hidden", Kind.ACTIVATION),  # MLM transform dense → activation → LayerNorm
+        "mlm_out": Space("hidden", Kind.TIED_OUTPUT),  # MLM transform LayerNorm → decoder tied to embeddings
+    },
+    body=(
+        *embedding("embeddings.word_embeddings", "hidden"),
+        *embedding("embeddings.position_embeddings", "hidden"),
+        *embedding("embeddings.token_type_embeddings", "hidden"),
+        *norm("embeddings.LayerNorm", "hidden"),
+        *keep("embeddings.position_ids", ndim=2),
+        *linear(f"{LAYER}.attention.self.query", "q", "hidden"),
+        *linear(f"{LAYER}.attention.self.key", "k", "hidden"),
+        *linear(f"{LAYER}.attention.self.value", "v", "hidden"),
+        *linear(f"{LAYER}.attention.output.dense", "hidden", "v"),
+        *norm(f"{LAYER}.attention.output.LayerNorm", "hidden"),
+        *linear(f"{LAYER}.intermediate.dense", "ffn", "hidden"),
+        *linear(f"{LAYER}.output.dense", "hidden", "ffn"),
+        *norm(f"{LAYER}.output.LayerNorm", "hidden"),
+        *linear("pooler.dense", "pooled", "hidden"),
+    ),
+    heads=(
+        *linear("cls.predictions.transform.dense", "mlm_inner", "hidden"),
+        *norm("cls.predictions.transform.LayerNorm", "mlm_out", input="mlm_inner"),
+        *linear("cls.predictions.decoder", None, "mlm_out"),
+        *keep("cls.predictions.bias"),
+        *linear("cls.seq_relationship", None, "pooled"),
+        *linear("classifier", None, "pooled"),
+        *linear("qa_outputs", None, "hidden"),
+    ),
+    class_heads={"BertForTokenClassification": linear("classifier", None, "hidden")},
+)
