@@ -183,7 +183,8 @@ def expansions(
     * residual and value spaces: copies carry c (1, or 1/√k for the orthogonal convention);
     * activation inputs: c = 1, so an elementwise nonlinearity sees its small pre-activations;
     * query and key: the score sums k copies of every product, and a scaled attention divides by
-      √(k·d) instead of √d, so q and k each carry √(s'/(k·s)) with s'/s = √k (scaled) or 1 (T5);
+      √(k·d) instead of √d, so the scales of q and k multiply to s'/(k·s), with s'/s = √k (scaled)
+      or 1 (T5). The copy convention puts it all on q, the orthogonal one splits it evenly;
     * tied output: the output layer shares the input embedding, whose columns carry c; its reader
       must be E_hidden, which needs this space's copies to carry 1/(k·c).
     """
@@ -202,9 +203,12 @@ def expansions(
             e = 1.0
         elif space.kind is Kind.TIED_OUTPUT:
             e = 1.0 / (k * c)
-        else:  # QUERY / KEY
-            ratio = math.sqrt(k) if attention_scaled else 1.0
-            e = math.sqrt(ratio / k)
+        else:  # QUERY / KEY: the product of their scales must be s'/(k·s)
+            product = (math.sqrt(k) if attention_scaled else 1.0) / k
+            if convention is Convention.COPY:  # all on q: a power of two whenever one exists (k = 4, 16)
+                e = product if space.kind is Kind.QUERY else 1.0
+            else:  # the seed's symmetric split
+                e = math.sqrt(product)
         out[name] = replicate(n, k, e, layout="interleave")
     return out
 
@@ -229,3 +233,19 @@ def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> 
         detail = ", ".join(f"{n} ×{s:g}" for n, s in scales.items())
         raise GrowthError(f"norms sharing one eps would need different eps scales ({detail})")
     return values[0]
+
+
+def is_power_of_two(x: float) -> bool:
+    """True when multiplying by x never rounds (in any binary float format, barring range)."""
+    return x == 0.0 or math.frexp(abs(x))[0] == 0.5
+
+
+def rounds_in_storage(axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> bool:
+    """Whether growing a tensor with these roles multiplies it by a scale that is not a power of two."""
+    for axis in axes:
+        if axis is not None:
+            m = maps[axis.space]
+            scales = (m.r if axis.reads else m.e).unique().tolist()
+            if not all(is_power_of_two(s) for s in scales):
+                return True
+    return False

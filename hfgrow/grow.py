@@ -52,7 +52,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
 
             log("verifying: forward passes of both models")
             verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
-                                       tolerance=options.tolerance, text_file=options.text_file, seed=options.seed)
+                                       tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
+                                       storage_rounding=plan.tensors_by_name()[plan.rounded[0]].out.dtype if plan.rounded else None)
         report = {
             "hfgrow": __version__,
             "source": str(src),
@@ -101,7 +102,7 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, maps: dict[str, algebra.Expansion]
 
 
 def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> None:
-    by_name = {tp.out.name: tp for tp in plan.tensors}
+    by_name = plan.tensors_by_name()
     names = shard_names(len(plan.shards))
     for name, shard in zip(names, plan.shards):
         with SafetensorsStreamWriter(folder / name, shard) as writer:

@@ -74,6 +74,10 @@ class GrowthPlan:
     source_config: dict[str, Any]
     eps_scale: float
     params: tuple[int, int] = field(default=(0, 0))  # floating-point elements stored, before and after
+    rounded: list[str] = field(default_factory=list)  # 16-bit tensors multiplied by a scale that rounds
+
+    def tensors_by_name(self) -> dict[str, TensorPlan]:
+        return {t.out.name: t for t in self.tensors}
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -87,6 +91,7 @@ class GrowthPlan:
             "num_heads": list(self.widths.heads),
             "head_dim": list(self.widths.head_dim),
             "eps_scale": self.eps_scale,
+            "rounded_in_storage": self.rounded,
             "parameters": list(self.params),
             "tensors": len(self.tensors),
             "shards": len(self.shards),
@@ -172,6 +177,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if "torch_dtype" in config:
             new_config["torch_dtype"] = options.dtype
 
+    rounded = [t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
+               and algebra.rounds_in_storage(t.rule.axes, maps)]
     outs = [t.out for t in tensors]
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
     params = (sum(t.source.numel for t in floating), sum(math.prod(t.out.shape) for t in floating))
@@ -187,4 +194,5 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         source_config=config,
         eps_scale=eps_scale,
         params=params,
+        rounded=rounded,
     )

@@ -70,6 +70,10 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"grown in {report['timings_s']['grow']:.2f}s.",
         "",
     ]
+    if p["rounded_in_storage"]:
+        out += [f"{len(p['rounded_in_storage'])} tensors (e.g. `{p['rounded_in_storage'][0]}`) were multiplied by a scale "
+                "that is not a power of two and rounded to the checkpoint's 16-bit dtype; the float32 gap below includes "
+                "that rounding.", ""]
     v = report.get("verification")
     if v is None:
         out.append("Verification was skipped (`--no-verify`).")

@@ -25,7 +25,6 @@ TINY_BERT = dict(
     layer_norm_eps=0.05,
     hidden_dropout_prob=0.0,
     attention_probs_dropout_prob=0.0,
-    num_labels=3,
 )
 
 
@@ -61,7 +60,7 @@ def build_bert(folder: str | Path, cls: str = "BertForMaskedLM", seed: int = 0, 
     import transformers
 
     folder = Path(folder)
-    config = dict(TINY_BERT, **overrides)
+    config = dict(TINY_BERT, num_labels=2 if cls.endswith("QuestionAnswering") else 3, **overrides)
     if tokenizer:
         config["vocab_size"] = len(write_bert_tokenizer(folder))
     elif not config["vocab_size"]:

@@ -115,12 +115,15 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
 
 
 def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
-                device: str = "cpu", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0) -> dict[str, Any]:
+                device: str = "cpu", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0,
+                storage_rounding: torch.dtype | None = None) -> dict[str, Any]:
     """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
 
     Logits are compared as they are; hidden states against the expansion of the small model's
     (``maps`` gives E for each space a recipe's outputs live in). Passes when the fp32 relative gap
-    max |Δ| / max |small| of every output is within ``tolerance``.
+    max |Δ| / max |small| of every output is within ``tolerance``. When the grown weights had to be
+    rounded to a 16-bit ``storage_rounding`` dtype (a scale that is not a power of two), that gap
+    includes the rounding, and the tolerance is widened to twice the dtype's epsilon.
     """
     small, big = Path(small), Path(big)
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -133,7 +136,10 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     multiple_choice = (cls or "").endswith("ForMultipleChoice")
     masked, where, labels = _mask(inputs, mask_id, seed)
 
-    result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0]}
+    if storage_rounding is not None:
+        tolerance = max(tolerance, 2 * torch.finfo(storage_rounding).eps)
+    result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
+                              "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None}
     dtypes = [torch.float32]
     native = checkpoint_dtype(config)
     if native != torch.float32:

@@ -1,0 +1,113 @@
+"""Each axis operation on small integer matrices whose answers can be read."""
+
+import math
+
+import pytest
+import torch
+
+from hfgrow.algebra import Axis, Convention, Kind, Space, Widths, eps_scale, expansions, grow_tensor, grown_shape, replicate
+from hfgrow.errors import GrowthError
+
+
+def dense(m):
+    """E (big × small) and R (small × big) as matrices, from the gathers."""
+    E = torch.zeros(m.big, m.small)
+    R = torch.zeros(m.small, m.big)
+    for J, i in enumerate(m.src.tolist()):
+        if i >= 0:
+            E[J, i] = m.e[J]
+            R[i, J] = m.r[J]
+    return E, R
+
+
+def test_interleave_copies_each_unit_next_to_itself():
+    m = replicate(3, 2, e=1.0)
+    assert m.src.tolist() == [0, 0, 1, 1, 2, 2]
+    assert m.expand(torch.tensor([1.0, 2.0, 3.0]), 0).tolist() == [1, 1, 2, 2, 3, 3]
+
+
+def test_tile_repeats_the_whole_vector():
+    m = replicate(3, 2, e=1.0, layout="tile")
+    assert m.expand(torch.tensor([1.0, 2.0, 3.0]), 0).tolist() == [1, 2, 3, 1, 2, 3]
+
+
+def test_read_spreads_each_input_column_over_its_copies():
+    m = replicate(3, 2, e=1.0)
+    w = torch.tensor([[2.0, 4.0, 6.0]])
+    assert m.read(w, 1).tolist() == [[1, 1, 2, 2, 3, 3]]
+
+
+@pytest.mark.parametrize("k,e", [(2, 1.0), (3, 1.0), (2, 1 / math.sqrt(2)), (4, 0.5)])
+def test_reader_inverts_expansion(k, e):
+    m = replicate(3, k, e=e)
+    E, R = dense(m)
+    assert torch.allclose(R @ E, torch.eye(3))
+    x = torch.tensor([[1.0, -2.0, 5.0]])
+    assert torch.allclose(m.reduce(m.expand(x, 1), 1), x)
+
+
+def test_linear_layer_becomes_E_W_R():
+    # y = W x + b with W = [[1, 2], [3, 4]], b = [5, 6], x = [7, 8]: y = [28, 59]
+    W, b, x = torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([5.0, 6.0]), torch.tensor([7.0, 8.0])
+    maps = {"a": replicate(2, 2, e=1.0), "b": replicate(2, 2, e=1.0)}
+    W2 = grow_tensor(W, (Axis("b"), Axis("a", reads=True)), maps)
+    b2 = grow_tensor(b, (Axis("b"),), maps)
+    assert W2.tolist() == [[0.5, 0.5, 1, 1], [0.5, 0.5, 1, 1], [1.5, 1.5, 2, 2], [1.5, 1.5, 2, 2]]
+    x2 = maps["a"].expand(x, 0)
+    assert (W2 @ x2 + b2).tolist() == [28, 28, 59, 59]
+
+
+def test_axes_without_role_are_untouched_and_shapes_are_checked():
+    maps = {"h": replicate(2, 3, e=1.0)}
+    emb = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])  # vocab 3 × hidden 2
+    assert grow_tensor(emb, (None, Axis("h")), maps).tolist() == [[1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4], [5, 5, 5, 6, 6, 6]]
+    assert grown_shape((3, 2), (None, Axis("h")), maps) == (3, 6)
+    with pytest.raises(GrowthError, match="size 2"):
+        grown_shape((3, 5), (None, Axis("h")), maps)
+
+
+def test_layernorm_over_copies_needs_eps_times_c_squared():
+    torch.manual_seed(0)
+    x, g, b, eps, k = torch.randn(5, 4), torch.randn(4), torch.randn(4), 0.5, 2
+    m = replicate(4, k, e=1 / math.sqrt(k))
+    small = torch.nn.functional.layer_norm(x, (4,), g, b, eps)
+    big = torch.nn.functional.layer_norm(m.expand(x, 1), (8,), m.expand(g, 0), m.expand(b, 0), eps / k)
+    assert torch.allclose(big, m.expand(small, 1), atol=1e-6)
+    wrong = torch.nn.functional.layer_norm(m.expand(x, 1), (8,), m.expand(g, 0), m.expand(b, 0), eps)
+    assert not torch.allclose(wrong, m.expand(small, 1), atol=1e-3)
+
+
+SPACES = {
+    "hidden": Space("hidden", Kind.RESIDUAL),
+    "ffn": Space("ffn", Kind.ACTIVATION),
+    "q": Space("attention", Kind.QUERY),
+    "k": Space("attention", Kind.KEY),
+    "tied": Space("hidden", Kind.TIED_OUTPUT),
+}
+WIDTHS = Widths(hidden=(4, 8), ffn=(6, 12), heads=(2, 2), head_dim=(2, 4))
+
+
+@pytest.mark.parametrize("convention", list(Convention))
+@pytest.mark.parametrize("scaled", [True, False])
+def test_scales_keep_scores_and_tied_logits(convention, scaled):
+    maps = expansions(SPACES, WIDTHS, convention, attention_scaled=scaled)
+    k = 2
+    assert maps["ffn"].e.unique().tolist() == [1.0]  # activations see exact pre-activations
+    # q·k sums k copies of every product; scaled attention divides by √(k·d) instead of √d
+    eq, ek = maps["q"].uniform_e(), maps["k"].uniform_e()
+    assert k * eq * ek / (math.sqrt(k) if scaled else 1) == pytest.approx(1.0)
+    # a tied output layer W·R_tied must equal the embedding grown with E_hidden
+    W = torch.arange(12.0).view(3, 4)
+    assert torch.allclose(maps["tied"].read(W, 1), maps["hidden"].expand(W, 1))
+    c = 1.0 if convention is Convention.COPY else 1 / math.sqrt(k)
+    assert maps["hidden"].uniform_e() == pytest.approx(c)
+
+
+def test_eps_scale_follows_the_norms_input_and_refuses_conflicts():
+    copy = expansions(SPACES, WIDTHS, Convention.COPY, True)
+    ortho = expansions(SPACES, WIDTHS, Convention.ORTHOGONAL, True)
+    assert eps_scale({"ln": "hidden"}, copy) == 1.0
+    assert eps_scale({"ln": "hidden"}, ortho) == pytest.approx(0.5)
+    assert eps_scale({"ln": "hidden", "head_ln": "ffn"}, copy) == 1.0
+    with pytest.raises(GrowthError, match="different eps"):
+        eps_scale({"ln": "hidden", "head_ln": "ffn"}, ortho)
