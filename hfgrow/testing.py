@@ -43,31 +43,39 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     return model
 
 
-def write_bert_tokenizer(folder: Path) -> Any:
+def bert_tokenizer() -> Any:
     """A WordPiece tokenizer over the built-in sentences' words and characters, made without a network."""
     from transformers import BertTokenizer
 
     words = sorted({w.strip(".,，。").lower() for s in SENTENCES for w in s.split()} | {c for s in SENTENCES for c in s})
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [w for w in words if w.strip()]
-    tok = BertTokenizer(vocab={t: i for i, t in enumerate(dict.fromkeys(tokens))})
-    tok.save_pretrained(folder)
-    return tok
+    return BertTokenizer(vocab={t: i for i, t in enumerate(dict.fromkeys(tokens))})
 
 
-def build_bert(folder: str | Path, cls: str = "BertForMaskedLM", seed: int = 0, tokenizer: bool = True,
-               dtype: torch.dtype = torch.float32, **overrides: Any) -> Path:
-    """Save a tiny randomised BERT of class ``cls`` (with a tokenizer unless told otherwise) in ``folder``."""
+def make_bert(cls: str = "BertForMaskedLM", seed: int = 0, tokenizer: bool = True, randomize: bool = True,
+              **overrides: Any) -> tuple[Any, Any]:
+    """A tiny BERT of class ``cls`` (randomised unless told otherwise) and its tokenizer (or None)."""
     import transformers
 
-    folder = Path(folder)
     config = dict(TINY_BERT, num_labels=2 if cls.endswith("QuestionAnswering") else 3, **overrides)
+    tok = None
     if tokenizer:
-        config["vocab_size"] = len(write_bert_tokenizer(folder))
+        tok = bert_tokenizer()
+        config["vocab_size"] = len(tok)
     elif not config["vocab_size"]:
         config["vocab_size"] = 50
     cfg = transformers.BertConfig(**config, is_decoder=cls == "BertLMHeadModel")
     torch.manual_seed(seed)
     model = getattr(transformers, cls)(cfg)
-    randomize_(model, seed)
+    return randomize_(model, seed) if randomize else model, tok
+
+
+def build_bert(folder: str | Path, cls: str = "BertForMaskedLM", seed: int = 0, tokenizer: bool = True,
+               dtype: torch.dtype = torch.float32, **overrides: Any) -> Path:
+    """Save a tiny randomised BERT of class ``cls`` (with a tokenizer unless told otherwise) in ``folder``."""
+    folder = Path(folder)
+    model, tok = make_bert(cls, seed, tokenizer, **overrides)
     model.to(dtype).save_pretrained(folder)
+    if tok is not None:
+        tok.save_pretrained(folder)
     return folder
