@@ -70,6 +70,8 @@ class CheckpointReader:
                 if info.name in self.tensors:
                     raise GrowthError(f"tensor '{info.name}' appears in both {self.tensors[info.name].file} and {f}")
                 self.tensors[info.name] = info
+        if not self.tensors:
+            raise GrowthError(f"no tensors in {', '.join(self.files)}")
         self._check_index()
 
     # -- discovery ---------------------------------------------------------------------------------
@@ -92,7 +94,9 @@ class CheckpointReader:
         try:
             weight_map = json.loads((self.folder / name).read_text())["weight_map"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise GrowthError(f"unreadable index {name}: {e}") from None
+            raise GrowthError(f"unreadable index {name}: {_first_line(e)}") from None
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+            raise GrowthError(f"index {name}: 'weight_map' should map tensor names to shard files")
         return weight_map
 
     def _check_index(self) -> None:
@@ -120,10 +124,11 @@ class CheckpointReader:
                 raise GrowthError(f"{file} is truncated or corrupt ({_first_line(e)})") from None
         else:
             state = self._load_bin(path)
+            if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+                raise GrowthError(f"{file} is not a flat state dict of tensors (a training checkpoint?)")
             self._handles[file] = state
             for name, t in state.items():
-                if isinstance(t, torch.Tensor):
-                    yield TensorInfo(name, tuple(t.shape), t.dtype, file)
+                yield TensorInfo(name, tuple(t.shape), t.dtype, file)
 
     @staticmethod
     def _load_bin(path: Path) -> dict[str, torch.Tensor]:
@@ -230,6 +235,8 @@ class SafetensorsStreamWriter:
         self._next = 0
 
     def write(self, name: str, tensor: torch.Tensor) -> None:
+        if self._next >= len(self.expected):
+            raise RuntimeError(f"writer expected no more tensors, got {name}")
         want = self.expected[self._next]
         if name != want.name or tuple(tensor.shape) != want.shape or tensor.dtype != want.dtype:
             raise RuntimeError(f"writer expected {want}, got {name} {tuple(tensor.shape)} {tensor.dtype}")
@@ -270,6 +277,8 @@ _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "KIB": 2*
 def parse_size(text: str | int) -> int:
     """'5GB' → 5·10⁹ bytes (as transformers counts), '512MiB' → 512·2²⁰, a plain number → bytes."""
     if isinstance(text, int):
+        if isinstance(text, bool) or text <= 0:
+            raise GrowthError(f"size must be a positive number of bytes, got {text!r}")
         return text
     m = _SIZE.match(text)
     if not m:

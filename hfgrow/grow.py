@@ -41,7 +41,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
 
-    out.parent.mkdir(parents=True, exist_ok=True)
+    created = _make_parents(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
     try:
         write_checkpoint(plan, reader, tmp)
@@ -65,9 +65,16 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         write_report(report, tmp)
         _move_into_place(tmp, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(created or tmp, ignore_errors=True)
         raise
     return report
+
+
+def _make_parents(out: Path) -> Path | None:
+    """Creates the missing parents of ``out``; returns the topmost one created, for clean-up."""
+    missing = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return missing[-1] if missing else None
 
 
 def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
@@ -76,8 +83,8 @@ def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         if not out.is_dir():
             raise GrowthError(f"--out {str(out)!r} exists and is not a folder")
-        if out.resolve() == src.resolve():
-            raise GrowthError("--out must differ from the source folder")
+        if out.resolve() == src.resolve() or out.resolve() in src.resolve().parents:
+            raise GrowthError("--out must not be the source folder or contain it")
         if any(out.iterdir()) and not overwrite:
             raise GrowthError(f"--out {str(out)!r} exists and is not empty (use --overwrite to replace it)")
 

@@ -255,8 +255,6 @@ def test_parse_size_refuses_bad_strings(text):
         parse_size(text)
 
 
-@pytest.mark.xfail(reason="BUG: parse_size returns plain ints as they are, so 0 or a negative size passes "
-                          "(parse_size('0') is refused, parse_size(0) is not)", strict=True)
 @pytest.mark.parametrize("size", [0, -5])
 def test_parse_size_refuses_non_positive_ints(size):
     with pytest.raises(GrowthError, match="positive"):
