@@ -117,19 +117,38 @@ class Axis:
         return f"{'in' if self.reads else 'out'}:{self.space}"
 
 
-def grow_tensor(t: torch.Tensor, axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> torch.Tensor:
+@dataclass(frozen=True)
+class Packed:
+    """An axis that concatenates several spaces (GPT-2's c_attn packs q|k|v along its output)."""
+
+    parts: tuple[Axis, ...]
+
+    def __str__(self) -> str:
+        return "|".join(map(str, self.parts))
+
+
+Role = Axis | Packed | None
+
+
+def _parts(axis: Axis | Packed) -> tuple[Axis, ...]:
+    return axis.parts if isinstance(axis, Packed) else (axis,)
+
+
+def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion]) -> torch.Tensor:
     """Apply E or R along every axis that has a role; axes without one are left as they are."""
     if len(axes) != t.dim():
         raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
     for i, axis in enumerate(axes):
         if axis is None:
             continue
-        m = maps[axis.space]
-        t = m.read(t, i) if axis.reads else m.expand(t, i)
+        parts = _parts(axis)
+        chunks = t.split([maps[a.space].small for a in parts], dim=i)
+        grown = [maps[a.space].read(c, i) if a.reads else maps[a.space].expand(c, i) for a, c in zip(parts, chunks)]
+        t = torch.cat(grown, dim=i) if len(grown) > 1 else grown[0]
     return t
 
 
-def grown_shape(shape: Sequence[int], axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> tuple[int, ...]:
+def grown_shape(shape: Sequence[int], axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[int, ...]:
     """The shape :func:`grow_tensor` will produce, checked against the spaces' small sizes."""
     if len(axes) != len(shape):
         raise GrowthError(f"shape {tuple(shape)} has {len(shape)} axes but the rule gives {len(axes)}")
@@ -138,10 +157,11 @@ def grown_shape(shape: Sequence[int], axes: Sequence[Axis | None], maps: Mapping
         if axis is None:
             out.append(n)
             continue
-        m = maps[axis.space]
-        if n != m.small:
-            raise GrowthError(f"axis of size {n} should be space '{axis.space}' of size {m.small}")
-        out.append(m.big)
+        parts = _parts(axis)
+        small = sum(maps[a.space].small for a in parts)
+        if n != small:
+            raise GrowthError(f"axis of size {n} should be {axis} of size {small}")
+        out.append(sum(maps[a.space].big for a in parts))
     return tuple(out)
 
 
@@ -150,24 +170,72 @@ def grown_shape(shape: Sequence[int], axes: Sequence[Axis | None], maps: Mapping
 
 @dataclass(frozen=True)
 class Widths:
-    """Small and big sizes of the grown dimensions."""
+    """Small and big sizes of the dimensions a recipe's spaces can have."""
 
     hidden: tuple[int, int]
     ffn: tuple[int, int]
     heads: tuple[int, int]
+    kv_heads: tuple[int, int]
     head_dim: tuple[int, int]
+    embedding: tuple[int, int]  # the embedding width where it differs from hidden (RoFormer, ALBERT)
 
     @property
     def attention(self) -> tuple[int, int]:
         return self.heads[0] * self.head_dim[0], self.heads[1] * self.head_dim[1]
 
+    @property
+    def kv_attention(self) -> tuple[int, int]:
+        return self.kv_heads[0] * self.head_dim[0], self.kv_heads[1] * self.head_dim[1]
+
 
 @dataclass(frozen=True)
 class Space:
-    """A space as a recipe declares it: which dimension it has and what it feeds."""
+    """A space as a recipe declares it: which dimension it has and what it feeds.
 
-    dim: str  # "hidden", "ffn" or "attention"
+    ``rope`` names the rotary layout of an attention space ("half": pairs (i, i + d/2) as in LLaMA;
+    "interleaved": pairs (2i, 2i + 1) as in RoFormer). ``rescaled_by`` names a config attribute that,
+    when true, makes the model multiply this space by hidden_size^-½ before its reader (T5's tied
+    decoder output), a factor that changes by 1/√k when the hidden size grows.
+    """
+
+    dim: str  # a field of Widths: "hidden", "ffn", "embedding", "heads", "head_dim", "attention", "kv_attention"
     kind: Kind
+    rope: str | None = None
+    rescaled_by: str | None = None
+
+
+def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
+    """[heads·d, k] big positions of each small unit's rotary group; column 0 is the aligned one.
+
+    The frequency of pair j in a head of width k·d equals that of pair j/k in width d whenever k
+    divides j, so small pair p goes to big pair k·p (aligned) and big pairs k·p + 1 … k·p + k − 1
+    complete its group.
+    """
+    j = torch.arange(d)
+    t = torch.arange(k)
+    if layout == "half":  # pairs (p, p + d/2)
+        half, p = j // (d // 2), j % (d // 2)
+        pos = half[:, None] * (k * d // 2) + k * p[:, None] + t
+    elif layout == "interleaved":  # pairs (2p, 2p + 1)
+        p, par = j // 2, j % 2
+        pos = 2 * (k * p[:, None] + t) + par[:, None]
+    else:
+        raise ValueError(f"unknown rotary layout {layout!r}")
+    return (torch.arange(heads)[:, None, None] * (k * d) + pos).reshape(heads * d, k)
+
+
+def _rotary(heads: int, d: int, k: int, layout: str, e: float, e_others: float, read_all: bool) -> Expansion:
+    groups = rotary_groups(heads, d, k, layout)
+    n = heads * d
+    src, ev, rv = torch.empty(n * k, dtype=torch.long), torch.empty(n * k), torch.zeros(n * k)
+    src[groups] = torch.arange(n)[:, None].expand(n, k)
+    ev[groups] = e_others
+    ev[groups[:, 0]] = e
+    if read_all:
+        rv[groups] = 1.0 / (k * e)
+    else:
+        rv[groups[:, 0]] = 1.0 / e
+    return Expansion(src, ev, rv, n)
 
 
 def expansions(
@@ -175,6 +243,7 @@ def expansions(
     widths: Widths,
     convention: Convention,
     attention_scaled: bool,
+    flags: Mapping[str, bool] | None = None,
 ) -> dict[str, Expansion]:
     """E and R for every space of a recipe, for an integer-factor widening that grows head_dim.
 
@@ -185,9 +254,14 @@ def expansions(
     * query and key: the score sums k copies of every product, and a scaled attention divides by
       √(k·d) instead of √d, so the scales of q and k multiply to s'/(k·s), with s'/s = √k (scaled)
       or 1 (T5). The copy convention puts it all on q, the orthogonal one splits it evenly;
+    * rotary query and key: only the aligned pair of each group keeps q (the others are zero, with
+      k filled so that those rows still get gradients), so one product carries all of s'/s; a rotary
+      value (RoFormer's rotary_value) is copied everywhere and read back from the aligned pair only;
     * tied output: the output layer shares the input embedding, whose columns carry c; its reader
-      must be E_hidden, which needs this space's copies to carry 1/(k·c).
+      must be E_hidden, which needs this space's copies to carry 1/(k·c), times √k when the model
+      rescales the space by hidden_size^-½ (T5).
     """
+    flags = flags or {}
     out: dict[str, Expansion] = {}
     for name, space in spaces.items():
         n, big = getattr(widths, space.dim)
@@ -195,21 +269,32 @@ def expansions(
             raise GrowthError(f"{space.dim} size {big} is not a multiple of {n}")
         k = big // n
         c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(k)
-        if space.dim == "attention" and widths.heads[0] != widths.heads[1]:
+        if space.dim in ("attention", "kv_attention") and widths.heads[0] != widths.heads[1]:
             raise GrowthError("growing the number of heads is not supported yet: grow head_dim")
         if space.kind in (Kind.RESIDUAL, Kind.VALUE):
             e = c
         elif space.kind is Kind.ACTIVATION:
             e = 1.0
         elif space.kind is Kind.TIED_OUTPUT:
-            e = 1.0 / (k * c)
-        else:  # QUERY / KEY: the product of their scales must be s'/(k·s)
-            product = (math.sqrt(k) if attention_scaled else 1.0) / k
-            if convention is Convention.COPY:  # all on q: a power of two whenever one exists (k = 4, 16)
+            e = 1.0 / (k * c) * (math.sqrt(k) if space.rescaled_by and flags.get(space.rescaled_by) else 1.0)
+        else:  # QUERY / KEY: the product of their scales must be s'/s over the copies that meet
+            ratio = math.sqrt(k) if attention_scaled else 1.0
+            product = ratio if space.rope else ratio / k
+            if convention is Convention.COPY:  # all on q: a power of two whenever one exists
                 e = product if space.kind is Kind.QUERY else 1.0
             else:  # the seed's symmetric split
                 e = math.sqrt(product)
-        out[name] = replicate(n, k, e, layout="interleave")
+        if space.rope and k > 1:
+            d = widths.head_dim[0]
+            heads = n // d
+            if space.kind is Kind.QUERY:
+                out[name] = _rotary(heads, d, k, space.rope, e, 0.0, read_all=False)
+            elif space.kind is Kind.KEY:
+                out[name] = _rotary(heads, d, k, space.rope, e, e, read_all=True)
+            else:  # a rotary value
+                out[name] = _rotary(heads, d, k, space.rope, e, e, read_all=False)
+        else:
+            out[name] = replicate(n, k, e, layout="interleave")
     return out
 
 
@@ -240,12 +325,11 @@ def is_power_of_two(x: float) -> bool:
     return x == 0.0 or math.frexp(abs(x))[0] == 0.5
 
 
-def rounds_in_storage(axes: Sequence[Axis | None], maps: Mapping[str, Expansion]) -> bool:
+def rounds_in_storage(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bool:
     """Whether growing a tensor with these roles multiplies it by a scale that is not a power of two."""
     for axis in axes:
-        if axis is not None:
-            m = maps[axis.space]
-            scales = (m.r if axis.reads else m.e).unique().tolist()
-            if not all(is_power_of_two(s) for s in scales):
+        for a in _parts(axis) if axis is not None else ():
+            m = maps[a.space]
+            if not all(is_power_of_two(s) for s in (m.r if a.reads else m.e).unique().tolist()):
                 return True
     return False

@@ -101,6 +101,8 @@ def _move_into_place(tmp: Path, out: Path) -> None:
 
 def grow_one(t: torch.Tensor, tp: TensorPlan, maps: dict[str, algebra.Expansion]) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype."""
+    if tp.rule.generate is not None:
+        return tp.rule.generate(tp.out.shape).to(tp.out.dtype)
     if not t.dtype.is_floating_point:
         if any(tp.rule.axes):
             raise GrowthError(f"'{tp.source.name}' is {t.dtype}, but its rule grows it")

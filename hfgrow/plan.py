@@ -24,6 +24,7 @@ class GrowthOptions:
 
     factor: int = 2
     convention: str = "copy"
+    allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
     dtype: str | None = None  # output dtype of floating tensors; None keeps each tensor's own
     max_shard_size: str | int = "5GB"
     overwrite: bool = False
@@ -75,6 +76,7 @@ class GrowthPlan:
     eps_scale: float
     params: tuple[int, int] = field(default=(0, 0))  # floating-point elements stored, before and after
     rounded: list[str] = field(default_factory=list)  # 16-bit tensors multiplied by a scale that rounds
+    approximate: list[str] = field(default_factory=list)  # why the growth is not exact (with --allow-lossy)
 
     def tensors_by_name(self) -> dict[str, TensorPlan]:
         return {t.out.name: t for t in self.tensors}
@@ -92,6 +94,7 @@ class GrowthPlan:
             "head_dim": list(self.widths.head_dim),
             "eps_scale": self.eps_scale,
             "rounded_in_storage": self.rounded,
+            "approximate": self.approximate,
             "parameters": list(self.params),
             "tensors": len(self.tensors),
             "shards": len(self.shards),
@@ -114,11 +117,32 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
     return recipe, cls
 
 
-def _field(config: dict[str, Any], name: str) -> int:
-    value = config.get(name)
+def _field(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
+    value = config.get(name) if name else None
+    if value is None and default is not None:
+        return default
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise GrowthError(f"config.json: '{name}' should be a positive integer, got {value!r}")
     return value
+
+
+EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (DESIGN.md §2)
+
+
+def _transformers_config(folder) -> Any:
+    """The config as the installed transformers reads it (derived flags, 4.x field names)."""
+    import transformers
+
+    try:
+        return transformers.AutoConfig.from_pretrained(folder)
+    except Exception as e:
+        raise GrowthError(f"transformers cannot read config.json: {str(e).splitlines()[0]}") from None
+
+
+def _rope_types(cfg: Any) -> set[str]:
+    params = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
+    nested = [v for v in params.values() if isinstance(v, dict)] if isinstance(params, dict) else []
+    return {p.get("rope_type", p.get("type", "default")) for p in (nested or [params])}
 
 
 def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
@@ -127,13 +151,41 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     recipe, cls = find_recipe(config)
     k = options.factor
     fields = recipe.config
-    hidden, ffn, heads = (_field(config, f) for f in (fields.hidden, fields.ffn, fields.heads))
-    if hidden % heads:
+    hidden = _field(config, fields.hidden)
+    ffn = _field(config, fields.ffn, fields.ffn_default and fields.ffn_default * hidden)
+    heads = _field(config, fields.heads)
+    kv_heads = _field(config, fields.kv_heads, heads)
+    if fields.head_dim and config.get(fields.head_dim) is not None:
+        head_dim = _field(config, fields.head_dim)
+    elif hidden % heads:
         raise GrowthError(f"config.json: {fields.hidden}={hidden} is not divisible by {fields.heads}={heads}")
-    widths = Widths(
-        hidden=(hidden, k * hidden), ffn=(ffn, k * ffn), heads=(heads, heads), head_dim=(hidden // heads, k * hidden // heads)
-    )
-    maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), recipe.attention_scaled)
+    else:
+        head_dim = hidden // heads
+    if heads % kv_heads:
+        raise GrowthError(f"config.json: {fields.heads}={heads} is not a multiple of {fields.kv_heads}={kv_heads}")
+    embedding = _field(config, fields.embedding, hidden)
+    widths = Widths(hidden=(hidden, k * hidden), ffn=(ffn, k * ffn), heads=(heads, heads), kv_heads=(kv_heads, kv_heads),
+                    head_dim=(head_dim, k * head_dim), embedding=(embedding, k * embedding))
+
+    approximate = []
+    flag_names = {s.rescaled_by for s in recipe.spaces.values() if s.rescaled_by}
+    if isinstance(recipe.attention_scaled, str):
+        flag_names.add(recipe.attention_scaled)
+    flags = {}
+    if flag_names or recipe.rope:
+        cfg = _transformers_config(reader.folder)
+        flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}
+        if recipe.rope:
+            inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
+            if inexact:
+                approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
+                                   f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)})")
+            if getattr(cfg, "partial_rotary_factor", 1.0) not in (None, 1, 1.0):
+                approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
+    if approximate and not options.allow_lossy:
+        raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
+    scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
+    maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags)
 
     rules = recipe.rules_for(cls)
     tensors, unmatched, norm_inputs = [], [], {}
@@ -164,11 +216,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; use --convention copy") from None
 
     new_config = dict(config)
-    new_config[fields.hidden] = k * hidden
-    new_config[fields.ffn] = k * ffn
-    for name in fields.also_hidden:
-        if config.get(name) is not None:
-            new_config[name] = k * config[name]
+    for name, (small, big) in ((fields.hidden, widths.hidden), (fields.ffn, widths.ffn),
+                               (fields.head_dim, widths.head_dim), (fields.embedding, widths.embedding)):
+        if name and config.get(name) is not None:  # None keeps meaning "derived", which still holds
+            new_config[name] = big
     for name in fields.eps:
         if name in config:
             new_config[name] = config[name] * eps_scale
@@ -195,4 +246,5 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         eps_scale=eps_scale,
         params=params,
         rounded=rounded,
+        approximate=approximate,
     )

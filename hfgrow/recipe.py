@@ -13,18 +13,23 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
-from .algebra import Axis, Kind, Space
+import torch
+
+from .algebra import Axis, Kind, Packed, Role, Space
 
 __all__ = [
     "Axis",
     "ConfigFields",
     "Kind",
+    "Packed",
     "Recipe",
     "Space",
     "TensorRule",
+    "conv1d",
     "embedding",
+    "generated",
     "keep",
     "linear",
     "norm",
@@ -46,12 +51,13 @@ def reads(space: str) -> Axis:
 @dataclass(frozen=True)
 class TensorRule:
     pattern: str
-    axes: tuple[Axis | None, ...]
+    axes: tuple[Role, ...]
     norm_input: str | None = None  # for a norm's scale: the space it normalises (decides its eps)
+    generate: Callable[[tuple[int, ...]], torch.Tensor] | None = None  # a fixed table rebuilt at its new shape
 
-    def regex(self, prefix: str | None) -> re.Pattern[str]:
+    def regex(self, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
-        lead = rf"(?:{re.escape(prefix)}\.)?" if prefix else ""
+        lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
         return re.compile(rf"^{lead}{body}$")
 
 
@@ -62,6 +68,17 @@ def linear(module: str, out: str | None, in_: str | None, bias: bool = True) -> 
     if bias:
         rules += (TensorRule(f"{module}.bias", (w[0],)),)
     return rules
+
+
+def conv1d(module: str, out: str | Packed, in_: str) -> tuple[TensorRule, ...]:
+    """GPT-2's ``Conv1D``: weight [in, out], bias [out]; ``out`` may be a :class:`Packed` of spaces."""
+    o = out if isinstance(out, Packed) else writes(out)
+    return (TensorRule(f"{module}.weight", (reads(in_), o)), TensorRule(f"{module}.bias", (o,)))
+
+
+def generated(pattern: str, axes: tuple[Role, ...], make: Callable[[tuple[int, ...]], torch.Tensor]) -> tuple[TensorRule, ...]:
+    """A fixed function of its shape (a sinusoidal table): rebuilt by ``make`` at the grown shape."""
+    return (TensorRule(pattern, axes, generate=make),)
 
 
 def embedding(module: str, space: str) -> tuple[TensorRule, ...]:
@@ -85,6 +102,12 @@ def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
     return (TensorRule(pattern, (None,) * ndim),)
 
 
+def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    by_pattern = {r.pattern: r for r in new}
+    kept = tuple(by_pattern.pop(r.pattern, r) for r in rules)
+    return kept + tuple(by_pattern.values())
+
+
 @dataclass(frozen=True)
 class ConfigFields:
     """Which config fields hold which dimension."""
@@ -93,7 +116,10 @@ class ConfigFields:
     ffn: str
     heads: str
     eps: tuple[str, ...]
-    also_hidden: tuple[str, ...] = ()  # other fields that equal the hidden size when set
+    head_dim: str | None = None  # an explicit head_dim field (None or absent: hidden / heads)
+    kv_heads: str | None = None  # grouped-query attention (None or absent: as many as heads)
+    embedding: str | None = None  # an embedding width field (None or absent: the hidden size)
+    ffn_default: int | None = None  # when the ffn field is None, it means this multiple of hidden (GPT-2)
 
 
 @dataclass(frozen=True)
@@ -109,16 +135,19 @@ class Recipe:
     heads: tuple[TensorRule, ...] = ()  # task heads' tensors, never prefixed
     class_heads: Mapping[str, tuple[TensorRule, ...]] = field(default_factory=dict)  # per-class overrides
     outputs: Mapping[str, str] = field(default_factory=dict)  # model outputs that live in a grown space
-    prefix: str = ""  # base_model_prefix
-    attention_scaled: bool = True  # scores divided by √head_dim
+    prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
+    attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
+    rope: bool = False  # rotary position embeddings: head_dim growth is exact only for some rope types
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
 
-    def extend(self, **changes) -> "Recipe":
-        """A derived family: fields given replace the parent's (use ``+`` on tuples to add rules)."""
-        return dataclasses.replace(self, **changes)
+    def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
+        """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the
+        parent's rules of the same pattern and add the others."""
+        return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
     def rules_for(self, cls: str | None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
-        return [(r.regex(self.prefix), r) for r in self.body] + [(r.regex(None), r) for r in heads]
+        prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
+        return [(r.regex(prefixes), r) for r in self.body] + [(r.regex(), r) for r in heads]

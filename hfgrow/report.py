@@ -83,15 +83,16 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
+        f"The round-off floor is the same measure between the small model in float32 and in float64. "
         f"Passes when the float32 gap is within {_fmt(v['tolerance'])}.",
         "",
-        "| dtype | output | max abs gap | max rel gap | top-1 agreement | KL |",
-        "|---|---|---|---|---|---|",
+        "| dtype | output | max abs gap | max rel gap | round-off floor | top-1 agreement | KL |",
+        "|---|---|---|---|---|---|---|",
     ]
     sections = {k: s for k, s in v.items() if isinstance(s, dict) and "outputs" in s}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
-            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_fmt(m['max_rel'])} | "
+            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_fmt(m['max_rel'])} | {_fmt(m.get('floor', '—'))} | "
                        f"{_fmt(m.get('top1_agreement', '—'))} | {_fmt(m.get('kl', '—'))} |")
     out.append("")
     for dtype, s in sections.items():

@@ -33,9 +33,11 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Every parameter drawn at random: weights ~ N(0, 1/fan_in), biases ~ N(0, 0.2), norm γ ~ N(1, 0.3)."""
     g = torch.Generator().manual_seed(seed)
     for name, p in model.named_parameters():
+        if not p.requires_grad:  # fixed tables (RoFormer's sinusoidal positions) stay what they are
+            continue
         noise = torch.randn(p.shape, generator=g, dtype=torch.float32)
         if p.dim() >= 2:
-            p.copy_(noise / p.shape[-1] ** 0.5 * 1.5)
+            p.copy_(noise / p.shape[-1] ** 0.5)
         elif "norm" in name.lower() or name.endswith(("gamma", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
             p.copy_(1.0 + 0.3 * noise)
         else:
@@ -79,3 +81,37 @@ def build_bert(folder: str | Path, cls: str = "BertForMaskedLM", seed: int = 0, 
     if tok is not None:
         tok.save_pretrained(folder)
     return folder
+
+
+# Tiny configs per family: two layers, eps large enough to matter, no dropout, sizes that make
+# mistakes visible (T5's d_kv · heads differs from d_model; LLaMA uses grouped-query attention).
+TINY = {
+    "gpt2": dict(vocab_size=97, n_embd=16, n_layer=2, n_head=2, n_positions=32, layer_norm_epsilon=0.05,
+                 resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, pad_token_id=0, num_labels=3),
+    "t5": dict(vocab_size=97, d_model=16, d_kv=6, d_ff=24, num_layers=2, num_heads=2, layer_norm_epsilon=0.05,
+               dropout_rate=0.0, feed_forward_proj="relu", decoder_start_token_id=0),
+    "roformer": dict(vocab_size=97, hidden_size=16, embedding_size=12, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=24, max_position_embeddings=32, layer_norm_eps=0.05, hidden_dropout_prob=0.0,
+                     attention_probs_dropout_prob=0.0, num_labels=3),
+    "llama": dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=4, rms_norm_eps=0.05, max_position_embeddings=64, num_labels=3,
+                  pad_token_id=0, tie_word_embeddings=False),
+}
+TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
+TINY["mistral"] = TINY["qwen2"] = TINY["llama"]
+
+
+def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32, **overrides: Any) -> Path:
+    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
+    import transformers
+
+    model_cls = getattr(transformers, cls)
+    config = dict(TINY[model_cls.config_class.model_type], **overrides)
+    if cls.endswith("QuestionAnswering"):
+        config["num_labels"] = 2
+    if cls.endswith("CausalLM") and "roformer" in cls.lower():
+        config["is_decoder"] = True
+    torch.manual_seed(seed)
+    model = randomize_(model_cls(model_cls.config_class(**config)), seed)
+    model.to(dtype).save_pretrained(folder)
+    return Path(folder)

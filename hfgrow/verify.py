@@ -57,16 +57,22 @@ def make_inputs(small: Path, config: Mapping[str, Any], text_file: str | None, s
         if not texts:
             raise GrowthError(f"--text-file {text_file!r} has no sentences")
     max_len = min(64, int(config.get("max_position_embeddings", 64)))
-    try:
-        import transformers
+    tok_files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
+    if any((small / f).is_file() for f in tok_files):
+        try:
+            import transformers
 
-        with contextlib.redirect_stderr(io.StringIO()):
-            tok = transformers.AutoTokenizer.from_pretrained(small)
-        enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
-        return dict(enc), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
-    except Exception:  # no tokenizer, or one transformers cannot build: fall back to random ids
-        if text_file:
-            raise GrowthError("--text-file needs a tokenizer in the source checkpoint") from None
+            with contextlib.redirect_stderr(io.StringIO()):
+                tok = transformers.AutoTokenizer.from_pretrained(small)
+            if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway
+                tok.pad_token = tok.eos_token or tok.unk_token
+            enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+            if enc["input_ids"].shape[1] >= 2 and int(enc["input_ids"].max()) < int(config["vocab_size"]):
+                return dict(enc), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
+        except Exception:  # a tokenizer transformers cannot build: fall back to random ids
+            pass
+    if text_file:
+        raise GrowthError("--text-file needs a working tokenizer in the source checkpoint")
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, int(config["vocab_size"]), (4, min(16, max_len)), generator=g)
     return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, "random token ids (no tokenizer)", None
@@ -109,9 +115,36 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
     feed = {k: v.to(device) for k, v in inputs.items()}
     if multiple_choice:  # the sentences become the choices of one question
         feed = {k: v.unsqueeze(0) for k, v in feed.items()}
+    if model.config.is_encoder_decoder:  # the decoder reads the same tokens
+        feed["decoder_input_ids"] = feed["input_ids"]
+        feed["decoder_attention_mask"] = feed["attention_mask"]
+    if getattr(model.config, "pad_token_id", 0) is None:  # sequence classifiers find the last token by padding
+        model.config.pad_token_id = 0
     with torch.no_grad():
         out = model(**feed, output_hidden_states=True)
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
+    """Gaps of every comparable output; ``ref`` is first grown by ``maps`` when the output lives in a grown space."""
+
+    def grown(space: str | None, x: torch.Tensor) -> torch.Tensor:
+        return x if maps is None or space is None else maps[space].expand(x.float(), -1)
+
+    gaps = {}
+    for name, a in ref.items():
+        b = got[name]
+        if isinstance(a, tuple):  # hidden states, one tensor per layer
+            if name not in recipe.outputs:
+                continue
+            # the last entry is the final norm's output where the model has one
+            last = recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"), recipe.outputs[name])
+            spaces = [recipe.outputs[name]] * (len(a) - 1) + [last]
+            stats = [compare(grown(sp, x), y, False) for sp, x, y in zip(spaces, a, b)]
+            gaps[name] = max(stats, key=lambda st: st["max_rel"])  # the worst layer
+        elif name in recipe.outputs or "logits" in name:
+            gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)
+    return gaps
 
 
 def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
@@ -149,21 +182,13 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
         (m_small, info_small), (m_big, info_big) = models
         missing = sorted(set(info_big["missing_keys"]) - set(info_small["missing_keys"]))
         outs = [_run(m, masked if mlm_output else inputs, device, multiple_choice) for m, _ in models]
-        section: dict[str, Any] = {"outputs": {}, "missing_keys": missing}
-        for name, a in outs[0].items():
-            b = outs[1][name]
-            if isinstance(a, tuple):  # hidden_states: one tensor per layer
-                if recipe.outputs.get(name) is None:
-                    continue
-                grow_small = maps[recipe.outputs[name]].expand
-                stats = [compare(grow_small(x.float(), -1), y, False) for x, y in zip(a, b)]
-                section["outputs"][name] = max(stats, key=lambda s: s["max_rel"])  # the worst layer
-                continue
-            if name in recipe.outputs:
-                a = maps[recipe.outputs[name]].expand(a.float(), -1)
-            elif "logits" not in name:
-                continue
-            section["outputs"][name] = compare(a, b, logits="logits" in name)
+        section: dict[str, Any] = {"outputs": _gaps(outs[0], outs[1], recipe, maps), "missing_keys": missing}
+        if dtype == torch.float32:  # the round-off floor: the small model itself, float32 against float64
+            m64, _ = load_model(small, cls, recipe.classes[0], torch.float64, device)
+            floor = _gaps(_run(m64, masked if mlm_output else inputs, device, multiple_choice), outs[0], recipe, None)
+            for name, stats in section["outputs"].items():
+                stats["floor"] = floor[name]["max_rel"]
+            del m64
         if "pooler_output" in outs[0]:
             section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
         if mlm_output:

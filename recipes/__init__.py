@@ -1,9 +1,9 @@
 """One small declarative recipe per architecture family (installed as ``hfgrow.recipes``).
 
-To add a family, write a module here that defines ``RECIPE`` (see ``bert.py`` and the README's
+To add a family, write a module here that defines its recipe (see ``bert.py`` and the README's
 "Adding a recipe") and list it below.
 """
 
-from . import bert
+from . import bert, gpt2, llama, roformer, t5
 
-RECIPES = (bert.RECIPE,)
+RECIPES = (bert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, llama.RECIPE, llama.MISTRAL, llama.QWEN2)

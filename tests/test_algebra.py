@@ -84,7 +84,7 @@ SPACES = {
     "k": Space("attention", Kind.KEY),
     "tied": Space("hidden", Kind.TIED_OUTPUT),
 }
-WIDTHS = Widths(hidden=(4, 8), ffn=(6, 12), heads=(2, 2), head_dim=(2, 4))
+WIDTHS = Widths(hidden=(4, 8), ffn=(6, 12), heads=(2, 2), kv_heads=(2, 2), head_dim=(2, 4), embedding=(4, 8))
 
 
 @pytest.mark.parametrize("convention", list(Convention))

@@ -1,0 +1,48 @@
+"""GPT-2: pre-norm decoder with Conv1D layers ([in, out]) and q|k|v packed in c_attn; tied LM head."""
+
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, conv1d, embedding, keep, linear, norm, writes
+
+BLOCK = "h.*"
+
+RECIPE = Recipe(
+    name="gpt2",
+    model_types=("gpt2",),
+    classes=(
+        "GPT2Model",
+        "GPT2LMHeadModel",
+        "GPT2ForSequenceClassification",
+        "GPT2ForTokenClassification",
+        "GPT2DoubleHeadsModel",
+    ),
+    prefix="transformer",
+    attention_scaled="scale_attn_weights",
+    config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
+    spaces={
+        "hidden": Space("hidden", Kind.RESIDUAL),
+        "ffn": Space("ffn", Kind.ACTIVATION),
+        "q": Space("attention", Kind.QUERY),
+        "k": Space("attention", Kind.KEY),
+        "v": Space("attention", Kind.VALUE),
+        "final": Space("hidden", Kind.TIED_OUTPUT),  # ln_f → LM head tied to wte (and the other heads)
+    },
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(
+        *embedding("wte", "hidden"),
+        *embedding("wpe", "hidden"),
+        *norm(f"{BLOCK}.ln_1", "hidden"),
+        *conv1d(f"{BLOCK}.attn.c_attn", Packed((writes("q"), writes("k"), writes("v"))), "hidden"),
+        *conv1d(f"{BLOCK}.attn.c_proj", "hidden", "v"),
+        *keep(f"{BLOCK}.attn.bias", ndim=4),  # the causal mask buffer of old checkpoints
+        *keep(f"{BLOCK}.attn.masked_bias", ndim=0),
+        *norm(f"{BLOCK}.ln_2", "hidden"),
+        *conv1d(f"{BLOCK}.mlp.c_fc", "ffn", "hidden"),
+        *conv1d(f"{BLOCK}.mlp.c_proj", "hidden", "ffn"),
+        *norm("ln_f", "final", input="hidden"),
+    ),
+    heads=(
+        *linear("lm_head", None, "final", bias=False),
+        *linear("score", None, "final"),
+        *linear("classifier", None, "final"),
+        *linear("multiple_choice_head.summary", None, "final"),
+    ),
+)

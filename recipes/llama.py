@@ -1,0 +1,50 @@
+"""LLaMA-style decoders (Llama, Mistral, Qwen2): pre-RMSNorm, rotary (rotate-half), GQA, gated SiLU FFN.
+
+Optional biases (Qwen2's q/k/v, Llama's attention_bias and mlp_bias) are covered by the bias rules.
+"""
+
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, linear, norm
+
+LAYER = "layers.*"
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
+
+RECIPE = Recipe(
+    name="llama",
+    model_types=("llama",),
+    classes=tuple(f"Llama{h}" for h in HEADS),
+    prefix=("model", "transformer"),  # ForQuestionAnswering keeps the base model under `transformer`
+    rope=True,
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("rms_norm_eps",)),
+    spaces={
+        "hidden": Space("hidden", Kind.RESIDUAL),
+        "ffn": Space("ffn", Kind.ACTIVATION),  # gate (SiLU) and up: both exact copies
+        "q": Space("attention", Kind.QUERY, rope="half"),
+        "k": Space("kv_attention", Kind.KEY, rope="half"),
+        "v": Space("kv_attention", Kind.VALUE),
+        "o": Space("attention", Kind.VALUE),  # attention output: each query head's copy of its KV head's values
+        "final": Space("hidden", Kind.TIED_OUTPUT),  # the final norm → LM head, tied or not
+    },
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(
+        *embedding("embed_tokens", "hidden"),
+        *norm(f"{LAYER}.input_layernorm", "hidden", bias=False),
+        *linear(f"{LAYER}.self_attn.q_proj", "q", "hidden"),
+        *linear(f"{LAYER}.self_attn.k_proj", "k", "hidden"),
+        *linear(f"{LAYER}.self_attn.v_proj", "v", "hidden"),
+        *linear(f"{LAYER}.self_attn.o_proj", "hidden", "o"),
+        *norm(f"{LAYER}.post_attention_layernorm", "hidden", bias=False),
+        *linear(f"{LAYER}.mlp.gate_proj", "ffn", "hidden"),
+        *linear(f"{LAYER}.mlp.up_proj", "ffn", "hidden"),
+        *linear(f"{LAYER}.mlp.down_proj", "hidden", "ffn"),
+        *norm("norm", "final", input="hidden", bias=False),
+    ),
+    heads=(
+        *linear("lm_head", None, "final", bias=False),
+        *linear("score", None, "final"),
+        *linear("qa_outputs", None, "final"),
+    ),
+)
+
+MISTRAL = RECIPE.extend(name="mistral", model_types=("mistral",), classes=tuple(f"Mistral{h}" for h in HEADS))
+QWEN2 = RECIPE.extend(name="qwen2", model_types=("qwen2",), classes=tuple(f"Qwen2{h}" for h in HEADS))

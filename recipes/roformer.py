@@ -1,0 +1,50 @@
+"""RoFormer: BERT with rotary attention (interleaved pairs), an embedding width of its own projected to
+the hidden size, a sinusoidal table sized by head_dim, and an optional rotary value."""
+
+import dataclasses
+
+from . import bert
+from hfgrow.recipe import Kind, Space, embedding, generated, linear, norm, writes
+
+
+def sinusoidal_table(shape: tuple[int, ...]):
+    """transformers' own table for the grown head_dim (a fixed function of its shape)."""
+    from transformers.models.roformer.modeling_roformer import RoFormerSinusoidalPositionalEmbedding
+
+    return RoFormerSinusoidalPositionalEmbedding(*shape).create_weight()
+
+
+RECIPE = bert.RECIPE.extend(
+    name="roformer",
+    model_types=("roformer",),
+    classes=tuple(
+        f"RoFormer{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification",
+                                 "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")
+    ),
+    prefix="roformer",
+    config=dataclasses.replace(bert.RECIPE.config, embedding="embedding_size"),
+    spaces={
+        **bert.RECIPE.spaces,
+        "emb": Space("embedding", Kind.RESIDUAL),  # the embeddings (and their LayerNorm) before the projection
+        "q": Space("attention", Kind.QUERY, rope="interleaved"),
+        "k": Space("attention", Kind.KEY, rope="interleaved"),
+        "v": Space("attention", Kind.VALUE, rope="interleaved"),  # exact whether rotary_value is on or off
+        "head": Space("head_dim", Kind.ACTIVATION),
+        "mlm_inner": Space("embedding", Kind.ACTIVATION),
+        "mlm_out": Space("embedding", Kind.TIED_OUTPUT),
+    },
+    body=(
+        *embedding("embeddings.word_embeddings", "emb"),
+        *embedding("embeddings.token_type_embeddings", "emb"),
+        *norm("embeddings.LayerNorm", "emb"),
+        *linear("embeddings_project", "hidden", "emb"),
+        *generated("encoder.embed_positions.weight", (None, writes("head")), sinusoidal_table),
+    ),
+    heads=(
+        *linear("cls.predictions.transform.dense", "mlm_inner", "hidden"),
+        *linear("classifier", None, "hidden"),  # multiple choice and token classification
+        *linear("classifier.dense", "pooled", "hidden"),  # sequence classification: dense → act → out_proj
+        *linear("classifier.out_proj", None, "pooled"),
+    ),
+    class_heads={},
+)

@@ -1,0 +1,63 @@
+"""T5 and mT5 / T5 v1.1: pre-RMSNorm encoder-decoder, no attention scaling, per-head relative bias.
+
+The decoder output is multiplied by d_model^-½ before the LM head when the installed transformers says
+so (``scale_decoder_outputs``: original T5 yes, T5 v1.1 no; mT5 never); the ``final`` space absorbs it.
+"""
+
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, linear, norm
+
+BLOCK = "block.*.layer.*"
+
+
+def stack(name: str) -> tuple:
+    """The rules of one T5 stack (``encoder`` or ``decoder``)."""
+    b = f"{name}.{BLOCK}"
+    rules = (*embedding(f"{name}.embed_tokens", "hidden"), *norm(f"{b}.layer_norm", "hidden", bias=False))
+    for attn, kv_input in (("SelfAttention", "hidden"), ("EncDecAttention", "final")):
+        rules += (
+            *linear(f"{b}.{attn}.q", "q", "hidden", bias=False),
+            *linear(f"{b}.{attn}.k", "k", kv_input, bias=False),
+            *linear(f"{b}.{attn}.v", "v", kv_input, bias=False),
+            *linear(f"{b}.{attn}.o", "hidden", "v", bias=False),
+        )
+    return rules + (
+        *embedding(f"{b}.SelfAttention.relative_attention_bias", "heads"),  # [buckets, heads]
+        *linear(f"{b}.DenseReluDense.wi", "ffn", "hidden", bias=False),
+        *linear(f"{b}.DenseReluDense.wi_0", "ffn", "hidden", bias=False),  # gated: act(wi_0 x) * wi_1 x
+        *linear(f"{b}.DenseReluDense.wi_1", "ffn", "hidden", bias=False),
+        *linear(f"{b}.DenseReluDense.wo", "hidden", "ffn", bias=False),
+        *norm(f"{name}.final_layer_norm", "final", input="hidden", bias=False),
+    )
+
+
+RECIPE = Recipe(
+    name="t5",
+    model_types=("t5",),
+    classes=("T5Model", "T5ForConditionalGeneration", "T5EncoderModel"),
+    prefix="transformer",
+    attention_scaled=False,
+    config=ConfigFields(hidden="d_model", ffn="d_ff", heads="num_heads", head_dim="d_kv", eps=("layer_norm_epsilon",)),
+    spaces={
+        "hidden": Space("hidden", Kind.RESIDUAL),
+        "ffn": Space("ffn", Kind.ACTIVATION),
+        "q": Space("attention", Kind.QUERY),
+        "k": Space("attention", Kind.KEY),
+        "v": Space("attention", Kind.VALUE),
+        "heads": Space("heads", Kind.ACTIVATION),  # a per-head score bias: copies of whole heads
+        # Both final norms write here: the decoder's feeds the LM head tied to `shared` (rescaled or
+        # not), the encoder's only linear cross-attention k/v, for which any scale is exact.
+        "final": Space("hidden", Kind.TIED_OUTPUT, rescaled_by="scale_decoder_outputs"),
+    },
+    outputs={
+        "hidden_states": "hidden",
+        "last_hidden_state": "final",
+        "encoder_hidden_states": "hidden",
+        "encoder_last_hidden_state": "final",
+        "decoder_hidden_states": "hidden",
+        "decoder_last_hidden_state": "final",
+    },
+    body=(*embedding("shared", "hidden"), *stack("encoder"), *stack("decoder")),
+    heads=linear("lm_head", None, "final", bias=False),
+)
+
+MT5 = RECIPE.extend(name="mt5", model_types=("mt5",), classes=("MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel"))

@@ -1,0 +1,134 @@
+"""Exactness of every family and head class beyond BERT: randomised tiny models, grown, reloaded, compared."""
+
+import json
+
+import pytest
+import torch
+import transformers
+
+import hfgrow
+from hfgrow.testing import build_model
+
+CLASSES = {
+    "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
+             "GPT2DoubleHeadsModel"],
+    "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel"],
+    "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel"],
+    "roformer": ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM", "RoFormerForSequenceClassification",
+                 "RoFormerForMultipleChoice", "RoFormerForTokenClassification", "RoFormerForQuestionAnswering"],
+    "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
+              "LlamaForQuestionAnswering"],
+    "mistral": ["MistralForCausalLM"],
+    "qwen2": ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"],
+}
+ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
+
+
+def load(path):
+    config = json.loads((path / "config.json").read_text())
+    cls = getattr(transformers, config["architectures"][0])
+    return cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
+
+
+def logits(model, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, 97, (3, 9), generator=g)
+    mask = torch.ones_like(ids)
+    mask[0, 6:] = 0
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if isinstance(model, transformers.RoFormerForMultipleChoice):
+        feed = {k: v[None] for k, v in feed.items()}
+    if model.config.is_encoder_decoder:
+        feed.update(decoder_input_ids=ids.flip(1), decoder_attention_mask=mask)
+    with torch.no_grad():
+        out = model(**feed)
+    return {k: v for k, v in out.items() if "logits" in k}
+
+
+def rel_gap(a, b):
+    return ((a - b).abs().max() / a.abs().max()).item()
+
+
+def check(src, out, k, **options):
+    report = hfgrow.grow(src, out, factor=k, **options)
+    v = report["verification"]
+    # logits within 1e-5; hidden states too, unless the small model's own float32 round-off is larger
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= (1e-5 if "logits" in name else max(1e-5, 3 * stats["floor"])), (name, stats)
+    assert v["passed"]
+    assert not v["float32"]["missing_keys"]
+    small, big = logits(load(src)), logits(load(out))  # independently of hfgrow's own verification
+    assert set(small) == set(big)
+    for name in small:
+        assert rel_gap(small[name], big[name]) <= 1e-5, name
+    return report
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("family,cls", ALL)
+def test_every_class_is_exact(tmp_path, family, cls, k):
+    report = check(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", k)
+    outputs = report["verification"]["float32"]["outputs"]
+    assert any("hidden" in name for name in outputs)  # hidden states compared with the expansion
+    if not cls.endswith(("Model", "EncoderModel")) or cls == "T5Model":
+        assert any("logits" in n for n in outputs) or cls == "T5Model"
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(num_key_value_heads=1),  # multi-query
+    dict(num_key_value_heads=4),  # plain multi-head
+    dict(tie_word_embeddings=True),
+    dict(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}),
+    dict(rope_parameters={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                          "original_max_position_embeddings": 16, "rope_theta": 500000.0}),
+    dict(attention_bias=True, mlp_bias=True),
+])
+def test_llama_variants_are_exact(tmp_path, overrides):
+    check(build_model(tmp_path / "small", "LlamaForCausalLM", **overrides), tmp_path / "big", 2)
+
+
+@pytest.mark.parametrize("overrides", [dict(feed_forward_proj="gated-gelu", tie_word_embeddings=False),
+                                       dict(tie_word_embeddings=True)])
+def test_t5_v1_1_and_tied_rescaled_decoder(tmp_path, overrides):
+    report = check(build_model(tmp_path / "small", "T5ForConditionalGeneration", **overrides), tmp_path / "big", 2)
+    scaled = transformers.AutoConfig.from_pretrained(tmp_path / "big").scale_decoder_outputs
+    assert scaled == (overrides.get("tie_word_embeddings", True) is not False)
+
+
+@pytest.mark.parametrize("rotary_value", [True, False])
+def test_roformer_rotary_value(tmp_path, rotary_value):
+    check(build_model(tmp_path / "small", "RoFormerForMaskedLM", rotary_value=rotary_value), tmp_path / "big", 2)
+
+
+def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
+    check(build_model(tmp_path / "small", "GPT2LMHeadModel", n_inner=40, scale_attn_weights=False), tmp_path / "big", 3)
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["n_inner"] == 120
+
+
+@pytest.mark.parametrize("rope", [{"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
+                                  {"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
+                                   "original_max_position_embeddings": 32}])
+def test_rope_types_that_depend_on_head_dim_are_refused_unless_lossy(tmp_path, rope):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM", rope_parameters=rope)
+    with pytest.raises(hfgrow.GrowthError, match="not lossless.*--allow-lossy"):
+        hfgrow.grow(src, tmp_path / "big", factor=2)
+    report = hfgrow.grow(src, tmp_path / "big", factor=2, allow_lossy=True, tolerance=1.0)
+    assert report["plan"]["approximate"] and rope["rope_type"] in report["plan"]["approximate"][0]
+    assert report["verification"]["max_rel"] > 0  # stated, whatever it is
+
+
+def test_every_key_of_every_class_is_matched(tmp_path):
+    """A key no rule matches is an error; this walks every supported class of every family."""
+    from hfgrow.checkpoint import CheckpointReader
+    from hfgrow.plan import GrowthOptions, make_plan
+    from hfgrow.recipes import RECIPES
+
+    for recipe in RECIPES:
+        for cls in recipe.classes:
+            if recipe.name == "bert":
+                from hfgrow.testing import build_bert
+                src = build_bert(tmp_path / cls, cls, tokenizer=False)
+            else:
+                src = build_model(tmp_path / cls, cls)
+            plan = make_plan(CheckpointReader(src), GrowthOptions(factor=2))
+            assert len(plan.tensors) == len(CheckpointReader(src).tensors), cls
