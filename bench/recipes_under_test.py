@@ -1,6 +1,16 @@
 """The classes bench/exactness.py measures, with a builder of a realistic-sized random checkpoint."""
 
-from hfgrow.testing import build_bert
+from hfgrow.testing import build_bert, build_model
+
+WIDE = {
+    "gpt2": dict(n_embd=64, n_layer=4, n_head=4, layer_norm_epsilon=1e-5, vocab_size=512),
+    "t5": dict(d_model=64, d_kv=16, d_ff=256, num_layers=4, num_heads=4, layer_norm_epsilon=1e-6, vocab_size=512),
+    "mt5": dict(d_model=64, d_kv=16, d_ff=256, num_layers=4, num_heads=4, layer_norm_epsilon=1e-6, vocab_size=512),
+    "roformer": dict(hidden_size=64, embedding_size=64, num_hidden_layers=4, num_attention_heads=4, intermediate_size=256,
+                     layer_norm_eps=1e-5, vocab_size=512),
+    "llama": dict(hidden_size=64, intermediate_size=192, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                  head_dim=16, rms_norm_eps=1e-5, vocab_size=512),
+}
 
 
 def bert(folder, cls):
@@ -8,8 +18,23 @@ def bert(folder, cls):
                       num_attention_heads=4, intermediate_size=256, layer_norm_eps=1e-5)
 
 
+def family(name):
+    return lambda folder, cls: build_model(folder, cls, **WIDE[name])
+
+
 FAMILIES = [
     ("bert", bert, ["BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForNextSentencePrediction",
                     "BertForSequenceClassification", "BertForMultipleChoice", "BertForTokenClassification",
                     "BertForQuestionAnswering", "BertLMHeadModel"]),
+    ("roformer", family("roformer"), ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM",
+                                      "RoFormerForSequenceClassification", "RoFormerForMultipleChoice",
+                                      "RoFormerForTokenClassification", "RoFormerForQuestionAnswering"]),
+    ("gpt2", family("gpt2"), ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification",
+                              "GPT2ForTokenClassification", "GPT2DoubleHeadsModel"]),
+    ("t5", family("t5"), ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel"]),
+    ("mt5", family("mt5"), ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel"]),
+    ("llama", family("llama"), ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification",
+                                "LlamaForTokenClassification", "LlamaForQuestionAnswering"]),
+    ("mistral", lambda f, c: build_model(f, c, **WIDE["llama"]), ["MistralForCausalLM"]),
+    ("qwen2", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Qwen2ForCausalLM"]),
 ]

@@ -27,6 +27,7 @@ Example:
 @click.option("--factor", "-k", default="2", show_default=True, help="Integer width factor >= 2 for hidden size, FFN size and head_dim.")
 @click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,
               help="copy: plain copies, norms and eps unchanged. orthogonal: the seed's 1/sqrt(k) copies, eps scaled.")
+@click.option("--allow-lossy", is_flag=True, help="Grow even where exactness is impossible (e.g. YaRN rope under head_dim growth); the report states the gap.")
 @click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
 @click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
 @click.option("--overwrite", is_flag=True, help="Replace a non-empty --out.")
@@ -38,7 +39,7 @@ Example:
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict.")
 @click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors.")
 @click.version_option(__version__, prog_name="hfgrow")
-def main(src, out, factor, convention, dtype, max_shard_size, overwrite, no_verify, device, tolerance, text_file, seed, quiet, verbose):
+def main(src, out, factor, convention, allow_lossy, dtype, max_shard_size, overwrite, no_verify, device, tolerance, text_file, seed, quiet, verbose):
     """Grow the checkpoint in SRC into a wider model that computes the same function.
 
     Widens hidden size, FFN size and head_dim by --factor, rewrites the config, writes sharded
@@ -48,7 +49,7 @@ def main(src, out, factor, convention, dtype, max_shard_size, overwrite, no_veri
     from .grow import grow  # keeps `hfgrow --help` fast
     from .report import summary_lines
 
-    options = GrowthOptions(factor=factor, convention=convention, dtype=dtype, max_shard_size=max_shard_size,
+    options = GrowthOptions(factor=factor, convention=convention, allow_lossy=allow_lossy, dtype=dtype, max_shard_size=max_shard_size,
                             overwrite=overwrite, verify=not no_verify, device=device, tolerance=tolerance,
                             text_file=text_file, seed=seed)
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))

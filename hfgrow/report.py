@@ -40,7 +40,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         fp32 = v["float32"]
         line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
         for dtype, section in v.items():
-            if isinstance(section, dict) and dtype not in ("float32",) and "max_rel" in section:
+            if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
                 line += f"; {dtype}: {_fmt(section['max_rel'])}"
         lines.append(line)
         if fp32["missing_keys"]:
@@ -83,7 +83,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
-        f"The round-off floor is the same measure between the small model in float32 and in float64. "
+        f"The round-off floor is the same measure between the small model in float32 and in float64; the float64 rows "
+        f"show the transform itself, free of float32 round-off. "
         f"Passes when the float32 gap is within {_fmt(v['tolerance'])}.",
         "",
         "| dtype | output | max abs gap | max rel gap | round-off floor | top-1 agreement | KL |",

@@ -101,7 +101,8 @@ TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["llama"]
 
 
-def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32, **overrides: Any) -> Path:
+def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
+                max_shard_size: str | None = None, **overrides: Any) -> Path:
     """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
     import transformers
 
@@ -113,5 +114,5 @@ def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype 
         config["is_decoder"] = True
     torch.manual_seed(seed)
     model = randomize_(model_cls(model_cls.config_class(**config)), seed)
-    model.to(dtype).save_pretrained(folder)
+    model.to(dtype).save_pretrained(folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
     return Path(folder)

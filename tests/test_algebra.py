@@ -111,3 +111,60 @@ def test_eps_scale_follows_the_norms_input_and_refuses_conflicts():
     assert eps_scale({"ln": "hidden", "head_ln": "ffn"}, copy) == 1.0
     with pytest.raises(GrowthError, match="different eps"):
         eps_scale({"ln": "hidden", "head_ln": "ffn"}, ortho)
+
+
+def test_packed_axis_grows_each_part_by_its_own_space():
+    from hfgrow.algebra import Packed
+
+    maps = {"q": replicate(2, 2, e=0.5), "v": replicate(2, 2, e=1.0)}
+    b = torch.tensor([1.0, 2.0, 3.0, 4.0])  # q | v
+    packed = (Packed((Axis("q"), Axis("v"))),)
+    assert grow_tensor(b, packed, maps).tolist() == [0.5, 0.5, 1, 1, 3, 3, 4, 4]
+    assert grown_shape((4,), packed, maps) == (8,)
+
+
+def test_rotary_groups_put_small_pair_p_at_big_pair_k_times_p():
+    from hfgrow.algebra import rotary_groups
+
+    # rotate-half, d = 4 (pairs (0,2), (1,3)), k = 2 → width 8, pairs (i, i+4): small pair 1 → big pair 2
+    assert rotary_groups(1, 4, 2, "half").tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    # interleaved, d = 4 (pairs (0,1), (2,3)), k = 2: small pair 1 = dims 2, 3 → big pair 2 = dims 4, 5
+    assert rotary_groups(1, 4, 2, "interleaved").tolist() == [[0, 2], [1, 3], [4, 6], [5, 7]]
+    # a second head starts k·d further on
+    assert rotary_groups(2, 4, 2, "half")[4:].tolist() == [[8, 9], [10, 11], [12, 13], [14, 15]]
+
+
+def _rotate(x, pos, layout, theta=10000.0):
+    """RoPE as LLaMA (half) or RoFormer (interleaved) apply it, at one position, on the last axis."""
+    d = x.shape[-1]
+    freq = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    cos, sin = torch.cos(pos * freq), torch.sin(pos * freq)
+    if layout == "half":
+        a, b = x[..., : d // 2], x[..., d // 2:]
+        return torch.cat([a * cos - b * sin, b * cos + a * sin], -1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack([a * cos - b * sin, b * cos + a * sin], -1).flatten(-2)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_rotary_scores_are_exact_under_head_dim_growth(layout, k):
+    """The seed article says RoPE models cannot grow losslessly: they can (DESIGN.md §2)."""
+    heads, d = 2, 6
+    spaces = {"q": Space("attention", Kind.QUERY, rope=layout), "k": Space("attention", Kind.KEY, rope=layout),
+              "v": Space("attention", Kind.VALUE, rope=layout)}
+    widths = Widths(hidden=(12, 12 * k), ffn=(1, k), heads=(heads, heads), kv_heads=(heads, heads),
+                    head_dim=(d, d * k), embedding=(12, 12 * k))
+    maps = expansions(spaces, widths, Convention.COPY, attention_scaled=True)
+    g = torch.Generator().manual_seed(0)
+    q, key = torch.randn(heads * d, generator=g, dtype=torch.float64), torch.randn(heads * d, generator=g, dtype=torch.float64)
+    Q, K = maps["q"].expand(q, 0).double(), maps["k"].expand(key, 0).double()
+    for m, n in [(0, 0), (3, 1), (17, 5)]:
+        small = (_rotate(q.view(heads, d), m, layout) * _rotate(key.view(heads, d), n, layout)).sum(-1) / d**0.5
+        big = (_rotate(Q.view(heads, k * d), m, layout) * _rotate(K.view(heads, k * d), n, layout)).sum(-1) / (k * d) ** 0.5
+        assert torch.allclose(small, big, atol=1e-12)
+    # a rotated value read back by R is the small rotated value (RoFormer's rotary_value)
+    v = torch.randn(heads * d, generator=g, dtype=torch.float64)
+    V = maps["v"].expand(v, 0).double()
+    rotated = _rotate(V.view(heads, k * d), 7, layout).reshape(-1)
+    assert torch.allclose(maps["v"].reduce(rotated, 0).double(), _rotate(v.view(heads, d), 7, layout).reshape(-1))

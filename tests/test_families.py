@@ -132,3 +132,22 @@ def test_every_key_of_every_class_is_matched(tmp_path):
                 src = build_model(tmp_path / cls, cls)
             plan = make_plan(CheckpointReader(src), GrowthOptions(factor=2))
             assert len(plan.tensors) == len(CheckpointReader(src).tensors), cls
+
+
+def test_bf16_sharded_llama_reports_fp32_and_bf16(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM", dtype=torch.bfloat16, max_shard_size="10KB")
+    assert (src / "model.safetensors.index.json").is_file()
+    # ×4: the rotary queries carry √4 = 2 and every other scale is a power of two: no rounding at all
+    report = hfgrow.grow(src, tmp_path / "big4", factor=4, max_shard_size="40KB")
+    v = report["verification"]
+    assert report["plan"]["shards"] > 1 and (tmp_path / "big4" / "model.safetensors.index.json").is_file()
+    assert report["plan"]["rounded_in_storage"] == [] and v["passed"]
+    assert v["float32"]["max_rel"] <= 1e-5 and "bfloat16" in v
+    # ×2: the queries carry √2, which bf16 rounds: stated, and the float32 gap shows it
+    report = hfgrow.grow(src, tmp_path / "big2", factor=2)
+    v = report["verification"]
+    assert all("q_proj" in name for name in report["plan"]["rounded_in_storage"])
+    assert v["storage_rounding"] == "bfloat16" and v["passed"] and v["float32"]["max_rel"] > 1e-5
+    assert v["bfloat16"]["max_rel"] < 0.1
+    md = (tmp_path / "big2" / "growth_report.md").read_text()
+    assert "bfloat16" in md and "rounded" in md
