@@ -20,7 +20,6 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import hfgrow  # noqa: E402
-from hfgrow.testing import build_bert  # noqa: E402
 from recipes_under_test import FAMILIES  # noqa: E402  (bench/recipes_under_test.py)
 
 FACTORS = (2, 3, 4)

@@ -27,6 +27,7 @@ __all__ = [
     "Recipe",
     "Space",
     "TensorRule",
+    "block_spaces",
     "conv1d",
     "embedding",
     "generated",
@@ -36,6 +37,22 @@ __all__ = [
     "reads",
     "writes",
 ]
+
+
+def block_spaces(rope: str | None = None, grouped: bool = False) -> dict[str, Space]:
+    """The spaces of a standard transformer block: the residual stream, the FFN inner space (it feeds
+    the activation), attention queries, keys and values, and the attention output ``o`` (each query
+    head's copy of its values) that the output projection reads. ``grouped``: keys and values have
+    their own number of heads (GQA). ``rope``: the rotary layout of queries and keys."""
+    kv = "kv_attention" if grouped else "attention"
+    return {
+        "hidden": Space("hidden", Kind.RESIDUAL),
+        "ffn": Space("ffn", Kind.ACTIVATION),
+        "q": Space("attention", Kind.QUERY, rope=rope),
+        "k": Space(kv, Kind.KEY, rope=rope),
+        "v": Space(kv, Kind.VALUE),
+        "o": Space("attention", Kind.VALUE),
+    }
 
 
 def writes(space: str) -> Axis:

@@ -101,6 +101,16 @@ TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["llama"]
 
 
+def load(folder: str | Path) -> Any:
+    """The checkpoint's own class (config.architectures) from ``folder``, fp32, eager attention, eval mode."""
+    import json
+
+    import transformers
+
+    cls = json.loads((Path(folder) / "config.json").read_text())["architectures"][0]
+    return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+
+
 def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
                 max_shard_size: str | None = None, **overrides: Any) -> Path:
     """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""

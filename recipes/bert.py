@@ -1,6 +1,6 @@
 """BERT (post-norm encoder, GELU or ReLU) and its task heads."""
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, keep, linear, norm
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, linear, norm
 
 LAYER = "encoder.layer.*"
 
@@ -25,11 +25,7 @@ RECIPE = Recipe(
         hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)
     ),
     spaces={
-        "hidden": Space("hidden", Kind.RESIDUAL),
-        "ffn": Space("ffn", Kind.ACTIVATION),
-        "q": Space("attention", Kind.QUERY),
-        "k": Space("attention", Kind.KEY),
-        "v": Space("attention", Kind.VALUE),
+        **block_spaces(),
         "pooled": Space("hidden", Kind.ACTIVATION),  # pooler dense → tanh
         "mlm_inner": Space("hidden", Kind.ACTIVATION),  # MLM transform dense → activation → LayerNorm
         "mlm_out": Space("hidden", Kind.TIED_OUTPUT),  # MLM transform LayerNorm → decoder tied to embeddings
@@ -43,7 +39,7 @@ RECIPE = Recipe(
         *linear(f"{LAYER}.attention.self.query", "q", "hidden"),
         *linear(f"{LAYER}.attention.self.key", "k", "hidden"),
         *linear(f"{LAYER}.attention.self.value", "v", "hidden"),
-        *linear(f"{LAYER}.attention.output.dense", "hidden", "v"),
+        *linear(f"{LAYER}.attention.output.dense", "hidden", "o"),
         *norm(f"{LAYER}.attention.output.LayerNorm", "hidden"),
         *linear(f"{LAYER}.intermediate.dense", "ffn", "hidden"),
         *linear(f"{LAYER}.output.dense", "hidden", "ffn"),

@@ -1,6 +1,6 @@
 """GPT-2: pre-norm decoder with Conv1D layers ([in, out]) and q|k|v packed in c_attn; tied LM head."""
 
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, conv1d, embedding, keep, linear, norm, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, block_spaces, conv1d, embedding, keep, linear, norm, writes
 
 BLOCK = "h.*"
 
@@ -18,11 +18,7 @@ RECIPE = Recipe(
     attention_scaled="scale_attn_weights",
     config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
     spaces={
-        "hidden": Space("hidden", Kind.RESIDUAL),
-        "ffn": Space("ffn", Kind.ACTIVATION),
-        "q": Space("attention", Kind.QUERY),
-        "k": Space("attention", Kind.KEY),
-        "v": Space("attention", Kind.VALUE),
+        **block_spaces(),
         "final": Space("hidden", Kind.TIED_OUTPUT),  # ln_f → LM head tied to wte (and the other heads)
     },
     outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
@@ -31,7 +27,7 @@ RECIPE = Recipe(
         *embedding("wpe", "hidden"),
         *norm(f"{BLOCK}.ln_1", "hidden"),
         *conv1d(f"{BLOCK}.attn.c_attn", Packed((writes("q"), writes("k"), writes("v"))), "hidden"),
-        *conv1d(f"{BLOCK}.attn.c_proj", "hidden", "v"),
+        *conv1d(f"{BLOCK}.attn.c_proj", "hidden", "o"),
         *keep(f"{BLOCK}.attn.bias", ndim=4),  # the causal mask buffer of old checkpoints
         *keep(f"{BLOCK}.attn.masked_bias", ndim=0),
         *norm(f"{BLOCK}.ln_2", "hidden"),

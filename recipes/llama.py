@@ -3,7 +3,7 @@
 Optional biases (Qwen2's q/k/v, Llama's attention_bias and mlp_bias) are covered by the bias rules.
 """
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, linear, norm
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -17,12 +17,7 @@ RECIPE = Recipe(
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
                         kv_heads="num_key_value_heads", head_dim="head_dim", eps=("rms_norm_eps",)),
     spaces={
-        "hidden": Space("hidden", Kind.RESIDUAL),
-        "ffn": Space("ffn", Kind.ACTIVATION),  # gate (SiLU) and up: both exact copies
-        "q": Space("attention", Kind.QUERY, rope="half"),
-        "k": Space("kv_attention", Kind.KEY, rope="half"),
-        "v": Space("kv_attention", Kind.VALUE),
-        "o": Space("attention", Kind.VALUE),  # attention output: each query head's copy of its KV head's values
+        **block_spaces(rope="half", grouped=True),  # the FFN space feeds SiLU (gate) and the product (up)
         "final": Space("hidden", Kind.TIED_OUTPUT),  # the final norm → LM head, tied or not
     },
     outputs={"hidden_states": "hidden", "last_hidden_state": "final"},

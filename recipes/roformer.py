@@ -4,7 +4,7 @@ the hidden size, a sinusoidal table sized by head_dim, and an optional rotary va
 import dataclasses
 
 from . import bert
-from hfgrow.recipe import Kind, Space, embedding, generated, linear, norm, writes
+from hfgrow.recipe import Kind, Space, block_spaces, embedding, generated, linear, norm, writes
 
 
 def sinusoidal_table(shape: tuple[int, ...]):
@@ -26,9 +26,11 @@ RECIPE = bert.RECIPE.extend(
     spaces={
         **bert.RECIPE.spaces,
         "emb": Space("embedding", Kind.RESIDUAL),  # the embeddings (and their LayerNorm) before the projection
-        "q": Space("attention", Kind.QUERY, rope="interleaved"),
-        "k": Space("attention", Kind.KEY, rope="interleaved"),
-        "v": Space("attention", Kind.VALUE, rope="interleaved"),  # exact whether rotary_value is on or off
+        **block_spaces(rope="interleaved"),
+        # values copied into every pair of a rotary group and read back from the aligned pair alone:
+        # exact whether rotary_value is on or off
+        "v": Space("attention", Kind.VALUE, rope="interleaved"),
+        "o": Space("attention", Kind.VALUE, rope="interleaved"),
         "head": Space("head_dim", Kind.ACTIVATION),
         "mlm_inner": Space("embedding", Kind.ACTIVATION),
         "mlm_out": Space("embedding", Kind.TIED_OUTPUT),

@@ -4,7 +4,7 @@ The decoder output is multiplied by d_model^-½ before the LM head when the inst
 so (``scale_decoder_outputs``: original T5 yes, T5 v1.1 no; mT5 never); the ``final`` space absorbs it.
 """
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, embedding, linear, norm
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
 
 BLOCK = "block.*.layer.*"
 
@@ -18,7 +18,7 @@ def stack(name: str) -> tuple:
             *linear(f"{b}.{attn}.q", "q", "hidden", bias=False),
             *linear(f"{b}.{attn}.k", "k", kv_input, bias=False),
             *linear(f"{b}.{attn}.v", "v", kv_input, bias=False),
-            *linear(f"{b}.{attn}.o", "hidden", "v", bias=False),
+            *linear(f"{b}.{attn}.o", "hidden", "o", bias=False),
         )
     return rules + (
         *embedding(f"{b}.SelfAttention.relative_attention_bias", "heads"),  # [buckets, heads]
@@ -38,11 +38,7 @@ RECIPE = Recipe(
     attention_scaled=False,
     config=ConfigFields(hidden="d_model", ffn="d_ff", heads="num_heads", head_dim="d_kv", eps=("layer_norm_epsilon",)),
     spaces={
-        "hidden": Space("hidden", Kind.RESIDUAL),
-        "ffn": Space("ffn", Kind.ACTIVATION),
-        "q": Space("attention", Kind.QUERY),
-        "k": Space("attention", Kind.KEY),
-        "v": Space("attention", Kind.VALUE),
+        **block_spaces(),
         "heads": Space("heads", Kind.ACTIVATION),  # a per-head score bias: copies of whole heads
         # Both final norms write here: the decoder's feeds the LM head tied to `shared` (rescaled or
         # not), the encoder's only linear cross-attention k/v, for which any scale is exact.

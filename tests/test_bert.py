@@ -2,7 +2,6 @@
 
 import json
 import math
-import shutil
 
 import pytest
 import torch
@@ -10,7 +9,7 @@ import transformers
 
 import hfgrow
 from hfgrow import algebra
-from hfgrow.testing import build_bert
+from hfgrow.testing import build_bert, load
 
 CLASSES = [
     "BertModel",
@@ -38,11 +37,6 @@ def small(tmp_path_factory):
 
     return get
 
-
-def load(path):
-    config = json.loads((path / "config.json").read_text())
-    cls = getattr(transformers, config["architectures"][0])
-    return cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
 
 
 def forward(model, seed=0):

@@ -7,7 +7,7 @@ import torch
 import transformers
 
 import hfgrow
-from hfgrow.testing import build_model
+from hfgrow.testing import build_model, load
 
 CLASSES = {
     "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
@@ -23,11 +23,6 @@ CLASSES = {
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 
-
-def load(path):
-    config = json.loads((path / "config.json").read_text())
-    cls = getattr(transformers, config["architectures"][0])
-    return cls.from_pretrained(path, dtype=torch.float32, attn_implementation="eager").eval()
 
 
 def logits(model, seed=0):
@@ -90,7 +85,7 @@ def test_llama_variants_are_exact(tmp_path, overrides):
 @pytest.mark.parametrize("overrides", [dict(feed_forward_proj="gated-gelu", tie_word_embeddings=False),
                                        dict(tie_word_embeddings=True)])
 def test_t5_v1_1_and_tied_rescaled_decoder(tmp_path, overrides):
-    report = check(build_model(tmp_path / "small", "T5ForConditionalGeneration", **overrides), tmp_path / "big", 2)
+    check(build_model(tmp_path / "small", "T5ForConditionalGeneration", **overrides), tmp_path / "big", 2)
     scaled = transformers.AutoConfig.from_pretrained(tmp_path / "big").scale_decoder_outputs
     assert scaled == (overrides.get("tie_word_embeddings", True) is not False)
 

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 import transformers
 
 import hfgrow
