@@ -146,3 +146,18 @@ def test_bf16_sharded_llama_reports_fp32_and_bf16(tmp_path):
     assert v["bfloat16"]["max_rel"] < 0.1
     md = (tmp_path / "big2" / "growth_report.md").read_text()
     assert "bfloat16" in md and "rounded" in md
+
+
+@pytest.mark.parametrize("cls", ["RoFormerForMaskedLM", "GPT2LMHeadModel", "T5ForConditionalGeneration",
+                                 "MT5ForConditionalGeneration", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"])
+def test_every_family_through_the_cli(tmp_path, cls):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", cls)
+    result = CliRunner().invoke(main, [str(src), "--factor", "3", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().splitlines()[-1] == "PASS"
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert report["plan"]["model_class"] == cls and report["verification"]["passed"]
