@@ -158,12 +158,15 @@ class CheckpointReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
+        if not path.is_file():
+            raise GrowthError(f"no config.json in {self.folder}")
         try:
-            return json.loads(path.read_text())
-        except FileNotFoundError:
-            raise GrowthError(f"no config.json in {self.folder}") from None
-        except ValueError as e:
-            raise GrowthError(f"config.json is not valid JSON ({e})") from None
+            config = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise GrowthError(f"config.json is not valid JSON ({_first_line(e)})") from None
+        if not isinstance(config, dict):
+            raise GrowthError("config.json should hold a JSON object")
+        return config
 
     def extra_files(self) -> list[Path]:
         """Top-level files to copy as they are: tokenizer, generation config, and the like."""

@@ -21,7 +21,24 @@ Example:
 """
 
 
-@click.command(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class OneLineErrors(click.Command):
+    """Usage errors as one ``error: ...`` line (exit 2), like every other bad input."""
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as e:
+            click.echo(f"error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            click.echo("interrupted: nothing was written", err=True)
+            sys.exit(130)
+        if standalone_mode:
+            sys.exit(code or 0)
+        return code
+
+
+@click.command(cls=OneLineErrors, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("src")
 @click.option("--out", "-o", required=True, help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
 @click.option("--factor", "-k", default="2", show_default=True, help="Integer width factor >= 2 for hidden size, FFN size and head_dim.")

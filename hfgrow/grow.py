@@ -41,6 +41,10 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
 
+    free = shutil.disk_usage(_existing_parent(out)).free
+    needed = plan.summary()["output_bytes"]
+    if needed > free:
+        raise GrowthError(f"the grown checkpoint needs {needed / 1e9:.2f} GB and {_existing_parent(out)} has {free / 1e9:.2f} GB free")
     created = _make_parents(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
     try:
@@ -53,7 +57,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
             log("verifying: forward passes of both models")
             verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
                                        tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
-                                       storage_rounding=plan.tensors_by_name()[plan.rounded[0]].out.dtype if plan.rounded else None)
+                                       storage_rounding=plan.rounding_dtype())
         report = {
             "hfgrow": __version__,
             "source": str(src),
@@ -70,6 +74,10 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     return report
 
 
+def _existing_parent(out: Path) -> Path:
+    return next(p for p in out.absolute().parents if p.exists())
+
+
 def _make_parents(out: Path) -> Path | None:
     """Creates the missing parents of ``out``; returns the topmost one created, for clean-up."""
     missing = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
@@ -80,13 +88,19 @@ def _make_parents(out: Path) -> Path | None:
 def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
     if not src.is_dir():
         raise GrowthError(f"source {str(src)!r} is not a folder (Hub ids are not supported yet)")
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise GrowthError(f"--out {str(out)!r}: {str(parent)!r} is not a folder")
     if out.exists():
         if not out.is_dir():
             raise GrowthError(f"--out {str(out)!r} exists and is not a folder")
         if out.resolve() == src.resolve() or out.resolve() in src.resolve().parents:
             raise GrowthError("--out must not be the source folder or contain it")
-        if any(out.iterdir()) and not overwrite:
-            raise GrowthError(f"--out {str(out)!r} exists and is not empty (use --overwrite to replace it)")
+        if any(out.iterdir()):
+            if not overwrite:
+                raise GrowthError(f"--out {str(out)!r} exists and is not empty (use --overwrite to replace it)")
+            if not ((out / "config.json").is_file() or (out / "growth_report.json").is_file()):
+                raise GrowthError(f"--overwrite replaces checkpoints only, and {str(out)!r} holds no config.json")
 
 
 def _move_into_place(tmp: Path, out: Path) -> None:
@@ -116,7 +130,13 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -
     for name, shard in zip(names, plan.shards):
         with SafetensorsStreamWriter(folder / name, shard) as writer:
             for out in shard:
-                writer.write(out.name, grow_one(reader.get(out.name), by_name[out.name], plan.maps))
+                try:
+                    grown = grow_one(reader.get(out.name), by_name[out.name], plan.maps)
+                except (MemoryError, RuntimeError) as e:
+                    if not isinstance(e, MemoryError) and "alloc" not in str(e):
+                        raise
+                    raise GrowthError(f"not enough memory to grow '{out.name}' to {out.shape} ({out.nbytes / 1e9:.2f} GB)") from e
+                writer.write(out.name, grown)
     if len(plan.shards) > 1:
         write_index(folder, plan.shards)
     (folder / "config.json").write_text(json.dumps(plan.config, indent=2, sort_keys=True) + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,17 @@ class GrowthOptions:
         parse_size(self.max_shard_size)
         if not (self.tolerance > 0):
             raise GrowthError(f"--tolerance must be positive, got {self.tolerance!r}")
+        if self.verify:  # checked now, not after a long growth
+            try:
+                device = torch.device(self.device)
+            except (RuntimeError, TypeError):
+                raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}") from None
+            if device.type == "cuda" and not torch.cuda.is_available():
+                raise GrowthError("--device cuda: no CUDA device is available")
+            if device.type not in ("cpu", "cuda"):
+                raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}")
+            if self.text_file is not None and not os.path.isfile(self.text_file):
+                raise GrowthError(f"--text-file {self.text_file!r} is not a readable file")
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,16 @@ class GrowthPlan:
     params: tuple[int, int] = field(default=(0, 0))  # floating-point elements stored, before and after
     rounded: list[str] = field(default_factory=list)  # 16-bit tensors multiplied by a scale that rounds
     approximate: list[str] = field(default_factory=list)  # why the growth is not exact (with --allow-lossy)
+    dropped: list[str] = field(default_factory=list)  # keys matched by a drop rule, not written
+
+    def rounding_dtype(self) -> torch.dtype | None:
+        """The 16-bit output dtype when storing the grown weights rounds them: a scale that is not a
+        power of two, or a cast from a wider source dtype (``--dtype``)."""
+        narrowed = [t.out.dtype for t in self.tensors if t.out.dtype.is_floating_point
+                    and t.out.dtype.itemsize < t.source.dtype.itemsize]
+        if narrowed:
+            return narrowed[0]
+        return self.tensors_by_name()[self.rounded[0]].out.dtype if self.rounded else None
 
     def tensors_by_name(self) -> dict[str, TensorPlan]:
         return {t.out.name: t for t in self.tensors}
@@ -95,6 +117,7 @@ class GrowthPlan:
             "eps_scale": self.eps_scale,
             "rounded_in_storage": self.rounded,
             "approximate": self.approximate,
+            "dropped": self.dropped,
             "parameters": list(self.params),
             "tensors": len(self.tensors),
             "shards": len(self.shards),
@@ -111,6 +134,8 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
         supported = "; ".join(f"{r.name} ({', '.join(r.classes)})" for r in RECIPES)
         raise GrowthError(f"unsupported architecture model_type={model_type!r}; supported: {supported}")
     archs = config.get("architectures") or []
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise GrowthError(f"config.json: 'architectures' should be a list of class names, got {archs!r}")
     cls = archs[0] if archs else None
     if cls is not None and cls not in recipe.classes:
         raise GrowthError(f"unsupported class {cls!r} for {recipe.name}; supported: {', '.join(recipe.classes)}")
@@ -139,6 +164,12 @@ def _transformers_config(folder) -> Any:
         raise GrowthError(f"transformers cannot read config.json: {str(e).splitlines()[0]}") from None
 
 
+def _attribute_map(model_type: str) -> dict[str, str]:
+    from transformers import CONFIG_MAPPING
+
+    return dict(getattr(CONFIG_MAPPING[model_type], "attribute_map", {}))
+
+
 def _rope_types(cfg: Any) -> set[str]:
     params = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
     nested = [v for v in params.values() if isinstance(v, dict)] if isinstance(params, dict) else []
@@ -149,6 +180,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     options.validate()
     config = reader.config()
     recipe, cls = find_recipe(config)
+    for name, want in recipe.requires.items():
+        if name in config and config[name] != want:
+            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")
     k = options.factor
     fields = recipe.config
     hidden = _field(config, fields.hidden)
@@ -188,7 +222,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags)
 
     rules = recipe.rules_for(cls)
-    tensors, unmatched, norm_inputs = [], [], {}
+    tensors, unmatched, dropped, norm_inputs = [], [], [], {}
     for info in reader.tensors.values():
         hits = [rule for rx, rule in rules if rx.match(info.name)]
         if len(hits) != 1:
@@ -197,6 +231,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             unmatched.append(info.name)
             continue
         rule = hits[0]
+        if rule.drop:
+            dropped.append(info.name)
+            continue
         try:
             shape = algebra.grown_shape(info.shape, rule.axes, maps)
         except GrowthError as e:
@@ -222,7 +259,13 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             new_config[name] = big
     for name in fields.eps:
         if name in config:
+            if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
+                raise GrowthError(f"config.json: '{name}' should be a non-negative number, got {config[name]!r}")
             new_config[name] = config[name] * eps_scale
+    # fields that other names alias (GPT-2's n_embd is also hidden_size): a stale alias would win on load
+    for alias, target in _attribute_map(config["model_type"]).items():
+        if alias in config and target in new_config and alias != target:
+            new_config[alias] = new_config[target]
     if options.dtype:
         new_config["dtype"] = options.dtype
         if "torch_dtype" in config:
@@ -247,4 +290,5 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         params=params,
         rounded=rounded,
         approximate=approximate,
+        dropped=dropped,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -29,6 +29,7 @@ __all__ = [
     "TensorRule",
     "block_spaces",
     "conv1d",
+    "drop",
     "embedding",
     "generated",
     "keep",
@@ -71,6 +72,7 @@ class TensorRule:
     axes: tuple[Role, ...]
     norm_input: str | None = None  # for a norm's scale: the space it normalises (decides its eps)
     generate: Callable[[tuple[int, ...]], torch.Tensor] | None = None  # a fixed table rebuilt at its new shape
+    drop: bool = False  # left out of the output: a buffer transformers rebuilds (and that a growth would change)
 
     def regex(self, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
@@ -114,6 +116,11 @@ def norm(module: str, space: str, input: str | None = None, bias: bool = True) -
     return rules
 
 
+def drop(pattern: str) -> tuple[TensorRule, ...]:
+    """A key transformers ignores or rebuilds on load (old causal-mask and rotary buffers): not written."""
+    return (TensorRule(pattern, (), drop=True),)
+
+
 def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
     """A tensor copied unchanged (vocab-sized biases, int buffers such as position_ids)."""
     return (TensorRule(pattern, (None,) * ndim),)
@@ -155,6 +162,7 @@ class Recipe:
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
     rope: bool = False  # rotary position embeddings: head_dim growth is exact only for some rope types
+    requires: Mapping[str, Any] = field(default_factory=dict)  # config values the recipe's rules assume
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":

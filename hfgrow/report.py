@@ -91,6 +91,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     sections = {k: s for k, s in v.items() if isinstance(s, dict) and "outputs" in s}
+    skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
             out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_fmt(m['max_rel'])} | {_fmt(m.get('floor', '—'))} | "
@@ -107,6 +108,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         if s["missing_keys"]:
             extras.append(f"**missing in the grown checkpoint:** {', '.join(s['missing_keys'])}")
         out.append(f"- {dtype}: " + "; ".join(extras))
+    for dtype, why in skipped.items():
+        out.append(f"- {dtype}: not run ({why})")
     return "\n".join(out) + "\n"
 
 

@@ -1,6 +1,6 @@
 """GPT-2: pre-norm decoder with Conv1D layers ([in, out]) and q|k|v packed in c_attn; tied LM head."""
 
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, block_spaces, conv1d, embedding, keep, linear, norm, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, block_spaces, conv1d, drop, embedding, linear, norm, writes
 
 BLOCK = "h.*"
 
@@ -13,7 +13,10 @@ RECIPE = Recipe(
         "GPT2ForSequenceClassification",
         "GPT2ForTokenClassification",
         "GPT2DoubleHeadsModel",
+        "GPT2ForQuestionAnswering",
     ),
+    # the multiple-choice summary must project to labels (it would otherwise write a hidden-sized output)
+    requires={"summary_use_proj": True, "summary_proj_to_labels": True},
     prefix="transformer",
     attention_scaled="scale_attn_weights",
     config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
@@ -28,8 +31,8 @@ RECIPE = Recipe(
         *norm(f"{BLOCK}.ln_1", "hidden"),
         *conv1d(f"{BLOCK}.attn.c_attn", Packed((writes("q"), writes("k"), writes("v"))), "hidden"),
         *conv1d(f"{BLOCK}.attn.c_proj", "hidden", "o"),
-        *keep(f"{BLOCK}.attn.bias", ndim=4),  # the causal mask buffer of old checkpoints
-        *keep(f"{BLOCK}.attn.masked_bias", ndim=0),
+        *drop(f"{BLOCK}.attn.bias"),  # the causal-mask buffers of old checkpoints (rebuilt on load)
+        *drop(f"{BLOCK}.attn.masked_bias"),
         *norm(f"{BLOCK}.ln_2", "hidden"),
         *conv1d(f"{BLOCK}.mlp.c_fc", "ffn", "hidden"),
         *conv1d(f"{BLOCK}.mlp.c_proj", "hidden", "ffn"),
@@ -40,5 +43,6 @@ RECIPE = Recipe(
         *linear("score", None, "final"),
         *linear("classifier", None, "final"),
         *linear("multiple_choice_head.summary", None, "final"),
+        *linear("qa_outputs", None, "final"),
     ),
 )

@@ -3,7 +3,7 @@
 Optional biases (Qwen2's q/k/v, Llama's attention_bias and mlp_bias) are covered by the bias rules.
 """
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, drop, embedding, linear, norm
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -28,6 +28,7 @@ RECIPE = Recipe(
         *linear(f"{LAYER}.self_attn.k_proj", "k", "hidden"),
         *linear(f"{LAYER}.self_attn.v_proj", "v", "hidden"),
         *linear(f"{LAYER}.self_attn.o_proj", "hidden", "o"),
+        *drop(f"{LAYER}.self_attn.rotary_emb.inv_freq"),  # saved by old transformers; sized by head_dim, rebuilt
         *norm(f"{LAYER}.post_attention_layernorm", "hidden", bias=False),
         *linear(f"{LAYER}.mlp.gate_proj", "ffn", "hidden"),
         *linear(f"{LAYER}.mlp.up_proj", "ffn", "hidden"),

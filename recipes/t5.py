@@ -7,6 +7,8 @@ so (``scale_decoder_outputs``: original T5 yes, T5 v1.1 no; mT5 never); the ``fi
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
 
 BLOCK = "block.*.layer.*"
+HEADS = ("Model", "ForConditionalGeneration", "EncoderModel", "ForSequenceClassification", "ForTokenClassification",
+         "ForQuestionAnswering")
 
 
 def stack(name: str) -> tuple:
@@ -22,6 +24,7 @@ def stack(name: str) -> tuple:
         )
     return rules + (
         *embedding(f"{b}.SelfAttention.relative_attention_bias", "heads"),  # [buckets, heads]
+        *embedding(f"{b}.EncDecAttention.relative_attention_bias", "heads"),  # in original checkpoints, unused
         *linear(f"{b}.DenseReluDense.wi", "ffn", "hidden", bias=False),
         *linear(f"{b}.DenseReluDense.wi_0", "ffn", "hidden", bias=False),  # gated: act(wi_0 x) * wi_1 x
         *linear(f"{b}.DenseReluDense.wi_1", "ffn", "hidden", bias=False),
@@ -33,13 +36,14 @@ def stack(name: str) -> tuple:
 RECIPE = Recipe(
     name="t5",
     model_types=("t5",),
-    classes=("T5Model", "T5ForConditionalGeneration", "T5EncoderModel"),
+    classes=tuple(f"T5{h}" for h in HEADS),
     prefix="transformer",
     attention_scaled=False,
     config=ConfigFields(hidden="d_model", ffn="d_ff", heads="num_heads", head_dim="d_kv", eps=("layer_norm_epsilon",)),
     spaces={
         **block_spaces(),
         "heads": Space("heads", Kind.ACTIVATION),  # a per-head score bias: copies of whole heads
+        "pooled": Space("hidden", Kind.ACTIVATION),  # sequence classification: dense → tanh → out_proj
         # Both final norms write here: the decoder's feeds the LM head tied to `shared` (rescaled or
         # not), the encoder's only linear cross-attention k/v, for which any scale is exact.
         "final": Space("hidden", Kind.TIED_OUTPUT, rescaled_by="scale_decoder_outputs"),
@@ -53,7 +57,13 @@ RECIPE = Recipe(
         "decoder_last_hidden_state": "final",
     },
     body=(*embedding("shared", "hidden"), *stack("encoder"), *stack("decoder")),
-    heads=linear("lm_head", None, "final", bias=False),
+    heads=(
+        *linear("lm_head", None, "final", bias=False),
+        *linear("classification_head.dense", "pooled", "final"),
+        *linear("classification_head.out_proj", None, "pooled"),
+        *linear("classifier", None, "final"),
+        *linear("qa_outputs", None, "final"),
+    ),
 )
 
-MT5 = RECIPE.extend(name="mt5", model_types=("mt5",), classes=("MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel"))
+MT5 = RECIPE.extend(name="mt5", model_types=("mt5",), classes=tuple(f"MT5{h}" for h in HEADS))

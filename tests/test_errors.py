@@ -164,6 +164,48 @@ def bad_shard_size(src):
     return src, {"max_shard_size": "5 gigabytes"}, ["--max-shard-size", "5 gigabytes"], ("5 gigabytes",)
 
 
+def config_not_an_object(src):
+    (src / "config.json").write_text("[1, 2]")
+    return src, {}, [], ("config.json", "JSON object")
+
+
+def config_is_a_folder(src):
+    (src / "config.json").unlink()
+    (src / "config.json").mkdir()
+    return src, {}, [], ("config.json",)
+
+
+def eps_not_a_number(src):
+    edit_config(src, layer_norm_eps="1e-5")
+    return src, {}, [], ("layer_norm_eps", "number")
+
+
+def architectures_not_a_list(src):
+    edit_config(src, architectures="BertForMaskedLM")
+    return src, {}, [], ("architectures", "list")
+
+
+def out_parent_is_a_file(src):
+    (src.parent / "afile").write_text("x")
+    return src, {"out": src.parent / "afile" / "big"}, ["--out", src.parent / "afile" / "big"], ("afile", "not a folder")
+
+
+def bad_device(src):
+    return src, {"device": "foo", "verify": True}, ["--device", "foo"], ("--device", "foo")
+
+
+def missing_text_file(src):
+    return src, {"text_file": "nowhere.txt", "verify": True}, ["--text-file", "nowhere.txt"], ("nowhere.txt",)
+
+
+def gpt2_summary_not_to_labels(src):
+    from hfgrow.testing import build_model
+
+    shutil.rmtree(src)
+    build_model(src, "GPT2DoubleHeadsModel", summary_proj_to_labels=False)
+    return src, {}, [], ("summary_proj_to_labels", "not supported")
+
+
 def bad_tolerance(src):
     return src, {"tolerance": 0.0, "verify": True}, ["--tolerance", "0"], ("--tolerance", "positive")
 
@@ -187,7 +229,28 @@ CASES = [
     config_not_json,
     bad_shard_size,
     bad_tolerance,
+    config_not_an_object,
+    config_is_a_folder,
+    eps_not_a_number,
+    architectures_not_a_list,
+    out_parent_is_a_file,
+    bad_device,
+    missing_text_file,
+    gpt2_summary_not_to_labels,
 ]
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--dtype", "foo"], "--dtype"),
+    (["--seed", "x"], "--seed"),
+    ([], "--out"),
+    (["--bogus"], "--bogus"),
+])
+def test_usage_errors_are_one_line_too(work, args, fragment):
+    src, out = work
+    result = run_cli(src, *(args if args == [] else ["--out", out, *args]))
+    assert result.exit_code == 2
+    assert_one_error_line(result.stderr, (fragment,))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
@@ -197,7 +260,7 @@ def test_bad_input_api(work, case):
     kwargs.setdefault("verify", False)
     before = snapshot(out.parent.parent)
     with pytest.raises(GrowthError) as e:
-        hfgrow.grow(src, out, **kwargs)
+        hfgrow.grow(src, kwargs.pop("out", out), **kwargs)
     msg = str(e.value)
     assert "\n" not in msg and msg.strip() == msg
     for fragment in fragments:
@@ -281,6 +344,14 @@ def test_existing_out_refused_then_overwritten(work):
     (out / "model.safetensors").write_bytes(b"not weights at all")
     (out / "sub").mkdir()
     (out / "sub" / "deep.bin").write_bytes(bytes(range(256)))
+    before = snapshot(out.parent)
+
+    # a folder that does not look like a checkpoint is never replaced, even with --overwrite
+    result = run_cli(src, "--out", out, "--no-verify", "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert_one_error_line(result.stderr, ("holds no config.json",))
+    assert snapshot(out.parent) == before
+    (out / "config.json").write_text("{}")
     before = snapshot(out.parent)
 
     result = run_cli(src, "--out", out, "--no-verify")
