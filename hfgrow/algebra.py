@@ -6,8 +6,10 @@ W' = E_B · W · R_A and b' = E_B · b, so a tensor only needs to say, for each 
 *writes* into (that axis is expanded with E) or *reads* from (that axis is expanded with Rᵀ).
 
 Both E and R are stored as a gather: big unit J is small unit ``src[J]`` times ``e[J]`` (in E) or
-``r[J]`` (in R); a unit with ``src[J] == -1`` is an extra unit that E and R leave at zero. Growing a
-tensor is therefore an ``index_select`` and a multiply per grown axis, whatever the mode.
+``r[J]`` (in R). A unit with ``src[J] == -1`` is an extra unit (a width that is not a multiple): R
+ignores it, and E fills it with zero, or with e[J] times the mean of the small vector where a
+LayerNorm must keep seeing the same mean ("average expansion"). Growing a tensor is therefore an
+``index_select`` and a multiply per grown axis, whatever the mode.
 
 Recipes never compute a scale: they declare what *kind* of space each one is, and :func:`expansions`
 turns kinds, sizes and the chosen convention into the scales below.
@@ -51,18 +53,49 @@ class Expansion:
     e: torch.Tensor  # float32[big]: the copy's multiplier in E
     r: torch.Tensor  # float32[big]: the copy's multiplier in R
     small: int
+    mean_extras: bool = False  # extra units carry e·mean(small vector) instead of zero
+    breakable: bool = True  # its copies may be made to diverge (not a tied output, not q or k)
 
     @property
     def big(self) -> int:
         return int(self.src.numel())
 
+    @property
+    def fill(self) -> float:
+        """The fraction of big units that are copies (1 unless the width is not a multiple)."""
+        return float((self.src >= 0).sum()) / self.big
+
     def expand(self, t: torch.Tensor, axis: int) -> torch.Tensor:
         """E along ``axis``: for tensors that write into this space (outputs, biases, norm γ/β)."""
-        return self._gather(t, axis, self.e)
+        out = self._gather(t, axis, torch.where(self.src >= 0, self.e, torch.zeros(())))
+        extras = self.src < 0
+        if self.mean_extras and bool(extras.any()):
+            mean = t.mean(axis, keepdim=True).movedim(axis, -1) * self.e[extras].to(t)
+            out = out.movedim(axis, -1)
+            out[..., extras.to(t.device)] = mean
+            out = out.movedim(-1, axis)
+        return out
 
-    def read(self, t: torch.Tensor, axis: int) -> torch.Tensor:
-        """W·R along ``axis``: for the input axis of a tensor that reads from this space."""
-        return self._gather(t, axis, self.r)
+    def read(self, t: torch.Tensor, axis: int, noise: torch.Generator | None = None, amplitude: float = 0.0) -> torch.Tensor:
+        """W·R along ``axis``: for the input axis of a tensor that reads from this space.
+
+        With ``noise``, each group of copies also gets perturbations that sum to zero over the group:
+        the layer only sees the sum of a group's input weights (its copies are equal), so the function
+        is unchanged while the copies can now diverge under training.
+        """
+        out = self._gather(t, axis, self.r)
+        if noise is None or amplitude == 0.0:
+            return out
+        group = torch.where(self.r != 0, self.src, -1)
+        n = torch.randn(out.shape, generator=noise, dtype=torch.float32).to(out).movedim(axis, -1)
+        keep = group >= 0
+        sums = n.new_zeros(*n.shape[:-1], self.small).index_add_(-1, group[keep].to(n.device), n[..., keep])
+        counts = torch.zeros(self.small).index_add_(0, group[keep], torch.ones(int(keep.sum())))
+        n[..., keep] -= (sums / counts.clamp(min=1).to(n))[..., group[keep]]
+        n[..., ~keep] = 0
+        lone = (counts < 2)[group.clamp(min=0)] & keep  # a unit with one reading copy cannot be perturbed
+        n[..., lone] = 0
+        return out + amplitude * n.movedim(-1, axis)
 
     def reduce(self, t: torch.Tensor, axis: int) -> torch.Tensor:
         """R applied to big activations along ``axis``: big → small."""
@@ -80,13 +113,18 @@ class Expansion:
         shape[axis] = -1
         return out * scale.to(device=t.device, dtype=t.dtype).view(shape)
 
+    def count(self) -> torch.Tensor:
+        """The number of copies of every small unit."""
+        keep = self.src >= 0
+        return torch.zeros(self.small).index_add_(0, self.src[keep], torch.ones(int(keep.sum())))
+
     def uniform_e(self) -> float | None:
         """The single multiplier every copy carries in E, or None when copies differ."""
         e = self.e[self.src >= 0]
         return float(e[0]) if bool((e == e[0]).all()) else None
 
 
-def replicate(n: int, k: int, e: float, layout: str = "interleave") -> Expansion:
+def replicate(n: int, k: int, e: float, layout: str = "interleave") -> Expansion:  # for tests and examples
     """Unit i becomes k units of the big space, each multiplied by e in E and 1/(k·e) in R.
 
     ``interleave`` puts the copies of unit i next to each other (i*k + copy): growing head_dim this
@@ -134,16 +172,30 @@ def _parts(axis: Axis | Packed) -> tuple[Axis, ...]:
     return axis.parts if isinstance(axis, Packed) else (axis,)
 
 
-def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion]) -> torch.Tensor:
-    """Apply E or R along every axis that has a role; axes without one are left as they are."""
+def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion],
+                noise: tuple[int, float] | None = None) -> torch.Tensor:
+    """Apply E or R along every axis that has a role; axes without one are left as they are.
+
+    ``noise`` = (seed, relative amplitude): input-side perturbations that cancel within each group of
+    copies (:meth:`Expansion.read`), scaled by the tensor's root mean square.
+    """
     if len(axes) != t.dim():
         raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
+    gen = torch.Generator().manual_seed(noise[0]) if noise else None
+    amplitude = noise[1] * float(t.float().pow(2).mean().sqrt()) if noise and t.numel() else 0.0
+
+    def grow_part(a: Axis, c: torch.Tensor, i: int) -> torch.Tensor:
+        m = maps[a.space]
+        if not a.reads:
+            return m.expand(c, i)
+        return m.read(c, i, gen if m.breakable else None, amplitude)
+
     for i, axis in enumerate(axes):
         if axis is None:
             continue
         parts = _parts(axis)
         chunks = t.split([maps[a.space].small for a in parts], dim=i)
-        grown = [maps[a.space].read(c, i) if a.reads else maps[a.space].expand(c, i) for a, c in zip(parts, chunks)]
+        grown = [grow_part(a, c, i) for a, c in zip(parts, chunks)]
         t = torch.cat(grown, dim=i) if len(grown) > 1 else grown[0]
     return t
 
@@ -224,18 +276,60 @@ def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
     return (torch.arange(heads)[:, None, None] * (k * d) + pos).reshape(heads * d, k)
 
 
-def _rotary(heads: int, d: int, k: int, layout: str, e: float, e_others: float, read_all: bool) -> Expansion:
-    groups = rotary_groups(heads, d, k, layout)
-    n = heads * d
-    src, ev, rv = torch.empty(n * k, dtype=torch.long), torch.empty(n * k), torch.zeros(n * k)
-    src[groups] = torch.arange(n)[:, None].expand(n, k)
-    ev[groups] = e_others
-    ev[groups[:, 0]] = e
-    if read_all:
-        rv[groups] = 1.0 / (k * e)
-    else:
-        rv[groups[:, 0]] = 1.0 / e
-    return Expansion(src, ev, rv, n)
+class Symmetry(str, enum.Enum):
+    """How copies are kept from training identically (DESIGN.md §2, "Symmetry")."""
+
+    SPLIT = "split"  # each group of copies' input-side weights split unevenly (R), their sum unchanged
+    NOISE = "noise"  # perturbations of the input-side weights that cancel within each group
+    NONE = "none"  # plain copies: identical gradients forever without dropout
+
+
+def spread(n: int, big: int) -> torch.Tensor:
+    """Unit i of n gets big//n or big//n + 1 adjacent copies (the first big % n units get one more)."""
+    if big < n:
+        raise GrowthError(f"cannot shrink a dimension of size {n} to {big}")
+    counts = torch.full((n,), big // n)
+    counts[: big % n] += 1
+    return torch.arange(n).repeat_interleave(counts)
+
+
+def copies_and_extras(n: int, big: int) -> torch.Tensor:
+    """k = big//n adjacent copies of every unit, then big − k·n extra units (-1): every unit the same
+    number of copies, as a norm over the space needs."""
+    if big < n:
+        raise GrowthError(f"cannot shrink a dimension of size {n} to {big}")
+    k = big // n
+    return torch.cat([torch.arange(n).repeat_interleave(k), torch.full((big - k * n,), -1)])
+
+
+def _head_layout(d: int, big_d: int, rope: str | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Within one head: the small dim each big dim copies, and which copy is the aligned one."""
+    if rope and big_d != d:
+        if big_d % d:
+            raise GrowthError(f"rotary heads grow head_dim only by whole factors ({d} → {big_d}): use heads")
+        groups = rotary_groups(1, d, big_d // d, rope)
+        src = torch.empty(big_d, dtype=torch.long)
+        src[groups] = torch.arange(d)[:, None].expand_as(groups)
+        aligned = torch.zeros(big_d, dtype=torch.bool)
+        aligned[groups[:, 0]] = True
+        return src, aligned
+    src = spread(d, big_d)
+    return src, torch.ones(big_d, dtype=torch.bool)
+
+
+def _attention_layout(groups: tuple[int, int], per_group: int, d: tuple[int, int], rope: str | None):
+    """Heads come in groups (the query heads that share one KV head); groups are tiled, whole, and
+    each head's dims laid out by :func:`_head_layout`. Returns src, aligned, and the number of
+    copies of each small dim within its head (for the score correction)."""
+    (g, big_g), (hd, big_hd) = groups, d
+    if big_g < g:
+        raise GrowthError(f"cannot reduce the number of heads ({g} → {big_g} groups)")
+    group_src = torch.arange(big_g) % g  # tile: each copy of a query head still reads its KV head's copy
+    inner, aligned = _head_layout(hd, big_hd, rope)
+    heads = (group_src[:, None] * per_group + torch.arange(per_group)).reshape(-1)  # big head → small head
+    src = (heads[:, None] * hd + inner).reshape(-1)
+    within = torch.zeros(hd).index_add_(0, inner, aligned.float())
+    return src, aligned.repeat(big_g * per_group), within[inner].repeat(big_g * per_group)
 
 
 def expansions(
@@ -244,73 +338,124 @@ def expansions(
     convention: Convention,
     attention_scaled: bool,
     flags: Mapping[str, bool] | None = None,
+    *,
+    mean_extras: bool = False,
+    symmetry: Symmetry = Symmetry.NONE,
+    seed: int = 0,
 ) -> dict[str, Expansion]:
-    """E and R for every space of a recipe, for an integer-factor widening that grows head_dim.
+    """E and R for every space of a recipe.
 
-    The scales:
+    Every space of one dimension shares one layout (a norm's input and output spaces must match
+    unit for unit); its kind decides the scales:
 
-    * residual and value spaces: copies carry c (1, or 1/√k for the orthogonal convention);
-    * activation inputs: c = 1, so an elementwise nonlinearity sees its small pre-activations;
-    * query and key: the score sums k copies of every product, and a scaled attention divides by
-      √(k·d) instead of √d, so the scales of q and k multiply to s'/(k·s), with s'/s = √k (scaled)
-      or 1 (T5). The copy convention puts it all on q, the orthogonal one splits it evenly;
-    * rotary query and key: only the aligned pair of each group keeps q (the others are zero, with
-      k filled so that those rows still get gradients), so one product carries all of s'/s; a rotary
-      value (RoFormer's rotary_value) is copied everywhere and read back from the aligned pair only;
+    * residual: k copies carrying c (1, or 1/√k for the orthogonal convention) and, for a width that
+      is not a multiple, extra units at zero or (``mean_extras``, LayerNorm models) at the mean;
+    * activation inputs: exact copies (an elementwise nonlinearity must see its pre-activations);
+      any number of copies per unit, read back by 1/count;
+    * value: copies carrying c; a rotary value (RoFormer's rotary_value) is read back from the
+      aligned pair of each rotary group only;
+    * query and key: q·k sums the copies of each head dim, and a scaled attention divides by
+      √head_dim' instead of √head_dim, so for every dim n·e_q·e_k = s'/s (√(head_dim'/head_dim), or
+      1 for T5); the copy convention puts all of it on q, the orthogonal one splits it. Rotary heads
+      keep q only in the aligned pair of each group (k fills the others, so they still learn);
     * tied output: the output layer shares the input embedding, whose columns carry c; its reader
-      must be E_hidden, which needs this space's copies to carry 1/(k·c), times √k when the model
-      rescales the space by hidden_size^-½ (T5).
+      must be E_hidden, so these copies carry 1/(k·c), times √(hidden'/hidden) when the model
+      multiplies this space by hidden_size^-½ (T5).
+
+    ``symmetry`` SPLIT then splits R unevenly within each group of copies (E, which norms see,
+    stays uniform), keeping Σ r·e = 1 per unit.
     """
     flags = flags or {}
+    gen = torch.Generator().manual_seed(seed)
+    group_size = widths.heads[0] // widths.kv_heads[0]
+    layouts: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+    def layout(dim: str, rope: str | None):
+        key = f"{dim}/{rope}"
+        if key not in layouts:
+            if dim in ("hidden", "embedding"):
+                n, big = getattr(widths, dim)
+                src = copies_and_extras(n, big)
+                layouts[key] = (n, src, torch.ones(big, dtype=torch.bool), torch.ones(big))
+            elif dim == "ffn":
+                n, big = widths.ffn
+                layouts[key] = (n, spread(n, big), torch.ones(big, dtype=torch.bool), torch.ones(big))
+            elif dim in ("attention", "kv_attention", "heads", "head_dim"):
+                per_group = group_size if dim in ("attention", "heads") else 1
+                groups = widths.kv_heads if dim != "head_dim" else (1, 1)
+                d = widths.head_dim if dim != "heads" else (1, 1)
+                if dim == "head_dim":
+                    per_group = 1
+                src, aligned, within = _attention_layout(groups, per_group, d, rope)
+                layouts[key] = (groups[0] * per_group * d[0], src, aligned, within)
+            else:
+                raise GrowthError(f"unknown dimension {dim!r}")
+        return layouts[key]
+
+    ratio = math.sqrt(widths.head_dim[1] / widths.head_dim[0]) if attention_scaled else 1.0
     out: dict[str, Expansion] = {}
     for name, space in spaces.items():
-        n, big = getattr(widths, space.dim)
-        if big % n:
-            raise GrowthError(f"{space.dim} size {big} is not a multiple of {n}")
-        k = big // n
-        c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(k)
-        if space.dim in ("attention", "kv_attention") and widths.heads[0] != widths.heads[1]:
-            raise GrowthError("growing the number of heads is not supported yet: grow head_dim")
-        if space.kind in (Kind.RESIDUAL, Kind.VALUE):
-            e = c
-        elif space.kind is Kind.ACTIVATION:
-            e = 1.0
-        elif space.kind is Kind.TIED_OUTPUT:
-            e = 1.0 / (k * c) * (math.sqrt(k) if space.rescaled_by and flags.get(space.rescaled_by) else 1.0)
-        else:  # QUERY / KEY: the product of their scales must be s'/s over the copies that meet
-            ratio = math.sqrt(k) if attention_scaled else 1.0
-            product = ratio if space.rope else ratio / k
-            if convention is Convention.COPY:  # all on q: a power of two whenever one exists
-                e = product if space.kind is Kind.QUERY else 1.0
-            else:  # the seed's symmetric split
-                e = math.sqrt(product)
-        if space.rope and k > 1:
-            d = widths.head_dim[0]
-            heads = n // d
-            if space.kind is Kind.QUERY:
-                out[name] = _rotary(heads, d, k, space.rope, e, 0.0, read_all=False)
-            elif space.kind is Kind.KEY:
-                out[name] = _rotary(heads, d, k, space.rope, e, e, read_all=True)
-            else:  # a rotary value
-                out[name] = _rotary(heads, d, k, space.rope, e, e, read_all=False)
-        else:
-            out[name] = replicate(n, k, e, layout="interleave")
+        n, src, aligned, within = layout(space.dim, space.rope)
+        copy = src >= 0
+        count = torch.zeros(n).index_add_(0, src[copy], torch.ones(int(copy.sum())))
+        k = int(count.min()) if space.dim in ("hidden", "embedding") else None
+        c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(float(count.mean()))
+        per_unit = count[src.clamp(min=0)]
+        kind = space.kind
+        rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
+        if kind in (Kind.RESIDUAL, Kind.VALUE):
+            e = torch.full(src.shape, c)
+        elif kind is Kind.ACTIVATION:
+            e = torch.ones(src.shape)
+        elif kind is Kind.TIED_OUTPUT:
+            rescale = math.sqrt(widths.hidden[1] / widths.hidden[0]) if flags.get(space.rescaled_by or "") else 1.0
+            e = torch.full(src.shape, rescale / ((k or 1) * c))
+        else:  # QUERY / KEY: n·e_q·e_k = ratio over the copies of a head dim that meet
+            meet = torch.ones(src.shape) if rotary else within
+            if convention is Convention.COPY:
+                e = ratio / meet if kind is Kind.QUERY else torch.ones(src.shape)
+            else:
+                e = torch.sqrt(ratio / meet)
+            if rotary and kind is Kind.QUERY:
+                e = torch.where(aligned, e, torch.zeros(()))
+        e = torch.where(copy, e, torch.full(src.shape, c) if kind is Kind.RESIDUAL else torch.zeros(()))
+        readers = copy & (e != 0) & (aligned if rotary and kind is Kind.VALUE else torch.ones_like(copy))
+        n_read = torch.zeros(n).index_add_(0, src[readers], torch.ones(int(readers.sum())))
+        r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones(()))),
+                        torch.zeros(()))
+        if symmetry is Symmetry.SPLIT and kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT):
+            r = _split(r, e, src, readers, n, gen)
+        del per_unit
+        out[name] = Expansion(src, e.float(), r.float(), n, mean_extras=mean_extras and kind is Kind.RESIDUAL,
+                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT))
     return out
+
+
+def _split(r: torch.Tensor, e: torch.Tensor, src: torch.Tensor, readers: torch.Tensor, n: int,
+           gen: torch.Generator) -> torch.Tensor:
+    """Uneven R within each group of reading copies, Σ r·e per unit unchanged (R·E = I still)."""
+    w = torch.where(readers, 0.5 + torch.rand(src.shape, generator=gen), torch.zeros(()))
+    idx = src[readers]
+    before = torch.zeros(n).index_add_(0, idx, (r * e)[readers])
+    after = torch.zeros(n).index_add_(0, idx, (r * w * e)[readers])
+    scale = torch.where(after != 0, before / after.where(after != 0, torch.ones(())), torch.ones(()))
+    return torch.where(readers, r * w * scale[src.clamp(min=0)], r)
 
 
 def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> float:
     """The factor for a config's norm eps, shared by norms whose inputs are the given spaces.
 
     A norm over copies carrying c sees the mean scaled by c and the variance (or mean square) by c²,
-    so eps must become c²·eps. Norms that share one eps field must agree on c², or no single eps is
+    so eps must become c²·eps; extra units (at the mean for LayerNorm, at zero for RMSNorm) add
+    nothing to the sum of squares but count in its mean, a further factor fill = k·n/n'. Norms that share one eps field must agree on c², or no single eps is
     exact: that is refused rather than approximated.
     """
     scales = {}
     for norm, space in norm_inputs.items():
         c = maps[space].uniform_e()
-        if c is None:
-            raise GrowthError(f"norm '{norm}' reads space '{space}' whose copies are not uniformly scaled")
-        scales[norm] = c * c
+        if c is None or len(set(maps[space].count().tolist())) > 1:
+            raise GrowthError(f"norm '{norm}' reads space '{space}' whose copies are not uniform")
+        scales[norm] = c * c * maps[space].fill
     values = sorted(set(scales.values()))
     if not values:
         return 1.0
@@ -318,6 +463,12 @@ def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> 
         detail = ", ".join(f"{n} ×{s:g}" for n, s in scales.items())
         raise GrowthError(f"norms sharing one eps would need different eps scales ({detail})")
     return values[0]
+
+
+def norm_gain(m: Expansion) -> float:
+    """The factor on a norm's γ when its input space has extra units: the normalised copies come out
+    √fill times too large (eps is scaled by :func:`eps_scale` to match), so γ carries √fill."""
+    return math.sqrt(m.fill)
 
 
 def is_power_of_two(x: float) -> bool:

@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -113,7 +114,10 @@ def _move_into_place(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def grow_one(t: torch.Tensor, tp: TensorPlan, maps: dict[str, algebra.Expansion]) -> torch.Tensor:
+NOISE = 1e-2  # --symmetry noise: perturbations of 1% of a tensor's root mean square
+
+
+def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype."""
     if tp.rule.generate is not None:
         return tp.rule.generate(tp.out.shape).to(tp.out.dtype)
@@ -121,7 +125,15 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, maps: dict[str, algebra.Expansion]
         if any(tp.rule.axes):
             raise GrowthError(f"'{tp.source.name}' is {t.dtype}, but its rule grows it")
         return t
-    return algebra.grow_tensor(t.to(torch.float32), tp.rule.axes, maps).to(tp.out.dtype)
+    t = t.to(torch.float32)
+    if tp.zero:
+        t = torch.zeros_like(t)
+    elif tp.gain != 1.0:
+        t = t * tp.gain
+    noise = None
+    if plan.options.symmetry == "noise" and not tp.zero:
+        noise = (zlib.crc32(tp.out.name.encode()) ^ plan.options.seed, NOISE)
+    return algebra.grow_tensor(t, tp.rule.axes, plan.maps, noise).to(tp.out.dtype)
 
 
 def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> None:
@@ -131,7 +143,8 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -
         with SafetensorsStreamWriter(folder / name, shard) as writer:
             for out in shard:
                 try:
-                    grown = grow_one(reader.get(out.name), by_name[out.name], plan.maps)
+                    tp = by_name[out.name]
+                    grown = grow_one(reader.get(tp.source.name), tp, plan)
                 except (MemoryError, RuntimeError) as e:
                     if not isinstance(e, MemoryError) and "alloc" not in str(e):
                         raise

@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from . import algebra
-from .algebra import Convention, Expansion, Widths
+from .algebra import Convention, Expansion, Symmetry, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .errors import GrowthError
 from .recipe import Recipe, TensorRule
@@ -19,11 +20,39 @@ from .recipe import Recipe, TensorRule
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
+ATTENTION_MODES = ("heads", "head-dim")
+
+
+def _int_option(name: str, value: Any, minimum: int = 1) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = float(value) if isinstance(value, str) else value
+    except ValueError:
+        number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not float(number).is_integer() or number < minimum:
+        raise GrowthError(f"--{name} must be an integer >= {minimum}, got {value!r}")
+    return int(number)
+
+
 @dataclass
 class GrowthOptions:
-    """Everything a growth can be asked to do; the CLI and the Python API share it."""
+    """Everything a growth can be asked to do; the CLI and the Python API share it.
 
-    factor: int = 2
+    ``factor`` grows every width by K; ``hidden_size``, ``intermediate_size``, ``num_heads`` and
+    ``head_dim`` set targets of their own (any size for pre-norm models); with none of them and no
+    ``layers``, the factor is 2.
+    """
+
+    factor: int | None = None
+    attention: str = "heads"  # grow the number of heads (and KV heads), or head_dim ("head-dim")
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_heads: int | None = None
+    head_dim: int | None = None
+    layers: int | None = None  # total blocks per stack after growth; new blocks are exactly the identity
+    insert_at: tuple[int, ...] | str | None = None  # insert a new block after these original blocks
+    symmetry: str = "split"  # how copies are kept from training identically: split, noise or none
     convention: str = "copy"
     allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
     dtype: str | None = None  # output dtype of floating tensors; None keeps each tensor's own
@@ -36,19 +65,23 @@ class GrowthOptions:
     seed: int = 0
 
     def validate(self) -> None:
-        f = self.factor
-        if isinstance(f, str):
+        self.factor = _int_option("factor", self.factor, minimum=2)
+        for name in ("hidden_size", "intermediate_size", "num_heads", "head_dim", "layers"):
+            setattr(self, name, _int_option(name.replace("_", "-"), getattr(self, name)))
+        if self.factor is None and not any((self.hidden_size, self.intermediate_size, self.num_heads, self.head_dim, self.layers)):
+            self.factor = 2
+        if isinstance(self.insert_at, str):
             try:
-                f = float(f)
+                self.insert_at = tuple(int(x) for x in self.insert_at.split(",") if x.strip())
             except ValueError:
-                raise GrowthError(f"--factor must be an integer >= 2, got {self.factor!r}") from None
-        if isinstance(f, bool) or not float(f).is_integer() or f < 2:
-            raise GrowthError(f"--factor must be an integer >= 2, got {self.factor!r}")
-        self.factor = int(f)
-        try:
-            Convention(self.convention)
-        except ValueError:
-            raise GrowthError(f"--convention must be one of {[c.value for c in Convention]}, got {self.convention!r}") from None
+                raise GrowthError(f"--insert-at takes block numbers such as 1,3 — got {self.insert_at!r}") from None
+        if self.insert_at is not None and self.layers is None:
+            raise GrowthError("--insert-at needs --layers")
+        for name, value, allowed in (("attention", self.attention, ATTENTION_MODES),
+                                     ("convention", self.convention, [c.value for c in Convention]),
+                                     ("symmetry", self.symmetry, [s.value for s in Symmetry])):
+            if value not in allowed:
+                raise GrowthError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise GrowthError(f"--dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         parse_size(self.max_shard_size)
@@ -69,9 +102,11 @@ class GrowthOptions:
 
 @dataclass(frozen=True)
 class TensorPlan:
-    source: TensorInfo
+    source: TensorInfo  # for a new block's tensor: the tensor of the block it copies
     rule: TensorRule
     out: OutTensor
+    gain: float = 1.0  # a norm's γ over a space with extra units (algebra.norm_gain)
+    zero: bool = False  # a new block's output projection: zero, so the block is the identity
 
 
 @dataclass
@@ -90,6 +125,8 @@ class GrowthPlan:
     rounded: list[str] = field(default_factory=list)  # 16-bit tensors multiplied by a scale that rounds
     approximate: list[str] = field(default_factory=list)  # why the growth is not exact (with --allow-lossy)
     dropped: list[str] = field(default_factory=list)  # keys matched by a drop rule, not written
+    layers: dict[str, tuple[int, int]] = field(default_factory=dict)  # per stack: blocks before and after
+    new_blocks: dict[str, list[int]] = field(default_factory=dict)  # per stack: indices of the new blocks
 
     def rounding_dtype(self) -> torch.dtype | None:
         """The 16-bit output dtype when storing the grown weights rounds them: a scale that is not a
@@ -104,16 +141,22 @@ class GrowthPlan:
         return {t.out.name: t for t in self.tensors}
 
     def summary(self) -> dict[str, Any]:
+        o = self.options
         return {
             "recipe": self.recipe.name,
             "model_class": self.model_class,
-            "factor": self.options.factor,
-            "attention": "head-dim",
-            "convention": self.options.convention,
+            "factor": o.factor,
+            "attention": o.attention,
+            "convention": o.convention,
+            "symmetry": o.symmetry,
+            "seed": o.seed,
             "hidden_size": list(self.widths.hidden),
             "intermediate_size": list(self.widths.ffn),
             "num_heads": list(self.widths.heads),
+            "num_kv_heads": list(self.widths.kv_heads),
             "head_dim": list(self.widths.head_dim),
+            "layers": {k: list(v) for k, v in self.layers.items()},
+            "new_blocks": self.new_blocks,
             "eps_scale": self.eps_scale,
             "rounded_in_storage": self.rounded,
             "approximate": self.approximate,
@@ -176,6 +219,63 @@ def _rope_types(cfg: Any) -> set[str]:
     return {p.get("rope_type", p.get("type", "default")) for p in (nested or [params])}
 
 
+def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
+    """Small and big sizes of every dimension, from the config and the options."""
+    f = recipe.config
+    hidden = _field(config, f.hidden)
+    ffn = _field(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
+    heads = _field(config, f.heads)
+    kv = _field(config, f.kv_heads, heads)
+    tied = not (f.head_dim and config.get(f.head_dim) is not None)  # attention width = hidden width
+    if tied and hidden % heads:
+        raise GrowthError(f"config.json: {f.hidden}={hidden} is not divisible by {f.heads}={heads}")
+    head_dim = hidden // heads if tied else _field(config, f.head_dim)
+    if heads % kv:
+        raise GrowthError(f"config.json: {f.heads}={heads} is not a multiple of {f.kv_heads}={kv}")
+    embedding = _field(config, f.embedding, hidden)
+
+    k = o.factor or 1
+    big_hidden = o.hidden_size or k * hidden
+    big_ffn = o.intermediate_size or k * ffn
+    by_heads = o.attention == "heads"
+    big_heads, big_dim = o.num_heads, o.head_dim
+    if tied:  # heads · head_dim must stay the hidden size: derive what was not given
+        if big_heads and big_dim and big_heads * big_dim != big_hidden:
+            raise GrowthError(f"--num-heads {big_heads} × --head-dim {big_dim} must equal the hidden size {big_hidden}")
+        if not big_heads and not big_dim:
+            big_dim, big_heads = (head_dim, None) if by_heads else (None, heads)
+        if big_heads and not big_dim:
+            big_dim = big_hidden // big_heads if big_hidden % big_heads == 0 else None
+        elif big_dim and not big_heads:
+            big_heads = big_hidden // big_dim if big_hidden % big_dim == 0 else None
+        if not big_heads or not big_dim:
+            raise GrowthError(f"hidden size {big_hidden} cannot be split into heads of the requested size: "
+                              f"give --num-heads or --head-dim")
+    else:
+        big_heads = big_heads or (k * heads if by_heads else heads)
+        big_dim = big_dim or (head_dim if by_heads else k * head_dim)
+    group = heads // kv
+    if big_heads % group:
+        raise GrowthError(f"{big_heads} heads cannot keep groups of {group} query heads per KV head")
+    if big_hidden % hidden and embedding != hidden:
+        raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
+    big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
+    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
+                  kv_heads=(kv, big_heads // group), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding))
+
+
+def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
+    """After which original blocks the new blocks go: spread evenly, or where ``--insert-at`` says."""
+    added = n_new - n_old
+    if added < 0:
+        raise GrowthError(f"--layers {n_new} is fewer than the {n_old} blocks of {stack}: hfgrow only grows")
+    if at is None:
+        return sorted(int((j + 0.5) * n_old / added) for j in range(added)) if added else []
+    if len(at) != added or any(not 0 <= a < n_old for a in at):
+        raise GrowthError(f"--insert-at needs {added} block numbers between 0 and {n_old - 1} for {stack}, got {list(at)}")
+    return sorted(at)
+
+
 def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     options.validate()
     config = reader.config()
@@ -183,25 +283,16 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for name, want in recipe.requires.items():
         if name in config and config[name] != want:
             raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")
-    k = options.factor
     fields = recipe.config
-    hidden = _field(config, fields.hidden)
-    ffn = _field(config, fields.ffn, fields.ffn_default and fields.ffn_default * hidden)
-    heads = _field(config, fields.heads)
-    kv_heads = _field(config, fields.kv_heads, heads)
-    if fields.head_dim and config.get(fields.head_dim) is not None:
-        head_dim = _field(config, fields.head_dim)
-    elif hidden % heads:
-        raise GrowthError(f"config.json: {fields.hidden}={hidden} is not divisible by {fields.heads}={heads}")
-    else:
-        head_dim = hidden // heads
-    if heads % kv_heads:
-        raise GrowthError(f"config.json: {fields.heads}={heads} is not a multiple of {fields.kv_heads}={kv_heads}")
-    embedding = _field(config, fields.embedding, hidden)
-    widths = Widths(hidden=(hidden, k * hidden), ffn=(ffn, k * ffn), heads=(heads, heads), kv_heads=(kv_heads, kv_heads),
-                    head_dim=(head_dim, k * head_dim), embedding=(embedding, k * embedding))
+    widths = _widths(config, recipe, options)
 
     approximate = []
+    if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
+        approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
+                           f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
+                           f"the hidden size ({widths.hidden[0]}) are exact")
+    if recipe.post_norm and options.layers:
+        approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
     flag_names = {s.rescaled_by for s in recipe.spaces.values() if s.rescaled_by}
     if isinstance(recipe.attention_scaled, str):
         flag_names.add(recipe.attention_scaled)
@@ -209,17 +300,18 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     if flag_names or recipe.rope:
         cfg = _transformers_config(reader.folder)
         flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}
-        if recipe.rope:
+        if recipe.rope and widths.head_dim[0] != widths.head_dim[1]:
             inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
             if inexact:
                 approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
-                                   f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)})")
+                                   f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
             if getattr(cfg, "partial_rotary_factor", 1.0) not in (None, 1, 1.0):
                 approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
-    maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags)
+    maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags,
+                              mean_extras=recipe.norm == "layer", symmetry=Symmetry(options.symmetry), seed=options.seed)
 
     rules = recipe.rules_for(cls)
     tensors, unmatched, dropped, norm_inputs = [], [], [], {}
@@ -239,7 +331,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         except GrowthError as e:
             raise GrowthError(f"'{info.name}' {info.shape}: {e} (does config.json match the weights?)") from None
         dtype = DTYPES[options.dtype] if options.dtype and info.dtype.is_floating_point else info.dtype
-        tensors.append(TensorPlan(info, rule, OutTensor(info.name, shape, dtype)))
+        gain = algebra.norm_gain(maps[rule.norm_input]) if rule.norm_input else 1.0
+        tensors.append(TensorPlan(info, rule, OutTensor(info.name, shape, dtype), gain=gain))
         if rule.norm_input:
             norm_inputs[rule.pattern] = rule.norm_input
     if unmatched:
@@ -253,10 +346,21 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; use --convention copy") from None
 
     new_config = dict(config)
-    for name, (small, big) in ((fields.hidden, widths.hidden), (fields.ffn, widths.ffn),
-                               (fields.head_dim, widths.head_dim), (fields.embedding, widths.embedding)):
-        if name and config.get(name) is not None:  # None keeps meaning "derived", which still holds
-            new_config[name] = big
+    layers, new_blocks = {}, {}
+    if options.layers:
+        tensors, layers, new_blocks = _deepen(tensors, recipe, config, new_config, options)
+
+    derived = {  # a None field means "derived"; it stays None while the derivation still holds
+        fields.hidden: (widths.hidden[1], None),
+        fields.ffn: (widths.ffn[1], fields.ffn_default and fields.ffn_default * widths.hidden[1]),
+        fields.heads: (widths.heads[1], None),
+        fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
+        fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
+        fields.embedding: (widths.embedding[1], widths.hidden[1]),
+    }
+    for name, (value, default) in derived.items():
+        if name and (config.get(name) is not None or (name in config and value != default)):
+            new_config[name] = value
     for name in fields.eps:
         if name in config:
             if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
@@ -272,10 +376,11 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             new_config["torch_dtype"] = options.dtype
 
     rounded = [t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
-               and algebra.rounds_in_storage(t.rule.axes, maps)]
+               and (algebra.rounds_in_storage(t.rule.axes, maps) or not algebra.is_power_of_two(t.gain))]
     outs = [t.out for t in tensors]
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
-    params = (sum(t.source.numel for t in floating), sum(math.prod(t.out.shape) for t in floating))
+    params = (sum(i.numel for i in reader.tensors.values() if i.dtype.is_floating_point and i.name not in dropped),
+              sum(math.prod(t.out.shape) for t in floating))
     return GrowthPlan(
         recipe=recipe,
         model_class=cls,
@@ -291,4 +396,59 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         rounded=rounded,
         approximate=approximate,
         dropped=dropped,
+        layers=layers,
+        new_blocks=new_blocks,
     )
+
+
+def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], new_config: dict[str, Any],
+            options: GrowthOptions) -> tuple[list[TensorPlan], dict, dict]:
+    """Renumber the blocks of every stack and add new ones: copies of the block before them whose
+    writes into the residual stream are zero, so that each new block is the identity (pre-norm)."""
+    if not recipe.stacks:
+        raise GrowthError(f"the {recipe.name} recipe does not declare its stacks of blocks: --layers is not supported")
+    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
+    lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
+    layers, new_blocks = {}, {}
+    for stack, field_name, fallback in recipe.stacks:
+        n_old = _field(config, field_name, config.get(fallback) if fallback else None)
+        after = _insertions(n_old, options.layers, options.insert_at, stack)
+        rx = re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
+        blocks: dict[int, dict[str, TensorPlan]] = {}
+        renamed = []
+        new_index = {old: old + sum(a < old for a in after) for old in range(n_old)}
+        for tp in tensors:
+            m = rx.match(tp.out.name)
+            if not m:
+                renamed.append(tp)
+                continue
+            old = int(m.group(2))
+            blocks.setdefault(old, {})[m.group(3)] = tp
+            name = f"{m.group(1)}{new_index[old]}{m.group(3)}"
+            renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)))
+        common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
+        added = []
+        for j, a in enumerate(after):
+            index = new_index[a] + 1 + sum(1 for b in after[:j] if b == a)
+            added.append(index)
+            for suffix in sorted(common):
+                tp = blocks[a][suffix]
+                name = rx.match(tp.out.name).group(1) + str(index) + suffix
+                zero = tp.rule.norm_input is None and any(
+                    isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
+                    for ax in tp.rule.axes)
+                renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name), zero=zero))
+        tensors = renamed
+        layers[stack] = (n_old, options.layers)
+        new_blocks[stack] = added
+        new_config[field_name] = options.layers
+        for list_field in ("layer_types",):  # per-layer lists follow their blocks
+            values = config.get(list_field)
+            if isinstance(values, list) and len(values) == n_old:
+                grown = list(values)
+                for j, a in enumerate(after):
+                    grown.insert(added[j], values[a])
+                new_config[list_field] = grown
+    return tensors, layers, new_blocks
+
+

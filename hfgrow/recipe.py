@@ -163,6 +163,9 @@ class Recipe:
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
     rope: bool = False  # rotary position embeddings: head_dim growth is exact only for some rope types
     requires: Mapping[str, Any] = field(default_factory=dict)  # config values the recipe's rules assume
+    norm: str = "layer"  # "layer" (LayerNorm: extra units carry the mean) or "rms" (RMSNorm: extra units are zero)
+    # the stacks of blocks, for --layers: (key path before the block number, config field, fallback field)
+    stacks: tuple[tuple[str, str, str | None], ...] = ()
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":

@@ -154,7 +154,10 @@ def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: 
             # the last entry is the final norm's output where the model has one
             last = recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"), recipe.outputs[name])
             spaces = [recipe.outputs[name]] * (len(a) - 1) + [last]
-            stats = [compare(grown(sp, x), y, False) for sp, x, y in zip(spaces, a, b)]
+            pairs = list(zip(spaces, a, b))
+            if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
+                pairs = [(spaces[0], a[0], b[0]), (spaces[-1], a[-1], b[-1])]
+            stats = [compare(grown(sp, x), y, False) for sp, x, y in pairs]
             gaps[name] = max(stats, key=lambda st: st["max_rel"])  # the worst layer
         elif name in recipe.outputs or "logits" in name:
             gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)

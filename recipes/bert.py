@@ -21,6 +21,7 @@ RECIPE = Recipe(
     prefix="bert",
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "pooler_output": "pooled"},
     post_norm=True,
+    stacks=(("encoder.layer", "num_hidden_layers", None),),
     config=ConfigFields(
         hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)
     ),

@@ -19,6 +19,7 @@ RECIPE = Recipe(
     requires={"summary_use_proj": True, "summary_proj_to_labels": True},
     prefix="transformer",
     attention_scaled="scale_attn_weights",
+    stacks=(("h", "n_layer", None),),
     config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
     spaces={
         **block_spaces(),

@@ -14,6 +14,8 @@ RECIPE = Recipe(
     classes=tuple(f"Llama{h}" for h in HEADS),
     prefix=("model", "transformer"),  # ForQuestionAnswering keeps the base model under `transformer`
     rope=True,
+    norm="rms",
+    stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
                         kv_heads="num_key_value_heads", head_dim="head_dim", eps=("rms_norm_eps",)),
     spaces={

@@ -39,6 +39,8 @@ RECIPE = Recipe(
     classes=tuple(f"T5{h}" for h in HEADS),
     prefix="transformer",
     attention_scaled=False,
+    norm="rms",
+    stacks=(("encoder.block", "num_layers", None), ("decoder.block", "num_decoder_layers", "num_layers")),
     config=ConfigFields(hidden="d_model", ffn="d_ff", heads="num_heads", head_dim="d_kv", eps=("layer_norm_epsilon",)),
     spaces={
         **block_spaces(),

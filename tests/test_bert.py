@@ -143,15 +143,16 @@ def test_report_of_a_verified_growth(bert_mlm, tmp_path):
 
 def test_bf16_checkpoint_reports_both_dtypes(tmp_path):
     src = build_bert(tmp_path / "small", "BertForMaskedLM", dtype=torch.bfloat16)
-    # copy convention, k = 4: every scale is a power of two (q carries 1/2), so bf16 weights grow with
-    # no rounding at all and the float32 gap is round-off only
-    report = hfgrow.grow(src, tmp_path / "big4", factor=4)
-    v = report["verification"]
-    assert report["plan"]["rounded_in_storage"] == [] and v["storage_rounding"] is None
-    assert v["passed"] and v["float32"]["max_rel"] <= 1e-5
-    assert v["bfloat16"]["max_rel"] < 0.1  # measured 0.0 here: even the bf16 forward passes agree
-    # k = 2: q must carry 1/√2, which bf16 rounds; the report says so and widens the tolerance
-    report = hfgrow.grow(src, tmp_path / "big2", factor=2)
+    # copy convention, plain copies, heads ×2 or head_dim ×4: every scale is a power of two (1/2, or
+    # 1/2 on q for head_dim ×4), so bf16 weights grow with no rounding at all
+    for out, options in (("heads2", dict(factor=2)), ("dim4", dict(factor=4, attention="head-dim"))):
+        report = hfgrow.grow(src, tmp_path / out, symmetry="none", **options)
+        v = report["verification"]
+        assert report["plan"]["rounded_in_storage"] == [] and v["storage_rounding"] is None
+        assert v["passed"] and v["float32"]["max_rel"] <= 1e-5
+        assert v["bfloat16"]["max_rel"] < 0.1  # measured 0.0 here: even the bf16 forward passes agree
+    # head_dim ×2: q must carry 1/√2, which bf16 rounds; the report says so and widens the tolerance
+    report = hfgrow.grow(src, tmp_path / "big2", factor=2, attention="head-dim", symmetry="none")
     v = report["verification"]
     assert report["plan"]["rounded_in_storage"] and all(".query." in n for n in report["plan"]["rounded_in_storage"])
     assert v["storage_rounding"] == "bfloat16" and v["passed"]

@@ -62,10 +62,11 @@ def check(src, out, k, **options):
     return report
 
 
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("family,cls", ALL)
-def test_every_class_is_exact(tmp_path, family, cls, k):
-    report = check(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", k)
+def test_every_class_is_exact(tmp_path, family, cls, k, attention):
+    report = check(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", k, attention=attention)
     outputs = report["verification"]["float32"]["outputs"]
     assert any("hidden" in name for name in outputs)  # hidden states compared with the expansion
     if not cls.endswith(("Model", "EncoderModel")) or cls == "T5Model":
@@ -109,10 +110,12 @@ def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
 def test_rope_types_that_depend_on_head_dim_are_refused_unless_lossy(tmp_path, rope):
     src = build_model(tmp_path / "small", "LlamaForCausalLM", rope_parameters=rope)
     with pytest.raises(hfgrow.GrowthError, match="not lossless.*--allow-lossy"):
-        hfgrow.grow(src, tmp_path / "big", factor=2)
-    report = hfgrow.grow(src, tmp_path / "big", factor=2, allow_lossy=True, tolerance=1.0)
+        hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim")
+    report = hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim", allow_lossy=True, tolerance=1.0)
     assert report["plan"]["approximate"] and rope["rope_type"] in report["plan"]["approximate"][0]
-    assert report["verification"]["max_rel"] > 0  # stated, whatever it is
+    assert report["verification"]["float32"]["outputs"]["logits"]["max_rel"] < 1.0  # measured and stated (~1e-6 here)
+    # growing heads leaves head_dim, and so every rope type, untouched: exact
+    check(src, tmp_path / "heads", 2, attention="heads")
 
 
 def test_every_key_of_every_class_is_matched(tmp_path):
@@ -135,14 +138,17 @@ def test_every_key_of_every_class_is_matched(tmp_path):
 def test_bf16_sharded_llama_reports_fp32_and_bf16(tmp_path):
     src = build_model(tmp_path / "small", "LlamaForCausalLM", dtype=torch.bfloat16, max_shard_size="10KB")
     assert (src / "model.safetensors.index.json").is_file()
-    # ×4: the rotary queries carry √4 = 2 and every other scale is a power of two: no rounding at all
-    report = hfgrow.grow(src, tmp_path / "big4", factor=4, max_shard_size="40KB")
+    # heads ×2, plain copies: every scale is 1/2 or 1, so bf16 weights grow with no rounding at all
+    report = hfgrow.grow(src, tmp_path / "heads", factor=2, symmetry="none", max_shard_size="40KB")
     v = report["verification"]
-    assert report["plan"]["shards"] > 1 and (tmp_path / "big4" / "model.safetensors.index.json").is_file()
-    assert report["plan"]["rounded_in_storage"] == [] and v["passed"]
-    assert v["float32"]["max_rel"] <= 1e-5 and "bfloat16" in v
-    # ×2: the queries carry √2, which bf16 rounds: stated, and the float32 gap shows it
-    report = hfgrow.grow(src, tmp_path / "big2", factor=2)
+    assert report["plan"]["shards"] > 1 and (tmp_path / "heads" / "model.safetensors.index.json").is_file()
+    assert report["plan"]["rounded_in_storage"] == [] and v["storage_rounding"] is None and v["passed"]
+    assert v["float32"]["max_rel"] <= 1e-5 and "outputs" in v["bfloat16"]
+    # head_dim ×4: the rotary queries carry √4 = 2: no rounding either
+    report = hfgrow.grow(src, tmp_path / "big4", factor=4, attention="head-dim", symmetry="none")
+    assert report["plan"]["rounded_in_storage"] == [] and report["verification"]["float32"]["max_rel"] <= 1e-5
+    # head_dim ×2: the queries carry √2, which bf16 rounds: stated, and the float32 gap shows it
+    report = hfgrow.grow(src, tmp_path / "big2", factor=2, attention="head-dim", symmetry="none")
     v = report["verification"]
     assert all("q_proj" in name for name in report["plan"]["rounded_in_storage"])
     assert v["storage_rounding"] == "bfloat16" and v["passed"] and v["float32"]["max_rel"] > 1e-5
@@ -197,7 +203,7 @@ def test_config_aliases_are_rewritten(tmp_path):
     (src / "config.json").write_text(json.dumps({**config, "hidden_size": 16, "num_attention_heads": 2}))
     check(src, tmp_path / "big", 2)
     grown = json.loads((tmp_path / "big" / "config.json").read_text())
-    assert grown["hidden_size"] == grown["n_embd"] == 32 and grown["num_attention_heads"] == 2
+    assert grown["hidden_size"] == grown["n_embd"] == 32 and grown["num_attention_heads"] == grown["n_head"] == 4
 
 
 @pytest.mark.parametrize("k", [2, 4])

@@ -20,7 +20,7 @@ def test_transformers_4x_bin_checkpoints_grow_and_verify(tmp_path, name, cls):
     assert v["passed"] and v["max_rel"] <= 1e-5, v
     assert v["inputs"] == "tokenizer: 8 sentences"
     config = json.loads((tmp_path / "big" / "config.json").read_text())
-    assert (config["hidden_size"], config["intermediate_size"], config["num_attention_heads"]) == (48, 96, 4)
+    assert (config["hidden_size"], config["intermediate_size"], config["num_attention_heads"]) == (48, 96, 12)
     assert config["architectures"] == [cls] and config["layer_norm_eps"] == 0.05
     # the grown checkpoint is plain safetensors that transformers 5 loads without complaint
     model, info = getattr(transformers, cls).from_pretrained(tmp_path / "big", output_loading_info=True)
