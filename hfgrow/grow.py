@@ -41,6 +41,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     plan = make_plan(reader, options)
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
+    for why in plan.approximate:
+        log(f"warning: not lossless: {why}")
 
     free = shutil.disk_usage(_existing_parent(out)).free
     needed = plan.summary()["output_bytes"]

@@ -207,6 +207,18 @@ def _transformers_config(folder) -> Any:
         raise GrowthError(f"transformers cannot read config.json: {str(e).splitlines()[0]}") from None
 
 
+def _check_config(config: dict[str, Any]) -> None:
+    """The grown config must be one the installed transformers accepts (it validates, e.g., that
+    LLaMA's hidden size is a multiple of its heads even with an explicit head_dim)."""
+    from transformers import CONFIG_MAPPING
+
+    try:
+        CONFIG_MAPPING[config["model_type"]](**{k: v for k, v in config.items() if k != "model_type"})
+    except Exception as e:
+        text = str(e).strip().splitlines()
+        raise GrowthError(f"transformers rejects the grown config: {text[-1].strip() if text else type(e).__name__}") from None
+
+
 def _attribute_map(model_type: str) -> dict[str, str]:
     from transformers import CONFIG_MAPPING
 
@@ -375,6 +387,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if "torch_dtype" in config:
             new_config["torch_dtype"] = options.dtype
 
+    _check_config(new_config)
     rounded = [t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
                and (algebra.rounds_in_storage(t.rule.axes, maps) or not algebra.is_power_of_two(t.gain))]
     outs = [t.out for t in tensors]

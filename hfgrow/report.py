@@ -24,15 +24,19 @@ def verdict(report: dict[str, Any]) -> str:
     v = report.get("verification")
     if v is None:
         return "NOT VERIFIED"
-    return "PASS" if v["passed"] else "FAIL"
+    if v["passed"]:
+        return "PASS"
+    return "LOSSY (allowed by --allow-lossy)" if report["plan"]["approximate"] else "FAIL"
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
     p = report["plan"]
+    depth = "".join(f", {stack} blocks {a} → {b}" for stack, (a, b) in p["layers"].items())
     lines = [
-        f"grew {p['model_class'] or p['recipe']} ×{p['factor']} ({p['attention']}, {p['convention']} convention): "
+        f"grew {p['model_class'] or p['recipe']} ({p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry): "
         f"hidden {p['hidden_size'][0]} → {p['hidden_size'][1]}, FFN {p['intermediate_size'][0]} → {p['intermediate_size'][1]}, "
-        f"head_dim {p['head_dim'][0]} → {p['head_dim'][1]}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
+        f"heads {p['num_heads'][0]} → {p['num_heads'][1]}, head_dim {p['head_dim'][0]} → {p['head_dim'][1]}{depth}, "
+        f"params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
         f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
     ]
     v = report.get("verification")
@@ -60,12 +64,16 @@ def to_markdown(report: dict[str, Any]) -> str:
         "|---|---|---|",
     ]
     for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
-                       ("num_heads", "attention heads"), ("head_dim", "head dim"), ("parameters", "parameters")):
+                       ("num_heads", "attention heads"), ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"),
+                       ("parameters", "parameters")):
         out.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
+    for stack, (a, b) in p["layers"].items():
+        out.append(f"| blocks in `{stack}` | {a} | {b} (new: {', '.join(map(str, p['new_blocks'][stack]))}) |")
     out += [
         "",
-        f"Recipe `{p['recipe']}`, class `{p['model_class'] or 'base model'}`, factor {p['factor']}, "
-        f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}); "
+        f"Recipe `{p['recipe']}`, class `{p['model_class'] or 'base model'}`, factor {p['factor'] or '—'}, "
+        f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}), "
+        f"symmetry `{p['symmetry']}` (seed {p['seed']}); "
         f"{p['tensors']} tensors in {p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB; "
         f"grown in {report['timings_s']['grow']:.2f}s.",
         "",

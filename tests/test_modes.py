@@ -1,0 +1,155 @@
+"""Growth modes: heads or head_dim, any target size, depth, symmetry breaking, conventions."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import build_bert, build_model, load
+
+PRE_NORM = ["GPT2LMHeadModel", "LlamaForCausalLM", "T5ForConditionalGeneration", "Qwen2ForCausalLM"]
+
+
+def logits(model, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(2, 97, (2, 9), generator=g)
+    feed = {"input_ids": ids}
+    if model.config.is_encoder_decoder:
+        ids[:, -1] = model.config.eos_token_id
+        feed["decoder_input_ids"] = ids
+    with torch.no_grad():
+        return model(**feed).logits
+
+
+def check(src, out, **options):
+    """Grow, then compare logits independently of hfgrow's own verification (which must pass too)."""
+    report = hfgrow.grow(src, out, **options)
+    assert report["verification"]["passed"], report["verification"]["float32"]["outputs"]
+    a, b = logits(load(src)), logits(load(out))
+    gap = ((a - b).abs().max() / a.abs().max()).item()
+    assert gap <= 1e-5, gap
+    return report
+
+
+FFN = {"GPT2LMHeadModel": 64, "LlamaForCausalLM": 24, "T5ForConditionalGeneration": 24, "Qwen2ForCausalLM": 24}
+
+
+@pytest.mark.parametrize("cls", PRE_NORM)
+@pytest.mark.parametrize("hidden,ffn_extra", [(24, 10), (40, 29)])  # 16 → 1.5× and 2.5×: extra units; FFN uneven
+def test_any_target_size_is_exact_for_pre_norm_models(tmp_path, cls, hidden, ffn_extra):
+    sizes = dict(hidden_size=hidden, intermediate_size=FFN[cls] + ffn_extra)
+    if "Llama" in cls or "Qwen2" in cls:  # hidden and attention widths are independent there: 4 → 6 heads
+        sizes["num_heads"] = 6 if hidden == 24 else 10  # 2 → 3 or 5 KV groups
+    if cls.startswith("T5"):
+        sizes = {**sizes, "num_heads": 3, "head_dim": 9}  # d_kv 6 → 9: uneven copies inside each head
+    report = check(build_model(tmp_path / "small", cls), tmp_path / "big", **sizes)
+    p = report["plan"]
+    assert p["hidden_size"][1] == sizes["hidden_size"] and p["intermediate_size"][1] == sizes["intermediate_size"]
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    eps_field = {"GPT2LMHeadModel": "layer_norm_epsilon", "T5ForConditionalGeneration": "layer_norm_epsilon"}.get(cls, "rms_norm_eps")
+    k = sizes["hidden_size"] // 16
+    assert config[eps_field] == pytest.approx(0.05 * k * 16 / sizes["hidden_size"])  # the new eps is written
+
+
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+@pytest.mark.parametrize("cls", ["GPT2LMHeadModel", "LlamaForCausalLM", "T5ForConditionalGeneration", "RoFormerForMaskedLM"])
+def test_attention_modes(tmp_path, cls, attention):
+    report = check(build_model(tmp_path / "small", cls), tmp_path / "big", factor=2, attention=attention)
+    p = report["plan"]
+    if attention == "heads":
+        assert p["num_heads"][1] == 2 * p["num_heads"][0] and p["head_dim"][1] == p["head_dim"][0]
+    else:
+        assert p["num_heads"][1] == p["num_heads"][0] and p["head_dim"][1] == 2 * p["head_dim"][0]
+
+
+def test_uneven_heads_keep_each_query_head_on_its_kv_head(tmp_path):
+    # 4 query heads on 2 KV heads → 6 on 3: the first group is copied twice, the second once
+    report = check(build_model(tmp_path / "small", "LlamaForCausalLM"), tmp_path / "big", hidden_size=24, num_heads=6)
+    assert report["plan"]["num_kv_heads"] == [2, 3]
+    with pytest.raises(hfgrow.GrowthError, match="groups of 2"):
+        hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=5)
+    with pytest.raises(hfgrow.GrowthError, match="transformers rejects the grown config.*multiple"):
+        hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=6)  # LLaMA wants hidden % heads == 0
+
+
+def test_post_norm_models_refuse_non_multiples_unless_lossy(tmp_path):
+    src = build_bert(tmp_path / "small", "BertForMaskedLM", tokenizer=False, vocab_size=97)
+    with pytest.raises(hfgrow.GrowthError, match="post-norm.*--allow-lossy"):
+        hfgrow.grow(src, tmp_path / "big", hidden_size=24)
+    assert not (tmp_path / "big").exists()
+    report = hfgrow.grow(src, tmp_path / "big", hidden_size=24, allow_lossy=True)
+    assert report["plan"]["approximate"] and not report["verification"]["passed"]
+    assert report["verification"]["max_rel"] > 1e-3  # the gap is stated
+    assert "LOSSY" in (tmp_path / "big" / "growth_report.md").read_text()
+    # whole multiples stay exact, whatever FFN and heads do
+    check(src, tmp_path / "ok", hidden_size=32, intermediate_size=40, num_heads=4)
+
+
+@pytest.mark.parametrize("cls", PRE_NORM)
+def test_new_blocks_are_the_identity(tmp_path, cls):
+    report = check(build_model(tmp_path / "small", cls), tmp_path / "big", layers=5, factor=2)
+    for stack, (before, after) in report["plan"]["layers"].items():
+        assert (before, after) == (2, 5) and len(report["plan"]["new_blocks"][stack]) == 3
+    model = load(tmp_path / "big")
+    assert model.config.num_hidden_layers == 5
+
+
+def test_insert_at_and_depth_alone(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    report = check(src, tmp_path / "big", layers=4, insert_at="0,0")
+    assert report["plan"]["new_blocks"] == {"layers": [1, 2]} and report["plan"]["hidden_size"] == [16, 16]
+    from safetensors.torch import load_file
+
+    big = load_file(tmp_path / "big" / "model.safetensors")
+    assert big["model.layers.1.self_attn.o_proj.weight"].abs().max() == 0  # a new block writes nothing
+    assert big["model.layers.1.mlp.down_proj.weight"].abs().max() == 0
+    assert torch.equal(big["model.layers.1.mlp.up_proj.weight"], big["model.layers.0.mlp.up_proj.weight"])
+    with pytest.raises(hfgrow.GrowthError, match="--insert-at needs 2"):
+        hfgrow.grow(src, tmp_path / "bad", layers=4, insert_at="0")
+
+
+def test_post_norm_models_refuse_depth_unless_lossy(tmp_path):
+    src = build_bert(tmp_path / "small", "BertModel", tokenizer=False, vocab_size=97)
+    with pytest.raises(hfgrow.GrowthError, match="not the identity"):
+        hfgrow.grow(src, tmp_path / "big", layers=3)
+    report = hfgrow.grow(src, tmp_path / "big", layers=3, allow_lossy=True)
+    assert report["verification"]["max_rel"] > 1e-3
+
+
+@pytest.mark.parametrize("convention", ["copy", "orthogonal"])
+@pytest.mark.parametrize("symmetry", ["split", "noise", "none"])
+def test_every_convention_and_symmetry_is_exact(tmp_path, convention, symmetry):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    check(src, tmp_path / "big", hidden_size=40, num_heads=10, intermediate_size=37, layers=3, convention=convention,
+          symmetry=symmetry)
+
+
+def _copy_gap(model, ids) -> float:
+    """How far apart the two copies of each FFN unit are, as activations (up_proj outputs 2i, 2i+1 for ×2)."""
+    seen = []
+    hook = model.model.layers[0].mlp.up_proj.register_forward_hook(lambda m, i, o: seen.append(o.detach()))
+    with torch.no_grad():
+        model(input_ids=ids)
+    hook.remove()
+    h = seen[0]
+    return ((h[..., 0::2] - h[..., 1::2]).abs().max() / h.abs().max()).item()
+
+
+@pytest.mark.parametrize("symmetry", ["split", "noise", "none"])
+def test_copies_diverge_after_one_step_unless_plain(tmp_path, symmetry):
+    """Without dropout, plain copies get identical gradients forever; split and noise break that."""
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    check(src, tmp_path / "big", factor=2, symmetry=symmetry)  # exact before the step, in all three
+    model = load(tmp_path / "big")
+    ids = torch.randint(2, 97, (4, 12), generator=torch.Generator().manual_seed(1))
+    assert _copy_gap(model, ids) < 1e-6  # before training, copies compute the same activations
+    optim = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    model(input_ids=ids, labels=ids).loss.backward()
+    optim.step()
+    model.eval()
+    if symmetry == "none":
+        assert _copy_gap(model, ids) == 0
+    else:
+        assert _copy_gap(model, ids) > 1e-4
