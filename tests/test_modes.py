@@ -153,3 +153,23 @@ def test_copies_diverge_after_one_step_unless_plain(tmp_path, symmetry):
         assert _copy_gap(model, ids) == 0
     else:
         assert _copy_gap(model, ids) > 1e-4
+
+
+@pytest.mark.parametrize("cls,options", [
+    ("GPT2LMHeadModel", dict(hidden_size=24, layers=3)),
+    ("T5ForConditionalGeneration", dict(hidden_size=24, num_heads=3, layers=3)),
+    ("MT5ForConditionalGeneration", dict(factor=2, attention="head-dim", layers=3)),
+    ("RoFormerForSequenceClassification", dict(factor=3, attention="head-dim")),
+    ("BertForTokenClassification", dict(factor=2)),
+    ("MistralForCausalLM", dict(hidden_size=24, num_heads=6, layers=4, insert_at="1,1")),
+    ("Qwen2ForCausalLM", dict(factor=3, attention="head-dim", layers=3)),
+])
+@pytest.mark.parametrize("convention,symmetry", [("orthogonal", "noise"), ("copy", "split"), ("orthogonal", "none")])
+def test_combinations_across_families(tmp_path, cls, options, convention, symmetry):
+    if cls.startswith("Bert"):
+        src = build_bert(tmp_path / "small", cls, tokenizer=False, vocab_size=97)
+    else:
+        src = build_model(tmp_path / "small", cls)
+    report = check(src, tmp_path / "big", convention=convention, symmetry=symmetry, **options)
+    p = report["plan"]
+    assert (p["convention"], p["symmetry"]) == (convention, symmetry)
