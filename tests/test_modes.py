@@ -173,3 +173,25 @@ def test_combinations_across_families(tmp_path, cls, options, convention, symmet
     report = check(src, tmp_path / "big", convention=convention, symmetry=symmetry, **options)
     p = report["plan"]
     assert (p["convention"], p["symmetry"]) == (convention, symmetry)
+
+
+def test_modes_through_the_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    args = [str(src), "--out", str(tmp_path / "big"), "--hidden-size", "24", "--intermediate-size", "37", "--num-heads", "6",
+            "--layers", "3", "--insert-at", "0", "--symmetry", "noise", "--seed", "7", "--convention", "orthogonal"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().splitlines()[-1] == "PASS"
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    p = report["plan"]
+    assert (p["hidden_size"], p["intermediate_size"], p["num_heads"], p["num_kv_heads"]) == ([16, 24], [24, 37], [4, 6], [2, 3])
+    assert (p["layers"], p["new_blocks"], p["symmetry"], p["seed"], p["convention"]) == (
+        {"layers": [2, 3]}, {"layers": [1]}, "noise", 7, "orthogonal")
+    md = (tmp_path / "big" / "growth_report.md").read_text()
+    assert "symmetry `noise` (seed 7)" in md and "blocks in `layers` | 2 | 3 (new: 1)" in md
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "bad"), "--layers", "1"])
+    assert result.exit_code == 2 and result.stderr.startswith("error: --layers 1 is fewer")
