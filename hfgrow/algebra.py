@@ -26,6 +26,8 @@ import torch
 
 from .errors import GrowthError
 
+F64 = torch.float64  # scales are computed and kept in float64, cast to the tensor's dtype when applied
+
 
 class Kind(enum.Enum):
     """What a space feeds, which decides the scales its copies may carry."""
@@ -55,6 +57,7 @@ class Expansion:
     small: int
     mean_extras: bool = False  # extra units carry e·mean(small vector) instead of zero
     breakable: bool = True  # its copies may be made to diverge (not a tied output, not q or k)
+    rescale: float = 1.0  # extra factor for a reader after which the model multiplies by hidden^-½ (T5's LM head)
 
     @property
     def big(self) -> int:
@@ -76,26 +79,45 @@ class Expansion:
             out = out.movedim(-1, axis)
         return out
 
-    def read(self, t: torch.Tensor, axis: int, noise: torch.Generator | None = None, amplitude: float = 0.0) -> torch.Tensor:
+    def read(self, t: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
         """W·R along ``axis``: for the input axis of a tensor that reads from this space.
 
-        With ``noise``, each group of copies also gets perturbations that sum to zero over the group:
-        the layer only sees the sum of a group's input weights (its copies are equal), so the function
-        is unchanged while the copies can now diverge under training.
+        With ``shares`` = (generator, spread, storage dtype), the copies of each unit are paired and
+        every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) drawn per
+        element. A layer only sees the sum of a unit's input weights (its copies are equal), so the
+        function is unchanged while the copies can diverge in training. ``a`` is rounded to the
+        storage dtype first; b = 2w − a is then exact in it too (Sterbenz: a ∈ [w, 2w]), so the split
+        costs no rounding wherever plain copies cost none.
         """
         out = self._gather(t, axis, self.r)
-        if noise is None or amplitude == 0.0:
+        if shares is None or not self.breakable:
             return out
-        group = torch.where(self.r != 0, self.src, -1)
-        n = torch.randn(out.shape, generator=noise, dtype=torch.float32).to(out).movedim(axis, -1)
-        keep = group >= 0
-        sums = n.new_zeros(*n.shape[:-1], self.small).index_add_(-1, group[keep].to(n.device), n[..., keep])
-        counts = torch.zeros(self.small).index_add_(0, group[keep], torch.ones(int(keep.sum())))
-        n[..., keep] -= (sums / counts.clamp(min=1).to(n))[..., group[keep]]
-        n[..., ~keep] = 0
-        lone = (counts < 2)[group.clamp(min=0)] & keep  # a unit with one reading copy cannot be perturbed
-        n[..., lone] = 0
-        return out + amplitude * n.movedim(-1, axis)
+        gen, spread_, dtype = shares
+        if not hasattr(self, "_pair_cache"):
+            object.__setattr__(self, "_pair_cache", self._pairs())
+        first, second = self._pair_cache
+        if first.numel() == 0:
+            return out
+        out = out.movedim(axis, -1)
+        w = out[..., first]
+        u = torch.rand(w.shape, generator=gen, dtype=torch.float32).to(w) * spread_
+        a = (w * (1 + u)).to(dtype).to(w.dtype)
+        out[..., second] = (out[..., first] + out[..., second]) - a
+        out[..., first] = a
+        return out.movedim(-1, axis)
+
+    def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Consecutive pairs of reading copies of the same unit (a unit's odd copy out stays plain)."""
+        firsts, seconds, last = [], [], {}
+        for j, (i, r) in enumerate(zip(self.src.tolist(), self.r.tolist())):
+            if i < 0 or r == 0:
+                continue
+            if i in last:
+                firsts.append(last.pop(i))
+                seconds.append(j)
+            else:
+                last[i] = j
+        return torch.tensor(firsts, dtype=torch.long), torch.tensor(seconds, dtype=torch.long)
 
     def reduce(self, t: torch.Tensor, axis: int) -> torch.Tensor:
         """R applied to big activations along ``axis``: big → small."""
@@ -150,6 +172,7 @@ class Axis:
 
     space: str
     reads: bool = False
+    rescaled: bool = False  # a reader after which the model multiplies by hidden^-½ (Space.rescaled_by)
 
     def __str__(self) -> str:
         return f"{'in' if self.reads else 'out'}:{self.space}"
@@ -173,22 +196,19 @@ def _parts(axis: Axis | Packed) -> tuple[Axis, ...]:
 
 
 def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion],
-                noise: tuple[int, float] | None = None) -> torch.Tensor:
+                shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
     """Apply E or R along every axis that has a role; axes without one are left as they are.
 
-    ``noise`` = (seed, relative amplitude): input-side perturbations that cancel within each group of
-    copies (:meth:`Expansion.read`), scaled by the tensor's root mean square.
+    ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.read`).
     """
     if len(axes) != t.dim():
         raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
-    gen = torch.Generator().manual_seed(noise[0]) if noise else None
-    amplitude = noise[1] * float(t.float().pow(2).mean().sqrt()) if noise and t.numel() else 0.0
 
     def grow_part(a: Axis, c: torch.Tensor, i: int) -> torch.Tensor:
         m = maps[a.space]
         if not a.reads:
             return m.expand(c, i)
-        return m.read(c, i, gen if m.breakable else None, amplitude)
+        return m.read(c, i, shares) * (m.rescale if a.rescaled else 1.0)
 
     for i, axis in enumerate(axes):
         if axis is None:
@@ -277,27 +297,35 @@ def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
 
 
 class Symmetry(str, enum.Enum):
-    """How copies are kept from training identically (DESIGN.md §2, "Symmetry")."""
+    """How copies are kept from training identically (DESIGN.md §2, "Symmetry").
 
-    SPLIT = "split"  # each group of copies' input-side weights split unevenly (R), their sum unchanged
-    NOISE = "noise"  # perturbations of the input-side weights that cancel within each group
+    Both ways change each pair of copies' input-side weights w, w into a, 2w − a, elementwise
+    (:meth:`Expansion.read`): the sum, and hence the function, is unchanged.
+    """
+
+    SPLIT = "split"  # a = w·(1 + u), u ∈ [0, 1): an uneven split
+    NOISE = "noise"  # a = w·(1 + u), u ∈ [0, 0.02): a small perturbation that cancels within the pair
     NONE = "none"  # plain copies: identical gradients forever without dropout
 
+    @property
+    def spread(self) -> float:
+        return {"split": 1.0, "noise": 0.02, "none": 0.0}[self.value]
 
-def spread(n: int, big: int) -> torch.Tensor:
+
+def spread(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
     """Unit i of n gets big//n or big//n + 1 adjacent copies (the first big % n units get one more)."""
     if big < n:
-        raise GrowthError(f"cannot shrink a dimension of size {n} to {big}")
+        raise GrowthError(f"cannot shrink {what} from {n} to {big}")
     counts = torch.full((n,), big // n)
     counts[: big % n] += 1
     return torch.arange(n).repeat_interleave(counts)
 
 
-def copies_and_extras(n: int, big: int) -> torch.Tensor:
+def copies_and_extras(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
     """k = big//n adjacent copies of every unit, then big − k·n extra units (-1): every unit the same
     number of copies, as a norm over the space needs."""
     if big < n:
-        raise GrowthError(f"cannot shrink a dimension of size {n} to {big}")
+        raise GrowthError(f"cannot shrink {what} from {n} to {big}")
     k = big // n
     return torch.cat([torch.arange(n).repeat_interleave(k), torch.full((big - k * n,), -1)])
 
@@ -313,7 +341,7 @@ def _head_layout(d: int, big_d: int, rope: str | None) -> tuple[torch.Tensor, to
         aligned = torch.zeros(big_d, dtype=torch.bool)
         aligned[groups[:, 0]] = True
         return src, aligned
-    src = spread(d, big_d)
+    src = spread(d, big_d, "head_dim")
     return src, torch.ones(big_d, dtype=torch.bool)
 
 
@@ -323,7 +351,7 @@ def _attention_layout(groups: tuple[int, int], per_group: int, d: tuple[int, int
     copies of each small dim within its head (for the score correction)."""
     (g, big_g), (hd, big_hd) = groups, d
     if big_g < g:
-        raise GrowthError(f"cannot reduce the number of heads ({g} → {big_g} groups)")
+        raise GrowthError(f"cannot reduce the number of heads ({g * per_group} → {big_g * per_group})")
     group_src = torch.arange(big_g) % g  # tile: each copy of a query head still reads its KV head's copy
     inner, aligned = _head_layout(hd, big_hd, rope)
     heads = (group_src[:, None] * per_group + torch.arange(per_group)).reshape(-1)  # big head → small head
@@ -340,8 +368,6 @@ def expansions(
     flags: Mapping[str, bool] | None = None,
     *,
     mean_extras: bool = False,
-    symmetry: Symmetry = Symmetry.NONE,
-    seed: int = 0,
 ) -> dict[str, Expansion]:
     """E and R for every space of a recipe.
 
@@ -360,13 +386,10 @@ def expansions(
       keep q only in the aligned pair of each group (k fills the others, so they still learn);
     * tied output: the output layer shares the input embedding, whose columns carry c; its reader
       must be E_hidden, so these copies carry 1/(k·c), times √(hidden'/hidden) when the model
-      multiplies this space by hidden_size^-½ (T5).
-
-    ``symmetry`` SPLIT then splits R unevenly within each group of copies (E, which norms see,
-    stays uniform), keeping Σ r·e = 1 per unit.
+      multiplies this space by hidden_size^-½ (T5); the reader that follows that multiplication
+      carries √(hidden'/hidden) more (``Expansion.rescale``), so it equals E_hidden again.
     """
     flags = flags or {}
-    gen = torch.Generator().manual_seed(seed)
     group_size = widths.heads[0] // widths.kv_heads[0]
     layouts: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
@@ -375,11 +398,11 @@ def expansions(
         if key not in layouts:
             if dim in ("hidden", "embedding"):
                 n, big = getattr(widths, dim)
-                src = copies_and_extras(n, big)
+                src = copies_and_extras(n, big, f"the {dim} size")
                 layouts[key] = (n, src, torch.ones(big, dtype=torch.bool), torch.ones(big))
             elif dim == "ffn":
                 n, big = widths.ffn
-                layouts[key] = (n, spread(n, big), torch.ones(big, dtype=torch.bool), torch.ones(big))
+                layouts[key] = (n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big))
             elif dim in ("attention", "kv_attention", "heads", "head_dim"):
                 per_group = group_size if dim in ("attention", "heads") else 1
                 groups = widths.kv_heads if dim != "head_dim" else (1, 1)
@@ -400,46 +423,32 @@ def expansions(
         count = torch.zeros(n).index_add_(0, src[copy], torch.ones(int(copy.sum())))
         k = int(count.min()) if space.dim in ("hidden", "embedding") else None
         c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(float(count.mean()))
-        per_unit = count[src.clamp(min=0)]
         kind = space.kind
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
         if kind in (Kind.RESIDUAL, Kind.VALUE):
-            e = torch.full(src.shape, c)
+            e = torch.full(src.shape, c, dtype=F64)
         elif kind is Kind.ACTIVATION:
-            e = torch.ones(src.shape)
+            e = torch.ones(src.shape, dtype=F64)
         elif kind is Kind.TIED_OUTPUT:
             rescale = math.sqrt(widths.hidden[1] / widths.hidden[0]) if flags.get(space.rescaled_by or "") else 1.0
-            e = torch.full(src.shape, rescale / ((k or 1) * c))
+            e = torch.full(src.shape, rescale / ((k or 1) * c), dtype=F64)
         else:  # QUERY / KEY: n·e_q·e_k = ratio over the copies of a head dim that meet
-            meet = torch.ones(src.shape) if rotary else within
+            meet = torch.ones(src.shape, dtype=F64) if rotary else within.double()
             if convention is Convention.COPY:
-                e = ratio / meet if kind is Kind.QUERY else torch.ones(src.shape)
+                e = ratio / meet if kind is Kind.QUERY else torch.ones(src.shape, dtype=F64)
             else:
                 e = torch.sqrt(ratio / meet)
             if rotary and kind is Kind.QUERY:
-                e = torch.where(aligned, e, torch.zeros(()))
-        e = torch.where(copy, e, torch.full(src.shape, c) if kind is Kind.RESIDUAL else torch.zeros(()))
+                e = torch.where(aligned, e, torch.zeros((), dtype=F64))
+        e = torch.where(copy, e, torch.full(src.shape, c, dtype=F64) if kind is Kind.RESIDUAL else torch.zeros((), dtype=F64))
         readers = copy & (e != 0) & (aligned if rotary and kind is Kind.VALUE else torch.ones_like(copy))
-        n_read = torch.zeros(n).index_add_(0, src[readers], torch.ones(int(readers.sum())))
-        r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones(()))),
-                        torch.zeros(()))
-        if symmetry is Symmetry.SPLIT and kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT):
-            r = _split(r, e, src, readers, n, gen)
-        del per_unit
-        out[name] = Expansion(src, e.float(), r.float(), n, mean_extras=mean_extras and kind is Kind.RESIDUAL,
-                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT))
+        n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))
+        r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones((), dtype=F64))),
+                        torch.zeros((), dtype=F64))
+        rescale = math.sqrt(widths.hidden[1] / widths.hidden[0]) if flags.get(space.rescaled_by or "") else 1.0
+        out[name] = Expansion(src, e.double(), r.double(), n, mean_extras=mean_extras and kind is Kind.RESIDUAL,
+                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT), rescale=rescale)
     return out
-
-
-def _split(r: torch.Tensor, e: torch.Tensor, src: torch.Tensor, readers: torch.Tensor, n: int,
-           gen: torch.Generator) -> torch.Tensor:
-    """Uneven R within each group of reading copies, Σ r·e per unit unchanged (R·E = I still)."""
-    w = torch.where(readers, 0.5 + torch.rand(src.shape, generator=gen), torch.zeros(()))
-    idx = src[readers]
-    before = torch.zeros(n).index_add_(0, idx, (r * e)[readers])
-    after = torch.zeros(n).index_add_(0, idx, (r * w * e)[readers])
-    scale = torch.where(after != 0, before / after.where(after != 0, torch.ones(())), torch.ones(()))
-    return torch.where(readers, r * w * scale[src.clamp(min=0)], r)
 
 
 def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> float:
@@ -462,7 +471,7 @@ def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> 
     if max(values) - min(values) > 1e-12 * max(values):
         detail = ", ".join(f"{n} ×{s:g}" for n, s in scales.items())
         raise GrowthError(f"norms sharing one eps would need different eps scales ({detail})")
-    return values[0]
+    return float(f"{values[0]:.12g}")  # 0.5, not 0.5000000000000001
 
 
 def norm_gain(m: Expansion) -> float:

@@ -116,9 +116,6 @@ def _move_into_place(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-NOISE = 1e-2  # --symmetry noise: perturbations of 1% of a tensor's root mean square
-
-
 def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype."""
     if tp.rule.generate is not None:
@@ -132,10 +129,12 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
         t = torch.zeros_like(t)
     elif tp.gain != 1.0:
         t = t * tp.gain
-    noise = None
-    if plan.options.symmetry == "noise" and not tp.zero:
-        noise = (zlib.crc32(tp.out.name.encode()) ^ plan.options.seed, NOISE)
-    return algebra.grow_tensor(t, tp.rule.axes, plan.maps, noise).to(tp.out.dtype)
+    shares = None
+    symmetry = algebra.Symmetry(plan.options.symmetry)
+    if symmetry is not algebra.Symmetry.NONE and not tp.zero:
+        gen = torch.Generator().manual_seed(zlib.crc32(tp.out.name.encode()) ^ plan.options.seed)
+        shares = (gen, symmetry.spread, tp.out.dtype)
+    return algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares).to(tp.out.dtype)
 
 
 def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from . import algebra
-from .algebra import Convention, Expansion, Symmetry, Widths
+from .algebra import Convention, Expansion, Symmetry, Widths  # noqa: F401  (Symmetry: options)
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .errors import GrowthError
 from .recipe import Recipe, TensorRule
@@ -204,7 +204,8 @@ def _transformers_config(folder) -> Any:
     try:
         return transformers.AutoConfig.from_pretrained(folder)
     except Exception as e:
-        raise GrowthError(f"transformers cannot read config.json: {str(e).splitlines()[0]}") from None
+        text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
 
 
 def _check_config(config: dict[str, Any]) -> None:
@@ -303,31 +304,35 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
+    cfg = _transformers_config(reader.folder)  # the installed transformers' reading of the config
     if recipe.post_norm and options.layers:
         approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
+    for flag in recipe.index_dependent:
+        if options.layers and getattr(cfg, flag, False):
+            approximate.append(f"{flag} is set: blocks depend on their index, and new blocks renumber the ones after them")
     flag_names = {s.rescaled_by for s in recipe.spaces.values() if s.rescaled_by}
     if isinstance(recipe.attention_scaled, str):
         flag_names.add(recipe.attention_scaled)
-    flags = {}
-    if flag_names or recipe.rope:
-        cfg = _transformers_config(reader.folder)
-        flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}
-        if recipe.rope and widths.head_dim[0] != widths.head_dim[1]:
-            inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
-            if inexact:
-                approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
-                                   f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-            if getattr(cfg, "partial_rotary_factor", 1.0) not in (None, 1, 1.0):
-                approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
+    flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}
+    if recipe.rope and widths.head_dim[0] != widths.head_dim[1]:
+        inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
+        if inexact:
+            approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
+                               f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
+        if getattr(cfg, "partial_rotary_factor", 1.0) not in (None, 1, 1.0):
+            approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
     maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags,
-                              mean_extras=recipe.norm == "layer", symmetry=Symmetry(options.symmetry), seed=options.seed)
+                              mean_extras=recipe.norm == "layer")
 
     rules = recipe.rules_for(cls)
-    tensors, unmatched, dropped, norm_inputs = [], [], [], {}
+    tensors, unmatched, norm_inputs = [], [], {}
+    dropped = _tied_copies(reader, recipe, cls, cfg)
     for info in reader.tensors.values():
+        if info.name in dropped:
+            continue
         hits = [rule for rx, rule in rules if rx.match(info.name)]
         if len(hits) != 1:
             if hits:  # a recipe bug, not a user error: two rules claim one key
@@ -360,7 +365,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     new_config = dict(config)
     layers, new_blocks = {}, {}
     if options.layers:
-        tensors, layers, new_blocks = _deepen(tensors, recipe, config, new_config, options)
+        tensors, layers, new_blocks = _deepen(tensors, recipe, config, new_config, options, cfg)
 
     derived = {  # a None field means "derived"; it stays None while the derivation still holds
         fields.hidden: (widths.hidden[1], None),
@@ -371,7 +376,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
     }
     for name, (value, default) in derived.items():
-        if name and (config.get(name) is not None or (name in config and value != default)):
+        if name and (config.get(name) is not None or value != default):
             new_config[name] = value
     for name in fields.eps:
         if name in config:
@@ -414,8 +419,28 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     )
 
 
+def _tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> list[str]:
+    """Stored copies of tied weights (a legacy .bin keeps lm_head next to the embedding): dropped,
+    for transformers ties them again on load. Growing them separately could untie them (a reader and
+    an embedding differ on extra units)."""
+    import transformers
+
+    if not getattr(cfg, "tie_word_embeddings", False):
+        return []
+    tied = getattr(getattr(transformers, cls or recipe.classes[0], None), "_tied_weights_keys", None) or {}
+    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
+    dropped = []
+    for target, source in (tied.items() if isinstance(tied, dict) else ()):
+        names = [source] + [source[len(p) + 1:] for p in prefixes if p and source.startswith(p + ".")]
+        found = next((n for n in names if n in reader.tensors), None)
+        if target in reader.tensors and found and reader.tensors[target].shape == reader.tensors[found].shape \
+                and torch.equal(reader.get(target), reader.get(found)):
+            dropped.append(target)
+    return dropped
+
+
 def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], new_config: dict[str, Any],
-            options: GrowthOptions) -> tuple[list[TensorPlan], dict, dict]:
+            options: GrowthOptions, cfg: Any) -> tuple[list[TensorPlan], dict, dict]:
     """Renumber the blocks of every stack and add new ones: copies of the block before them whose
     writes into the residual stream are zero, so that each new block is the identity (pre-norm)."""
     if not recipe.stacks:
@@ -455,8 +480,8 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
         new_config[field_name] = options.layers
-        for list_field in ("layer_types",):  # per-layer lists follow their blocks
-            values = config.get(list_field)
+        for list_field in ("layer_types",):  # per-layer lists follow their blocks (as transformers derives them)
+            values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
             if isinstance(values, list) and len(values) == n_old:
                 grown = list(values)
                 for j, a in enumerate(after):

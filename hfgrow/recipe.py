@@ -61,9 +61,10 @@ def writes(space: str) -> Axis:
     return Axis(space, reads=False)
 
 
-def reads(space: str) -> Axis:
-    """An axis along which the tensor reads from ``space`` (grown with Rᵀ)."""
-    return Axis(space, reads=True)
+def reads(space: str, rescaled: bool = False) -> Axis:
+    """An axis along which the tensor reads from ``space`` (grown with Rᵀ); ``rescaled``: the model
+    multiplies its input by hidden_size^-½ first (see Space.rescaled_by)."""
+    return Axis(space, reads=True, rescaled=rescaled)
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ class TensorRule:
         return re.compile(rf"^{lead}{body}$")
 
 
-def linear(module: str, out: str | None, in_: str | None, bias: bool = True) -> tuple[TensorRule, ...]:
+def linear(module: str, out: str | None, in_: str | None, bias: bool = True, rescaled: bool = False) -> tuple[TensorRule, ...]:
     """``nn.Linear``: weight [out, in], bias [out]. ``None`` leaves that side as it is (labels, vocab)."""
-    w = (writes(out) if out else None, reads(in_) if in_ else None)
+    w = (writes(out) if out else None, reads(in_, rescaled) if in_ else None)
     rules = (TensorRule(f"{module}.weight", w),)
     if bias:
         rules += (TensorRule(f"{module}.bias", (w[0],)),)
@@ -159,6 +160,7 @@ class Recipe:
     heads: tuple[TensorRule, ...] = ()  # task heads' tensors, never prefixed
     class_heads: Mapping[str, tuple[TensorRule, ...]] = field(default_factory=dict)  # per-class overrides
     outputs: Mapping[str, str] = field(default_factory=dict)  # model outputs that live in a grown space
+    class_outputs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # per-class overrides
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
     rope: bool = False  # rotary position embeddings: head_dim growth is exact only for some rope types
@@ -166,6 +168,7 @@ class Recipe:
     norm: str = "layer"  # "layer" (LayerNorm: extra units carry the mean) or "rms" (RMSNorm: extra units are zero)
     # the stacks of blocks, for --layers: (key path before the block number, config field, fallback field)
     stacks: tuple[tuple[str, str, str | None], ...] = ()
+    index_dependent: tuple[str, ...] = ()  # config flags that make a block depend on its index (no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":

@@ -181,6 +181,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     config = json.loads((small / "config.json").read_text())
     found, cls = find_recipe(config)
     recipe = recipe or found
+    recipe = recipe.extend(outputs={**recipe.outputs, **recipe.class_outputs.get(cls or "", {})})
     import transformers
 
     inputs, source, mask_id = make_inputs(small, transformers.AutoConfig.from_pretrained(small), text_file, seed)

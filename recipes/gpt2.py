@@ -20,6 +20,7 @@ RECIPE = Recipe(
     prefix="transformer",
     attention_scaled="scale_attn_weights",
     stacks=(("h", "n_layer", None),),
+    index_dependent=("scale_attn_by_inverse_layer_idx",),  # renumbering blocks would change their scores
     config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
     spaces={
         **block_spaces(),

@@ -15,7 +15,7 @@ def stack(name: str) -> tuple:
     """The rules of one T5 stack (``encoder`` or ``decoder``)."""
     b = f"{name}.{BLOCK}"
     rules = (*embedding(f"{name}.embed_tokens", "hidden"), *norm(f"{b}.layer_norm", "hidden", bias=False))
-    for attn, kv_input in (("SelfAttention", "hidden"), ("EncDecAttention", "final")):
+    for attn, kv_input in (("SelfAttention", "hidden"), ("EncDecAttention", "enc_final")):
         rules += (
             *linear(f"{b}.{attn}.q", "q", "hidden", bias=False),
             *linear(f"{b}.{attn}.k", "k", kv_input, bias=False),
@@ -29,7 +29,7 @@ def stack(name: str) -> tuple:
         *linear(f"{b}.DenseReluDense.wi_0", "ffn", "hidden", bias=False),  # gated: act(wi_0 x) * wi_1 x
         *linear(f"{b}.DenseReluDense.wi_1", "ffn", "hidden", bias=False),
         *linear(f"{b}.DenseReluDense.wo", "hidden", "ffn", bias=False),
-        *norm(f"{name}.final_layer_norm", "final", input="hidden", bias=False),
+        *norm(f"{name}.final_layer_norm", "final" if name == "decoder" else "enc_final", input="hidden", bias=False),
     )
 
 
@@ -46,24 +46,28 @@ RECIPE = Recipe(
         **block_spaces(),
         "heads": Space("heads", Kind.ACTIVATION),  # a per-head score bias: copies of whole heads
         "pooled": Space("hidden", Kind.ACTIVATION),  # sequence classification: dense → tanh → out_proj
-        # Both final norms write here: the decoder's feeds the LM head tied to `shared` (rescaled or
-        # not), the encoder's only linear cross-attention k/v, for which any scale is exact.
+        # the decoder's final norm feeds the LM head tied to `shared`, after a d_model^-½ where the
+        # installed transformers applies one; the encoder's feeds only the cross-attention k and v
         "final": Space("hidden", Kind.TIED_OUTPUT, rescaled_by="scale_decoder_outputs"),
+        "enc_final": Space("hidden", Kind.RESIDUAL),
     },
     outputs={
         "hidden_states": "hidden",
         "last_hidden_state": "final",
         "encoder_hidden_states": "hidden",
-        "encoder_last_hidden_state": "final",
+        "encoder_last_hidden_state": "enc_final",
         "decoder_hidden_states": "hidden",
         "decoder_last_hidden_state": "final",
     },
+    # encoder-only classes: their last hidden state is the encoder's final norm
+    class_outputs={f"{t}{h}": {"last_hidden_state": "enc_final"} for t in ("T5", "MT5")
+                   for h in ("EncoderModel", "ForTokenClassification")},
     body=(*embedding("shared", "hidden"), *stack("encoder"), *stack("decoder")),
     heads=(
-        *linear("lm_head", None, "final", bias=False),
+        *linear("lm_head", None, "final", bias=False, rescaled=True),
         *linear("classification_head.dense", "pooled", "final"),
         *linear("classification_head.out_proj", None, "pooled"),
-        *linear("classifier", None, "final"),
+        *linear("classifier", None, "enc_final"),  # token classification: encoder only
         *linear("qa_outputs", None, "final"),
     ),
 )

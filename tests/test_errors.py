@@ -177,7 +177,7 @@ def config_is_a_folder(src):
 
 def eps_not_a_number(src):
     edit_config(src, layer_norm_eps="1e-5")
-    return src, {}, [], ("layer_norm_eps", "number")
+    return src, {}, [], ("layer_norm_eps",)
 
 
 def architectures_not_a_list(src):

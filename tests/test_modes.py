@@ -195,3 +195,70 @@ def test_modes_through_the_cli(tmp_path):
     assert "symmetry `noise` (seed 7)" in md and "blocks in `layers` | 2 | 3 (new: 1)" in md
     result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "bad"), "--layers", "1"])
     assert result.exit_code == 2 and result.stderr.startswith("error: --layers 1 is fewer")
+
+
+@pytest.mark.parametrize("cls", ["LlamaForCausalLM", "MT5ForConditionalGeneration", "GPT2LMHeadModel"])
+def test_default_split_costs_bf16_checkpoints_nothing(tmp_path, cls):
+    """The split shares are drawn on the storage grid: with power-of-two scales nothing is rounded."""
+    src = build_model(tmp_path / "small", cls, dtype=torch.bfloat16)
+    report = check(src, tmp_path / "big", factor=2)
+    assert report["plan"]["symmetry"] == "split" and report["plan"]["rounded_in_storage"] == []
+    assert report["verification"]["storage_rounding"] is None
+
+
+def _legacy_bin(src):
+    """What torch.save(model.state_dict()) writes: tied weights stored twice."""
+    from safetensors.torch import load_file
+
+    sd = load(src).state_dict()
+    (src / "model.safetensors").unlink()
+    torch.save(sd, src / "pytorch_model.bin")
+    return load_file  # unused; keeps the import local
+
+
+@pytest.mark.parametrize("cls,options", [("T5ForConditionalGeneration", dict(factor=2)),
+                                         ("GPT2LMHeadModel", dict(hidden_size=24))])
+def test_stored_copies_of_tied_weights_stay_tied(tmp_path, cls, options):
+    src = build_model(tmp_path / "small", cls)
+    _legacy_bin(src)
+    report = check(src, tmp_path / "big", **options)
+    assert "lm_head.weight" in report["plan"]["dropped"]
+    model = load(tmp_path / "big")
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+
+
+def test_gpt2_config_without_n_inner(tmp_path):
+    src = build_model(tmp_path / "small", "GPT2LMHeadModel")
+    config = json.loads((src / "config.json").read_text())
+    del config["n_inner"]  # as in the original gpt2 config: 4 × n_embd
+    (src / "config.json").write_text(json.dumps(config))
+    check(src, tmp_path / "big", intermediate_size=80)
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["n_inner"] == 80
+
+
+def test_blocks_that_depend_on_their_index_refuse_depth(tmp_path):
+    src = build_model(tmp_path / "small", "GPT2LMHeadModel", scale_attn_by_inverse_layer_idx=True)
+    with pytest.raises(hfgrow.GrowthError, match="scale_attn_by_inverse_layer_idx"):
+        hfgrow.grow(src, tmp_path / "big", layers=3)
+    check(src, tmp_path / "wide", factor=2)  # widening alone is fine
+
+
+def test_sliding_window_layers_follow_their_blocks(tmp_path):
+    # a 4.x-style Qwen2 config: layer types derived from use_sliding_window and max_window_layers
+    src = build_model(tmp_path / "small", "Qwen2ForCausalLM", use_sliding_window=True, sliding_window=4, max_window_layers=1)
+    config = json.loads((src / "config.json").read_text())
+    config.pop("layer_types", None)
+    (src / "config.json").write_text(json.dumps(config))
+    check(src, tmp_path / "big", layers=4, insert_at="0,0")
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["layer_types"] == ["full_attention"] * 3 + ["sliding_attention"]
+    g = torch.Generator().manual_seed(3)
+    ids = torch.randint(2, 97, (2, 24), generator=g)  # longer than the window
+    with torch.no_grad():
+        a, b = load(src)(input_ids=ids).logits, load(tmp_path / "big")(input_ids=ids).logits
+    assert ((a - b).abs().max() / a.abs().max()).item() <= 1e-5
+
+
+def test_orthogonal_eps_is_written_exactly(tmp_path):
+    check(build_model(tmp_path / "small", "LlamaForCausalLM"), tmp_path / "big", factor=2, convention="orthogonal")
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["rms_norm_eps"] == 0.025
