@@ -108,7 +108,7 @@ def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, float]:
     if logits and a.shape[-1] > 1:
         out["top1_agreement"] = (a.argmax(-1) == b.argmax(-1)).double().mean().item()
         la, lb = a.log_softmax(-1), b.log_softmax(-1)
-        out["kl"] = (la.exp() * (la - lb)).sum(-1).mean().item()
+        out["kl"] = max((la.exp() * (la - lb)).sum(-1).mean().item(), 0.0)  # ≥ 0 but for round-off
     return out
 
 
