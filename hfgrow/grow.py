@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import torch
 
-from . import __version__, algebra
+from . import __version__, algebra, hub
+from .card import model_card
 from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, write_index
 from .errors import GrowthError
 from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
@@ -33,10 +34,14 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     if kwargs:
         options = GrowthOptions(**{**options.__dict__, **kwargs})
     log = log or (lambda msg: None)
-    src, out = Path(src), Path(out)
-    _check_paths(src, out, options.overwrite)
-
+    options.validate()
+    out = Path(out)
+    if Path(src).is_dir():  # local paths are checked before anything is downloaded
+        _check_paths(Path(src), out, options.overwrite)
     start = time.perf_counter()
+    folder, source_name = hub.resolve(src, options.revision)
+    src = folder
+    _check_paths(src, out, options.overwrite)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
@@ -63,18 +68,35 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                                        storage_rounding=plan.rounding_dtype())
         report = {
             "hfgrow": __version__,
-            "source": str(src),
+            "source": source_name,
             "output": str(out),
+            "command": options.command(source_name, str(out)),
             "plan": plan.summary(),
             "verification": verification,
             "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
         }
         write_report(report, tmp)
+        model_card(report, hub.source_card_data(src), report["command"]).save(tmp / "README.md")
         _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(created or tmp, ignore_errors=True)
         raise
+    if options.push_to_hub:
+        report["push"] = _push(report, out, options, log)
     return report
+
+
+def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -> dict[str, Any]:
+    v = report["verification"]
+    if (v is None or not v["passed"]) and not options.force:
+        why = "verification was skipped" if v is None else "verification failed"
+        log(f"not pushed to {options.push_to_hub}: {why} (--force pushes anyway)")
+        return {"repo_id": options.push_to_hub, "pushed": False, "why": why}
+    log(f"pushing to {options.push_to_hub}")
+    url = hub.push(out, options.push_to_hub, private=options.private, revision=options.push_revision,
+                   commit_message=options.commit_message, create_pr=options.create_pr)
+    log(f"pushed: {url}")
+    return {"repo_id": options.push_to_hub, "pushed": True, "url": url}
 
 
 def _existing_parent(out: Path) -> Path:

@@ -63,6 +63,31 @@ class GrowthOptions:
     tolerance: float = 1e-4
     text_file: str | None = None
     seed: int = 0
+    revision: str | None = None  # of a Hub id source
+    push_to_hub: str | None = None  # a repository id to upload the grown checkpoint to
+    private: bool = False
+    push_revision: str | None = None  # the branch to push to
+    commit_message: str | None = None
+    create_pr: bool = False
+    force: bool = False  # push even when verification failed or was skipped
+
+    def command(self, src: str, out: str) -> str:
+        """The CLI command that does what these options do (for the model card)."""
+        import shlex
+
+        args = ["hfgrow", str(src), "--out", str(out)]
+        for f in dataclasses.fields(self):
+            value, default = getattr(self, f.name), f.default
+            if value == default or f.name in ("overwrite",):
+                continue
+            flag = "--" + f.name.replace("_", "-")
+            if f.name == "verify":
+                args.append("--no-verify")
+            elif value is True:
+                args.append(flag)
+            elif value not in (None, False):
+                args += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
+        return shlex.join(args)
 
     def validate(self) -> None:
         self.factor = _int_option("factor", self.factor, minimum=2)
@@ -82,6 +107,10 @@ class GrowthOptions:
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry])):
             if value not in allowed:
                 raise GrowthError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.push_to_hub is not None and not self.verify and not self.force:
+            raise GrowthError("--push-to-hub pushes verified checkpoints only: drop --no-verify, or add --force")
+        if self.push_to_hub is not None and not re.match(r"^[\w.-]+(/[\w.-]+)?$", self.push_to_hub):
+            raise GrowthError(f"--push-to-hub takes a repository id such as 'name' or 'org/name', got {self.push_to_hub!r}")
         if self.dtype is not None and self.dtype not in DTYPES:
             raise GrowthError(f"--dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         parse_size(self.max_shard_size)

@@ -95,6 +95,13 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"show the transform itself, free of float32 round-off. "
         f"Passes when the float32 gap is within {_fmt(v['tolerance'])}.",
         "",
+    ]
+    return "\n".join(out) + "\n" + verification_table(v)
+
+
+def verification_table(v: dict[str, Any]) -> str:
+    """The per-output table and the per-dtype notes (report and model card)."""
+    out = [
         "| dtype | output | max abs gap | max rel gap | round-off floor | top-1 agreement | KL |",
         "|---|---|---|---|---|---|---|",
     ]

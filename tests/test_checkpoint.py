@@ -486,10 +486,11 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
     out = tmp_path / "big"
     for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json", "notes.txt"):
         assert (out / name).read_bytes() == (src / name).read_bytes(), name
-    for name in ("tf_model.h5", "flax_model.msgpack", "README.md"):
+    for name in ("tf_model.h5", "flax_model.msgpack"):
         assert not (out / name).exists(), name
     assert json.loads((out / "growth_report.json").read_text())["plan"]["recipe"] == "bert"  # the new report
+    assert "the small model" not in (out / "README.md").read_text()  # a new model card, not the source's
     assert sorted(p.name for p in out.iterdir()) == sorted([
-        "config.json", "model.safetensors", "growth_report.json", "growth_report.md",
+        "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
         "tokenizer.json", "tokenizer_config.json", "generation_config.json", "notes.txt",
     ])

@@ -367,7 +367,7 @@ def test_existing_out_refused_then_overwritten(work):
     assert result.exit_code == 0, result.output
     assert [p.name for p in out.parent.iterdir()] == ["big"]  # no .big.hfgrow-old-* left
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.json", "growth_report.json", "growth_report.md", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+        "README.md", "config.json", "growth_report.json", "growth_report.md", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
     ]
     assert json.loads((out / "config.json").read_text())["hidden_size"] == 32
     assert load_file(out / "model.safetensors")["bert.embeddings.word_embeddings.weight"].shape[1] == 32

@@ -1,0 +1,85 @@
+"""The grown checkpoint's model card (README.md), built with huggingface_hub's ModelCard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import __version__
+from .report import verification_table
+
+
+def _sizes(p: dict[str, Any]) -> str:
+    rows = ["| | before | after |", "|---|---|---|"]
+    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
+                       ("num_heads", "attention heads"), ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"),
+                       ("parameters", "parameters")):
+        rows.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
+    for stack, (a, b) in p["layers"].items():
+        rows.append(f"| blocks in `{stack}` | {a} | {b} |")
+    return "\n".join(rows)
+
+
+def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
+    """A ModelCard: metadata carried from the source card, a body that says what was done and how to go on."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    p = report["plan"]
+    tags = ["hfgrow", "model-growth", p["recipe"]] + [t for t in source_data.get("tags", []) if t not in ("hfgrow",)]
+    data = ModelCardData(
+        base_model=report["source"],
+        library_name="transformers",
+        tags=list(dict.fromkeys(tags)),
+        license=source_data.get("license"),
+        pipeline_tag=source_data.get("pipeline_tag"),
+        language=source_data.get("language"),
+        datasets=source_data.get("datasets"),
+    )
+    v = report.get("verification")
+    verified = "Verification was skipped." if v is None else (
+        f"Both models were reloaded through transformers and run on the same inputs ({v['inputs']}); "
+        f"the largest float32 relative gap between their outputs is **{v['max_rel']:.2g}** "
+        f"({'PASS' if v['passed'] else 'not within'} tolerance {v['tolerance']:g}).\n\n" + verification_table(v))
+    body = f"""---
+{data.to_yaml()}
+---
+
+# {p['model_class'] or p['recipe']} grown from `{report['source']}`
+
+This checkpoint was grown from [`{report['source']}`]({_link(report['source'])}) by
+[hfgrow](https://pypi.org/project/hfgrow/) {__version__}. It computes the same function as the original
+(up to floating-point round-off) while being wider{' and deeper' if p['layers'] else ''}, so that training can
+continue from it rather than from scratch.
+
+{_sizes(p)}
+
+Growth: attention `{p['attention']}`, convention `{p['convention']}`, symmetry `{p['symmetry']}` (seed {p['seed']}),
+norm eps ×{p['eps_scale']:g}.
+
+The command:
+
+```
+{command}
+```
+
+## Verification
+
+{verified}
+
+## Continue training
+
+```python
+from transformers import AutoModel, AutoTokenizer
+
+model = AutoModel.from_pretrained("path/or/repo")  # or the task class, e.g. AutoModelForCausalLM
+tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
+```
+
+The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
+New blocks (if any) start as the identity: their output projections are zero. Use a learning-rate warm-up: the
+grown model starts where the small one ended, not from a random initialisation.
+"""
+    return ModelCard(body)
+
+
+def _link(source: str) -> str:
+    return f"https://huggingface.co/{source}" if "/" in source or not source.startswith((".", "/")) else source

@@ -1,0 +1,118 @@
+"""The Hugging Face Hub: Hub ids in (through the HF cache), grown checkpoints out (with a model card)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .errors import GrowthError
+
+# What a growth needs from a repository: never other frameworks' weights, never the whole repo.
+WEIGHTS = ["*.safetensors", "model.safetensors.index.json"]
+LEGACY_WEIGHTS = ["pytorch_model*.bin", "pytorch_model.bin.index.json"]
+OTHER = [
+    "config.json", "generation_config.json", "README.md",
+    "tokenizer*", "vocab*", "merges.txt", "spiece.model", "sentencepiece*.model", "special_tokens_map.json",
+    "added_tokens.json", "*.tiktoken", "chat_template*",
+]
+_HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
+
+
+def is_hub_id(src: str) -> bool:
+    return not Path(src).exists() and bool(_HUB_ID.match(src)) and not src.startswith((".", "/"))
+
+
+def resolve(src: str | os.PathLike, revision: str | None = None) -> tuple[Path, str]:
+    """A local folder for ``src``, and how to name it (the Hub id, or the path as given).
+
+    A Hub id is downloaded through huggingface_hub into the HF cache (or found there, offline with
+    HF_HUB_OFFLINE=1), honouring ``revision`` and HF_TOKEN; only the files a growth needs, and only
+    safetensors weights where the repository has them.
+    """
+    text = str(src)
+    if Path(text).is_dir():
+        if revision:
+            raise GrowthError("--revision applies to Hub ids, and the source is a local folder")
+        return Path(text), text
+    if not is_hub_id(text):
+        raise GrowthError(f"source {text!r} is not a folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        patterns = WEIGHTS + OTHER if _has_safetensors(text, revision) else WEIGHTS + LEGACY_WEIGHTS + OTHER
+        folder = Path(snapshot_download(text, revision=revision, allow_patterns=patterns))
+    except GatedRepoError:
+        raise GrowthError(f"{text} is gated: accept its terms on the Hub and set HF_TOKEN") from None
+    except RepositoryNotFoundError:
+        raise GrowthError(f"no model {text!r} on the Hub (or it is private: set HF_TOKEN)") from None
+    except RevisionNotFoundError:
+        raise GrowthError(f"{text} has no revision {revision!r}") from None
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled):
+        raise GrowthError(f"{text} is not in the HF cache and the Hub cannot be reached (offline mode?)") from None
+    except Exception as e:  # network failures come in many types; one line is what the user needs
+        raise GrowthError(f"cannot download {text}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+    if not (folder / "config.json").is_file():
+        raise GrowthError(f"{text} has no config.json: not a transformers model")
+    return folder, text
+
+
+def _has_safetensors(repo_id: str, revision: str | None) -> bool:
+    """Whether the repository has safetensors weights (then .bin duplicates are not downloaded).
+
+    Offline, the answer comes from the cache (the download then takes whatever is cached)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.constants import HF_HUB_OFFLINE
+
+    if HF_HUB_OFFLINE:
+        return False
+    try:
+        return any(f.endswith(".safetensors") for f in HfApi().list_repo_files(repo_id, revision=revision))
+    except Exception:
+        return False  # let the download report the problem
+
+
+def source_card_data(folder: Path) -> dict[str, Any]:
+    """license, pipeline_tag, language and tags from the source's model card, when it has one."""
+    path = folder / "README.md"
+    if not path.is_file() or not path.read_text(encoding="utf-8", errors="replace").startswith("---"):
+        return {}  # no metadata block
+    from huggingface_hub import ModelCard
+
+    try:
+        data = ModelCard.load(path).data.to_dict()
+    except Exception:
+        return {}
+    return {k: data[k] for k in ("license", "pipeline_tag", "language", "tags", "datasets") if data.get(k)}
+
+
+def push(folder: Path, repo_id: str, *, private: bool = False, revision: str | None = None,
+         commit_message: str | None = None, create_pr: bool = False) -> str:
+    """Create the repository if needed and upload ``folder`` through huggingface_hub; returns the commit URL.
+
+    The token comes from huggingface_hub (HF_TOKEN or the login cache) and is never printed.
+    """
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        if revision and not create_pr:
+            api.create_branch(repo_id, branch=revision, exist_ok=True, repo_type="model")
+        info = api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model", revision=revision,
+                                 commit_message=commit_message or f"Upload grown checkpoint ({folder.name}) with hfgrow",
+                                 create_pr=create_pr)
+    except HfHubHTTPError as e:
+        raise GrowthError(f"push to {repo_id} failed: {str(e).splitlines()[0]}") from None
+    except Exception as e:
+        raise GrowthError(f"push to {repo_id} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+    return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", "") or info)
