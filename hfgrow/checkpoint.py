@@ -9,7 +9,7 @@ import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import torch
 from safetensors import safe_open
@@ -155,6 +155,16 @@ class CheckpointReader:
             return handle.get_tensor(name)
         except Exception as e:
             raise GrowthError(f"{info.file}: cannot read '{name}' ({_first_line(e)})") from None
+
+    def transformers_config(self) -> Any:
+        """The config as the installed transformers reads it (derived flags, 4.x field names)."""
+        import transformers
+
+        try:
+            return transformers.AutoConfig.from_pretrained(self.folder)
+        except Exception as e:
+            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+            raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
 
     def config(self) -> dict:
         path = self.folder / "config.json"

@@ -1,9 +1,13 @@
-"""The command line: a thin layer over :func:`hfgrow.grow` and :class:`hfgrow.GrowthOptions`."""
+"""The command line: a thin layer over the Python API (:func:`hfgrow.grow`, :func:`hfgrow.verify`,
+:func:`hfgrow.inspect`) and its one options object, :class:`hfgrow.GrowthOptions`."""
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
 import traceback
+from typing import Any, Callable
 
 import click
 
@@ -12,20 +16,31 @@ from .errors import ExitCode, GrowthError
 from .plan import DTYPES, GrowthOptions
 
 EPILOG = """\b
-Exit codes: 0 success, 2 bad input (nothing written), 3 verification failed
-(checkpoint and report written), 1 internal error.
+Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
+error, 2 bad input (nothing written), 3 verification failed (checkpoint and
+report written; nothing pushed).
 
 \b
-Example:
+Examples:
   hfgrow ./my-bert --factor 2 --out ./big
+  hfgrow bert-base-chinese --factor 2 --out ./big --push-to-hub me/bert-big
   hfgrow ./my-llama --hidden-size 3072 --intermediate-size 8192 --layers 32 --out ./big
+  hfgrow inspect ./my-llama --factor 2
+  hfgrow verify ./my-llama ./big
 """
+COMMANDS = ("grow", "inspect", "verify", "recipes")
+SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class OneLineErrors(click.Command):
-    """Usage errors as one ``error: ...`` line (exit 2), like every other bad input."""
+class Group(click.Group):
+    """`hfgrow SRC ...` is `hfgrow grow SRC ...`; usage errors are one `error: ...` line (exit 2)."""
 
-    def main(self, *args, standalone_mode: bool = True, **kwargs):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["grow", *args]
+        return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as e:
@@ -39,68 +54,162 @@ class OneLineErrors(click.Command):
         return code
 
 
-@click.command(cls=OneLineErrors, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.argument("src")
-@click.option("--out", "-o", required=True, help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
-@click.option("--factor", "-k", default=None, help="Integer factor >= 2 for every width: hidden, FFN, and heads or head_dim [default: 2 when no size is given].")
-@click.option("--attention", type=click.Choice(["heads", "head-dim"]), default="heads", show_default=True,
-              help="Grow the number of heads (and KV heads), keeping head_dim, RoPE and the score scale; or grow head_dim.")
-@click.option("--hidden-size", type=int, default=None, help="Target hidden size (need not be a multiple; post-norm models: multiples only).")
-@click.option("--intermediate-size", type=int, default=None, help="Target FFN size (any).")
-@click.option("--num-heads", type=int, default=None, help="Target number of attention heads.")
-@click.option("--head-dim", type=int, default=None, help="Target head_dim (rotary models: whole multiples).")
-@click.option("--layers", type=int, default=None, help="Target number of blocks per stack; new blocks are exactly the identity (pre-norm models).")
-@click.option("--insert-at", default=None, help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly].")
-@click.option("--symmetry", type=click.Choice(["split", "noise", "none"]), default="split", show_default=True,
-              help="Break the symmetry of copies so they can diverge in training: uneven splits, cancelling noise, or plain copies.")
-@click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,
-              help="copy: plain copies, norms and eps unchanged. orthogonal: the seed's 1/sqrt(k) copies, eps scaled.")
-@click.option("--allow-lossy", is_flag=True, help="Grow even where exactness is impossible (e.g. YaRN rope under head_dim growth); the report states the gap.")
-@click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
-@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
-@click.option("--overwrite", is_flag=True, help="Replace a non-empty --out.")
-@click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
-@click.option("--device", default="cpu", show_default=True, help="Device for verification: cpu or cuda.")
-@click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative logit gap that passes.")
-@click.option("--text-file", type=click.Path(dir_okay=False), default=None, help="Sentences (one a line) to verify on.")
-@click.option("--seed", default=0, show_default=True, help="Seed for random inputs and masks.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict.")
-@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors.")
+@click.group(cls=Group, epilog=EPILOG, context_settings=SETTINGS, invoke_without_command=False)
 @click.version_option(__version__, prog_name="hfgrow")
-def main(src, out, factor, attention, hidden_size, intermediate_size, num_heads, head_dim, layers, insert_at, symmetry,
-         convention, allow_lossy, dtype, max_shard_size, overwrite, no_verify, device, tolerance, text_file, seed, quiet, verbose):
-    """Grow the checkpoint in SRC into a wider model that computes the same function.
+def main() -> None:
+    """Grow a pretrained transformer into a wider (and deeper) one that computes the same function.
 
-    Widens hidden size, FFN size and the attention (more heads, or wider heads) by --factor or to
-    the sizes given, optionally adds blocks (--layers), rewrites the config, writes sharded
-    safetensors with the tokenizer and other files, then reloads both models through transformers
-    and reports the gap between their outputs (growth_report.json and growth_report.md in --out).
+    \b
+    hfgrow SRC --out DIR [growth options]    grow, verify, report (the `grow` command)
+    hfgrow inspect SRC [growth options]      the plan, sizes and memory, writing nothing
+    hfgrow verify SMALL BIG                  the verification alone, on any pair
+    hfgrow recipes                           the supported architectures and classes
+
+    SRC is a local checkpoint folder or a Hub id (bert-base-chinese, org/name).
     """
-    from .grow import grow  # keeps `hfgrow --help` fast
-    from .report import summary_lines
 
-    options = GrowthOptions(factor=factor, attention=attention, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                            num_heads=num_heads, head_dim=head_dim, layers=layers, insert_at=insert_at, symmetry=symmetry,
-                            convention=convention, allow_lossy=allow_lossy, dtype=dtype, max_shard_size=max_shard_size,
-                            overwrite=overwrite, verify=not no_verify, device=device, tolerance=tolerance,
-                            text_file=text_file, seed=seed)
-    log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+
+def growth_options(f: Callable) -> Callable:
+    options = [
+        click.option("--factor", "-k", default=None, help="Integer factor >= 2 for every width: hidden, FFN, and heads or head_dim [default: 2 when no size is given]."),
+        click.option("--attention", type=click.Choice(["heads", "head-dim"]), default="heads", show_default=True,
+                     help="Grow the number of heads (and KV heads), keeping head_dim, RoPE and the score scale; or grow head_dim."),
+        click.option("--hidden-size", type=int, default=None, help="Target hidden size (any for pre-norm models; post-norm: multiples)."),
+        click.option("--intermediate-size", type=int, default=None, help="Target FFN size (any)."),
+        click.option("--num-heads", type=int, default=None, help="Target number of attention heads."),
+        click.option("--head-dim", type=int, default=None, help="Target head_dim (rotary models: whole multiples)."),
+        click.option("--layers", type=int, default=None, help="Target number of blocks per stack; new blocks are exactly the identity (pre-norm)."),
+        click.option("--insert-at", default=None, help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly]."),
+        click.option("--symmetry", type=click.Choice(["split", "noise", "none"]), default="split", show_default=True,
+                     help="Let copies diverge in training: split their input weights unevenly, perturb them, or keep plain copies."),
+        click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,
+                     help="copy: plain copies, norms and eps unchanged. orthogonal: copies x 1/sqrt(k), eps scaled."),
+        click.option("--allow-lossy", is_flag=True, help="Grow even where exactness is impossible; the report states the gap."),
+        click.option("--revision", default=None, help="Revision (branch, tag, commit) of a Hub id SRC."),
+        click.option("--seed", default=0, show_default=True, help="Seed for split shares, noise, random inputs and masks."),
+    ]
+    return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
+
+
+def verify_options(f: Callable) -> Callable:
+    options = [
+        click.option("--device", default="cpu", show_default=True, help="Device for the forward passes: cpu or cuda."),
+        click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative gap that passes."),
+        click.option("--text-file", type=click.Path(dir_okay=False), default=None, help="Sentences (one a line) to verify on."),
+    ]
+    return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
+
+
+def output_options(f: Callable) -> Callable:
+    options = [
+        click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict."),
+        click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors."),
+    ]
+    return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
+
+
+def run(action: Callable[[], Any], verbose: bool) -> Any:
+    """Bad input: one line, exit 2. A bug: one line (traceback with -v), exit 1."""
     try:
-        report = grow(src, out, options, log=log)
+        return action()
     except GrowthError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing was written", err=True)
         sys.exit(130)
-    except Exception as e:  # a bug: one line unless -v, never a half-written checkpoint (grow cleans up)
+    except Exception as e:
         if verbose:
             traceback.print_exc()
         click.echo(f"internal error: {type(e).__name__}: {e} (rerun with -v for the traceback)", err=True)
         sys.exit(ExitCode.INTERNAL)
+
+
+@main.command(epilog=EPILOG, context_settings=SETTINGS)
+@click.argument("src")
+@click.option("--out", "-o", required=True, help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
+@growth_options
+@click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
+@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
+@click.option("--overwrite", is_flag=True, help="Replace a --out that holds a checkpoint.")
+@click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
+@verify_options
+@click.option("--push-to-hub", default=None, metavar="REPO_ID", help="Upload the grown checkpoint (created if needed) when verification passes.")
+@click.option("--private", is_flag=True, help="Create the Hub repository private.")
+@click.option("--push-revision", default=None, help="Branch to push to [default: main].")
+@click.option("--commit-message", default=None, help="Commit message of the upload.")
+@click.option("--create-pr", is_flag=True, help="Open a pull request instead of committing to the branch.")
+@click.option("--force", is_flag=True, help="Push even when verification failed or was skipped.")
+@output_options
+def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, **kwargs: Any) -> None:
+    """Grow the checkpoint SRC (a folder or a Hub id) into --out.
+
+    Widens hidden size, FFN size and the attention (more heads, or wider heads) by --factor or to
+    the sizes given, optionally adds blocks (--layers), rewrites the config, writes sharded
+    safetensors with the tokenizer, a model card and other files, then reloads both models through
+    transformers and reports the gap between their outputs (growth_report.json and .md in --out).
+    """
+    from .grow import grow as grow_checkpoint  # keeps `hfgrow --help` fast
+    from .report import summary_lines
+
+    options = GrowthOptions(verify=not no_verify, **kwargs)
+    log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    report = run(lambda: grow_checkpoint(src, out, options, log=log, progress=not quiet), verbose)
     lines = summary_lines(report)
     for line in lines if not quiet else lines[-1:]:
         click.echo(line)
     v = report["verification"]
     if v is not None and not v["passed"] and not report["plan"]["approximate"]:  # lossy was asked for
         sys.exit(ExitCode.VERIFY_FAILED)
+
+
+@main.command(context_settings=SETTINGS)
+@click.argument("src")
+@growth_options
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@output_options
+def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) -> None:
+    """Show what growing SRC would do: recipe, sizes, tensor groups and their rules, parameters,
+    output size and peak memory. Writes nothing."""
+    from .api import inspect as inspect_plan
+    from .report import inspect_lines
+
+    info = run(lambda: inspect_plan(src, GrowthOptions(verify=False, **kwargs)), verbose)
+    click.echo(json.dumps(info, indent=2) if as_json else "\n".join(inspect_lines(info)))
+
+
+@main.command(context_settings=SETTINGS)
+@click.argument("small")
+@click.argument("big")
+@verify_options
+@click.option("--seed", default=0, show_default=True, help="Seed for random inputs and masks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verification as JSON.")
+@output_options
+def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) -> None:
+    """Verify that BIG computes the same function as SMALL (two checkpoint folders or Hub ids):
+    forward passes of both, logits compared and hidden states against the expansion of SMALL's."""
+    from .api import verify as verify_pair
+    from .report import verdict_line
+
+    result = run(lambda: verify_pair(small, big, **kwargs), verbose)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    elif not quiet:
+        click.echo(verdict_line(result))
+    click.echo("PASS" if result["passed"] else "FAIL") if not as_json else None
+    if not result["passed"]:
+        sys.exit(ExitCode.VERIFY_FAILED)
+
+
+@main.command(context_settings=SETTINGS)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def recipes(as_json: bool) -> None:
+    """List the supported architectures and their classes."""
+    from .recipes import RECIPES
+
+    table = {r.name: {"model_types": list(r.model_types), "classes": list(r.classes)} for r in RECIPES}
+    if as_json:
+        click.echo(json.dumps(table, indent=2))
+        return
+    for name, entry in table.items():
+        click.echo(f"{name} (model_type {', '.join(entry['model_types'])}): {', '.join(entry['classes'])}")

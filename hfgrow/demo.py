@@ -19,7 +19,7 @@ import torch
 
 def train_mlm_(model, tok, steps: int = 200, seed: int = 0) -> float:
     """A few AdamW steps of masked-LM on the built-in sentences; returns the last loss."""
-    from .verify import SENTENCES
+    from .verification import SENTENCES
 
     g = torch.Generator().manual_seed(seed)
     batch = tok(list(SENTENCES), padding=True, return_tensors="pt")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 import zlib
@@ -23,7 +24,8 @@ from .report import write_report
 Log = Callable[[str], None]
 
 
-def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None, **kwargs: Any) -> dict[str, Any]:
+def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
+         progress: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
 
     Options come as a :class:`GrowthOptions` or as its fields by keyword:
@@ -56,16 +58,16 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     created = _make_parents(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
     try:
-        write_checkpoint(plan, reader, tmp)
+        write_checkpoint(plan, reader, tmp, progress)
         grow_s = time.perf_counter() - start
         verification = None
         if options.verify:
-            from .verify import verify_pair  # imports transformers: only when asked for
+            from .verification import verify_pair  # imports transformers: only when asked for
 
             log("verifying: forward passes of both models")
             verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
                                        tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
-                                       storage_rounding=plan.rounding_dtype())
+                                       storage_rounding=plan.rounding_dtype(), log=log)
         report = {
             "hfgrow": __version__,
             "source": source_name,
@@ -159,9 +161,13 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     return algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares).to(tp.out.dtype)
 
 
-def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> None:
+def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, progress: bool = False) -> None:
+    from tqdm import tqdm
+
     by_name = plan.tensors_by_name()
     names = shard_names(len(plan.shards))
+    bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress,
+               leave=False, file=sys.stderr)
     for name, shard in zip(names, plan.shards):
         with SafetensorsStreamWriter(folder / name, shard) as writer:
             for out in shard:
@@ -173,6 +179,8 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -
                         raise
                     raise GrowthError(f"not enough memory to grow '{out.name}' to {out.shape} ({out.nbytes / 1e9:.2f} GB)") from e
                 writer.write(out.name, grown)
+                bar.update(out.nbytes)
+    bar.close()
     if len(plan.shards) > 1:
         write_index(folder, plan.shards)
     (folder / "config.json").write_text(json.dumps(plan.config, indent=2, sort_keys=True) + "\n")

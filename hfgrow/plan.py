@@ -226,17 +226,6 @@ def _field(config: dict[str, Any], name: str | None, default: int | None = None)
 EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (DESIGN.md §2)
 
 
-def _transformers_config(folder) -> Any:
-    """The config as the installed transformers reads it (derived flags, 4.x field names)."""
-    import transformers
-
-    try:
-        return transformers.AutoConfig.from_pretrained(folder)
-    except Exception as e:
-        text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-        raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
-
-
 def _check_config(config: dict[str, Any]) -> None:
     """The grown config must be one the installed transformers accepts (it validates, e.g., that
     LLaMA's hidden size is a multiple of its heads even with an explicit head_dim)."""
@@ -333,7 +322,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
-    cfg = _transformers_config(reader.folder)  # the installed transformers' reading of the config
+    cfg = reader.transformers_config()  # the installed transformers' reading of the config
     if recipe.post_norm and options.layers:
         approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
     for flag in recipe.index_dependent:

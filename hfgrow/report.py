@@ -131,3 +131,36 @@ def verification_table(v: dict[str, Any]) -> str:
 def write_report(report: dict[str, Any], folder: Path) -> None:
     (folder / "growth_report.json").write_text(json.dumps(report, indent=2) + "\n")
     (folder / "growth_report.md").write_text(to_markdown(report))
+
+
+def verdict_line(v: dict[str, Any]) -> str:
+    """One line for `hfgrow verify`."""
+    line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
+    for dtype, section in v.items():
+        if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
+            line += f"; {dtype}: {_fmt(section['max_rel'])}"
+    if v["float32"]["missing_keys"]:
+        line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
+    return line
+
+
+def inspect_lines(info: dict[str, Any]) -> list[str]:
+    """`hfgrow inspect` for people."""
+    p = info["plan"]
+    lines = [f"{info['source']}: recipe {p['recipe']}, class {p['model_class'] or 'base model'}",
+             f"growth: attention {p['attention']}, convention {p['convention']}, symmetry {p['symmetry']}"]
+    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"), ("num_heads", "heads"),
+                       ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"), ("parameters", "parameters")):
+        lines.append(f"  {label:18} {p[key][0]:>14,} → {p[key][1]:,}")
+    for stack, (a, b) in p["layers"].items():
+        lines.append(f"  {'blocks in ' + stack:18} {a:>14,} → {b:,}")
+    if p["approximate"]:
+        lines.append("not lossless: " + "; ".join(p["approximate"]))
+    lines.append(f"output: {p['tensors']} tensors, {p['output_bytes'] / 1e9:.3f} GB in {p['shards']} shard(s); "
+                 f"peak memory ≈ {info['peak_memory_estimate_bytes'] / 1e9:.3f} GB beyond the interpreter")
+    if info["dropped"]:
+        lines.append(f"not written (rebuilt by transformers): {', '.join(info['dropped'][:5])}")
+    lines.append("tensor groups:")
+    for pattern, g in info["groups"].items():
+        lines.append(f"  {pattern:60} ×{g['tensors']:<4} {g['rule']}")
+    return lines

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .verify import SENTENCES
+from .verification import SENTENCES
 
 TINY_BERT = dict(
     vocab_size=0,  # set from the tokenizer
@@ -126,3 +126,25 @@ def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype 
     model = randomize_(model_cls(model_cls.config_class(**config)), seed)
     model.to(dtype).save_pretrained(folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
     return Path(folder)
+
+
+def put_in_hf_cache(folder: str | Path, cache: str | Path, repo_id: str, revision: str = "main") -> Path:
+    """Move a checkpoint folder into an HF cache in the Hub's own layout (blobs, a snapshot of
+    symlinks, a ref), as huggingface_hub would have downloaded it; returns the snapshot folder."""
+    import hashlib
+    import shutil
+
+    repo = Path(cache) / f"models--{repo_id.replace('/', '--')}"
+    commit = hashlib.sha1(f"{repo_id}@{revision}".encode()).hexdigest()
+    snapshot = repo / "snapshots" / commit
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    for f in sorted(Path(folder).iterdir()):
+        data = f.read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.write_bytes(data)
+        (snapshot / f.name).symlink_to(Path("../../blobs") / blob.name)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / revision).write_text(commit)
+    shutil.rmtree(folder)
+    return snapshot

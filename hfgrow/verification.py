@@ -7,7 +7,7 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -166,7 +166,7 @@ def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: 
 
 def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
                 device: str = "cpu", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0,
-                storage_rounding: torch.dtype | None = None) -> dict[str, Any]:
+                storage_rounding: torch.dtype | None = None, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
 
     Logits are compared as they are; hidden states against the expansion of the small model's
@@ -202,6 +202,8 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     feed = masked if mlm_output else inputs
     small_outs = {}
     for dtype in dtypes:
+        if log:
+            log(f"verifying in {_dtype_name(dtype)}")
         models = [load_model(p, cls, recipe.classes[0], dtype, device) for p in (small, big)]
         (m_small, info_small), (m_big, info_big) = models
         missing = sorted(set(info_big["missing_keys"]) - set(info_small["missing_keys"]))

@@ -1,0 +1,148 @@
+"""The Python API beyond :func:`hfgrow.grow`: inspect a plan, verify any pair, grow a model in memory.
+
+All of it runs on the same plan and the same algebra as the file path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import hub
+from .checkpoint import CheckpointReader, TensorInfo
+from .errors import GrowthError
+from .plan import GrowthOptions, GrowthPlan, find_recipe, make_plan
+
+
+def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOptions:
+    options = options or GrowthOptions()
+    return GrowthOptions(**{**options.__dict__, **kwargs}) if kwargs else options
+
+
+def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
+    """What growing ``src`` would do, from tensor headers alone: nothing is written or grown."""
+    options = _options(options, {"verify": False, **kwargs})
+    folder, name = hub.resolve(src, options.revision)
+    plan = make_plan(CheckpointReader(folder), options)
+    groups: dict[str, dict[str, Any]] = {}
+    for tp in plan.tensors:
+        g = groups.setdefault(tp.rule.pattern, {"rule": " × ".join(str(a) if a else "·" for a in tp.rule.axes) or "scalar",
+                                                "tensors": 0, "example": tp.out.name, "shape": [list(tp.source.shape), list(tp.out.shape)]})
+        g["tensors"] += 1
+        g["zeroed (new blocks)"] = g.get("zeroed (new blocks)", 0) + int(tp.zero)
+    largest = max((t.out.nbytes for t in plan.tensors), default=0)
+    return {
+        "source": name,
+        "plan": plan.summary(),
+        "groups": groups,
+        "dropped": plan.dropped,
+        # one source tensor, its float32 copy, the grown float32 tensor and its cast, at the largest
+        "peak_memory_estimate_bytes": int(largest / max(1, min(t.out.dtype.itemsize for t in plan.tensors)) * 4 * 3),
+        "largest_output_tensor_bytes": largest,
+    }
+
+
+def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
+    return {stack: config.get(field) or (config.get(fallback) if fallback else None)
+            for stack, field, fallback in recipe.stacks}
+
+
+def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", tolerance: float = 1e-4,
+           text_file: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
+
+    The expansion that relates them (needed to compare hidden states) is the one hfgrow would use to
+    grow ``small`` to ``big``'s sizes; the convention is recognised from the norm eps.
+    """
+    small_dir, _ = hub.resolve(small)
+    big_dir, _ = hub.resolve(big)
+    small_cfg, big_cfg = (json.loads((d / "config.json").read_text()) for d in (small_dir, big_dir))
+    recipe, _ = find_recipe(small_cfg)
+    if big_cfg.get("model_type") != small_cfg.get("model_type"):
+        raise GrowthError(f"{big} is a {big_cfg.get('model_type')} model and {small} a {small_cfg.get('model_type')} one")
+    f = recipe.config
+    sizes: dict[str, Any] = {"hidden_size": big_cfg.get(f.hidden), "intermediate_size": big_cfg.get(f.ffn),
+                             "num_heads": big_cfg.get(f.heads)}
+    if f.head_dim and big_cfg.get(f.head_dim) is not None:
+        sizes["head_dim"] = big_cfg[f.head_dim]
+    elif sizes["hidden_size"] and sizes["num_heads"]:
+        sizes["head_dim"] = sizes["hidden_size"] // sizes["num_heads"]
+    if sizes["intermediate_size"] is None and f.ffn_default:
+        sizes["intermediate_size"] = f.ffn_default * sizes["hidden_size"]
+    deeper = {s: n for s, n in _stack_layers(big_cfg, recipe).items() if n != _stack_layers(small_cfg, recipe)[s]}
+    if deeper:
+        sizes["layers"] = max(deeper.values())
+    reader = CheckpointReader(small_dir)
+    plan = None
+    for convention in ("copy", "orthogonal"):  # the one whose eps matches the big config
+        try:
+            candidate = make_plan(reader, GrowthOptions(verify=False, allow_lossy=True, convention=convention,
+                                                        **{k: v for k, v in sizes.items() if v}))
+        except GrowthError as e:
+            error = e
+            continue
+        eps = [n for n in f.eps if n in big_cfg]
+        if plan is None or all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in eps):
+            plan = candidate
+            if all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in eps):
+                break
+    if plan is None:
+        raise GrowthError(f"{big} is not a growth of {small} that hfgrow can relate: {error}")
+    from .verification import verify_pair
+
+    return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, tolerance=tolerance,
+                       text_file=text_file, seed=seed)
+
+
+class StateDictReader:
+    """The reader interface of :class:`CheckpointReader` over a model in memory."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+        self.state = model.state_dict()
+        self.tensors = {k: TensorInfo(k, tuple(v.shape), v.dtype, "<memory>") for k, v in self.state.items()}
+        self.folder = None
+
+    def get(self, name: str) -> torch.Tensor:
+        return self.state[name].detach().cpu()
+
+    def config(self) -> dict[str, Any]:
+        config = self.model.config.to_dict()
+        config["architectures"] = [type(self.model).__name__]
+        return config
+
+    def transformers_config(self) -> Any:
+        return self.model.config
+
+    def extra_files(self) -> list[Path]:
+        return []
+
+
+def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **kwargs: Any) -> torch.nn.Module:
+    """A grown copy of an in-memory transformers model (for progressive training loops).
+
+    Same recipes, plan and algebra as :func:`hfgrow.grow`; the new model is built from the grown
+    config with the model's own class, on the model's device and dtype. ``model`` is left as it is.
+    """
+    from .grow import grow_one
+
+    options = _options(options, {"verify": False, **kwargs})
+    reader = StateDictReader(model)
+    plan: GrowthPlan = make_plan(reader, options)
+    state = {tp.out.name: grow_one(reader.get(tp.source.name), tp, plan) for tp in plan.tensors}
+    config = type(model.config).from_dict({k: v for k, v in plan.config.items() if k != "architectures"})
+    param = next(model.parameters())
+    big = type(model)(config).to(param.dtype)
+    missing, unexpected = big.load_state_dict(state, strict=False)
+    tied = set(getattr(big, "all_tied_weights_keys", {}) or {}) | set(plan.dropped)
+    if unexpected or set(missing) - tied - {k for k in missing if not any(k == n for n in big.state_dict())}:
+        raise GrowthError(f"grown state dict does not fit {type(model).__name__}: missing {sorted(set(missing) - tied)[:3]}, "
+                          f"unexpected {sorted(unexpected)[:3]}")
+    big.tie_weights()
+    return big.to(param.device).train(model.training)
+

@@ -1,0 +1,140 @@
+"""Hub ids in (a pre-filled HF cache, offline), pushes out (the client replaced at its boundary), the model card."""
+
+import json
+import os
+import subprocess
+import sys
+
+import huggingface_hub
+import huggingface_hub.constants
+import pytest
+import torch
+from click.testing import CliRunner
+from huggingface_hub import ModelCard
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.testing import build_bert, build_model, load, put_in_hf_cache
+
+
+@pytest.fixture
+def hf_cache(tmp_path, monkeypatch):
+    """An HF cache holding org/tiny-llama (main and a v1 branch, v1 with other weights) and a BERT with a model card."""
+    cache = tmp_path / "hf-cache"
+    put_in_hf_cache(build_model(tmp_path / "a", "LlamaForCausalLM", seed=1), cache, "org/tiny-llama")
+    put_in_hf_cache(build_model(tmp_path / "b", "LlamaForCausalLM", seed=2), cache, "org/tiny-llama", revision="v1")
+    bert = build_bert(tmp_path / "c", "BertForMaskedLM")
+    (bert / "README.md").write_text("---\nlicense: apache-2.0\npipeline_tag: fill-mask\nlanguage: zh\n---\n# tiny\n")
+    put_in_hf_cache(bert, cache, "tiny-bert-chinese")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    return cache
+
+
+def test_hub_id_from_the_cache_offline(hf_cache, tmp_path):
+    report = hfgrow.grow("org/tiny-llama", tmp_path / "big", factor=2)
+    assert report["source"] == "org/tiny-llama" and report["verification"]["passed"]
+    card = ModelCard.load(tmp_path / "big" / "README.md")
+    assert card.data.base_model == "org/tiny-llama" and card.data.library_name == "transformers"
+    assert "hfgrow" in card.data.tags
+    assert "hfgrow org/tiny-llama --out" in card.text and "| hidden size | 16 | 32 |" in card.text
+
+
+def test_revision_is_honoured(hf_cache, tmp_path):
+    main_report = hfgrow.grow("org/tiny-llama", tmp_path / "main", factor=2, symmetry="none")
+    v1_report = hfgrow.grow("org/tiny-llama", tmp_path / "v1", factor=2, symmetry="none", revision="v1")
+    a, b = load(tmp_path / "main"), load(tmp_path / "v1")
+    assert not torch.equal(a.lm_head.weight, b.lm_head.weight)  # different source weights
+    assert "--revision v1" in v1_report["command"] and "--revision" not in main_report["command"]
+    with pytest.raises(hfgrow.GrowthError, match="no revision|not in the HF cache"):
+        hfgrow.grow("org/tiny-llama", tmp_path / "v2", revision="v2")
+    assert not (tmp_path / "v2").exists()
+
+
+def test_unknown_hub_id_offline_is_one_clear_line(hf_cache, tmp_path):
+    result = CliRunner().invoke(main, ["org/nothing-here", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: org/nothing-here is not in the HF cache")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_source_card_metadata_is_carried(hf_cache, tmp_path):
+    hfgrow.grow("tiny-bert-chinese", tmp_path / "big", factor=2)
+    data = ModelCard.load(tmp_path / "big" / "README.md").data
+    assert (data.license, data.pipeline_tag, data.language, data.base_model) == ("apache-2.0", "fill-mask", "zh", "tiny-bert-chinese")
+    assert "MLM accuracy" in ModelCard.load(tmp_path / "big" / "README.md").text
+
+
+def test_hub_id_through_a_real_subprocess(hf_cache, tmp_path):
+    env = {**os.environ, "HF_HUB_CACHE": str(hf_cache), "HF_HUB_OFFLINE": "1", "HF_TOKEN": "hf_secret_token_value"}
+    proc = subprocess.run([sys.executable, "-m", "hfgrow", "org/tiny-llama", "--out", str(tmp_path / "big"), "-k", "2"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "PASS"
+    assert "hf_secret_token_value" not in proc.stdout + proc.stderr
+
+
+class FakeApi:
+    """huggingface_hub.HfApi, replaced at its boundary: records the calls and the uploaded files."""
+
+    calls: list = []
+
+    def __init__(self, *args, **kwargs):
+        FakeApi.calls.append(("init", kwargs))
+
+    def create_repo(self, repo_id, **kwargs):
+        FakeApi.calls.append(("create_repo", repo_id, kwargs))
+
+    def create_branch(self, repo_id, **kwargs):
+        FakeApi.calls.append(("create_branch", repo_id, kwargs))
+
+    def upload_folder(self, **kwargs):
+        from pathlib import Path
+
+        files = sorted(p.name for p in Path(kwargs["folder_path"]).iterdir())
+        card = (Path(kwargs["folder_path"]) / "README.md").read_text()
+        FakeApi.calls.append(("upload_folder", kwargs, files, card))
+        return type("CommitInfo", (), {"commit_url": f"https://hub/{kwargs['repo_id']}/commit/1", "pr_url": None})()
+
+
+@pytest.fixture
+def fake_api(monkeypatch):
+    FakeApi.calls = []
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    return FakeApi
+
+
+def test_push_to_hub(hf_cache, fake_api, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
+    args = ["org/tiny-llama", "--out", str(tmp_path / "big"), "--push-to-hub", "me/tiny-llama-x2", "--private",
+            "--push-revision", "grown", "--commit-message", "grow it"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "hf_secret_token_value" not in result.output
+    names = [c[0] for c in fake_api.calls]
+    assert names == ["init", "create_repo", "create_branch", "upload_folder"]
+    _, repo_id, kwargs = fake_api.calls[1]
+    assert repo_id == "me/tiny-llama-x2" and kwargs["private"] is True and kwargs["exist_ok"] is True
+    assert fake_api.calls[2][2]["branch"] == "grown"
+    _, upload, files, card = fake_api.calls[3]
+    assert upload["repo_id"] == "me/tiny-llama-x2" and upload["revision"] == "grown"
+    assert upload["commit_message"] == "grow it" and upload["create_pr"] is False
+    assert {"README.md", "config.json", "model.safetensors", "growth_report.json", "growth_report.md"} <= set(files)
+    assert "base_model: org/tiny-llama" in card
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert report["verification"]["passed"]
+
+
+def test_push_refused_when_verification_fails_or_is_skipped(hf_cache, fake_api, tmp_path):
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "a"), "--push-to-hub", "me/x",
+                                       "--tolerance", "1e-30"])
+    assert result.exit_code == 3
+    assert not [c for c in fake_api.calls if c[0] == "upload_folder"]
+    assert "not pushed to me/x: verification failed" in result.stderr
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "b"), "--push-to-hub", "me/x", "--no-verify"])
+    assert result.exit_code == 2 and "--force" in result.stderr and not (tmp_path / "b").exists()
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "c"), "--push-to-hub", "me/x", "--no-verify",
+                                       "--force", "--create-pr"])
+    assert result.exit_code == 0, result.output
+    upload = [c for c in fake_api.calls if c[0] == "upload_folder"][-1][1]
+    assert upload["create_pr"] is True
