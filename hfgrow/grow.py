@@ -113,8 +113,6 @@ def _make_parents(out: Path) -> Path | None:
 
 
 def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
-    if not src.is_dir():
-        raise GrowthError(f"source {str(src)!r} is not a folder (Hub ids are not supported yet)")
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise GrowthError(f"--out {str(out)!r}: {str(parent)!r} is not a folder")
