@@ -53,7 +53,7 @@ def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
 
 
 def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", tolerance: float = 1e-4,
-           text_file: str | None = None, seed: int = 0) -> dict[str, Any]:
+           text_file: str | None = None, seed: int = 0, progress: bool = False) -> dict[str, Any]:
     """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
 
     The expansion that relates them (needed to compare hidden states) is the one hfgrow would use to
@@ -96,7 +96,7 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     from .verification import verify_pair
 
     return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, tolerance=tolerance,
-                       text_file=text_file, seed=seed)
+                       text_file=text_file, seed=seed, progress=progress)
 
 
 class StateDictReader:

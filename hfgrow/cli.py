@@ -191,7 +191,7 @@ def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kw
     from .api import verify as verify_pair
     from .report import verdict_line
 
-    result = run(lambda: verify_pair(small, big, **kwargs), verbose)
+    result = run(lambda: verify_pair(small, big, progress=not quiet and not as_json, **kwargs), verbose)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     elif not quiet:

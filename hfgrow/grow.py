@@ -67,7 +67,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
             log("verifying: forward passes of both models")
             verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
                                        tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
-                                       storage_rounding=plan.rounding_dtype(), log=log)
+                                       storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
         report = {
             "hfgrow": __version__,
             "source": source_name,
@@ -164,7 +164,7 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
 
     by_name = plan.tensors_by_name()
     names = shard_names(len(plan.shards))
-    bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress,
+    bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress or not sys.stderr.isatty(),
                leave=False, file=sys.stderr)
     for name, shard in zip(names, plan.shards):
         with SafetensorsStreamWriter(folder / name, shard) as writer:

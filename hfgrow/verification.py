@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import json
 import math
 from pathlib import Path
@@ -166,7 +167,8 @@ def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: 
 
 def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
                 device: str = "cpu", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0,
-                storage_rounding: torch.dtype | None = None, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                storage_rounding: torch.dtype | None = None, log: Callable[[str], None] | None = None,
+                progress: bool = False) -> dict[str, Any]:
     """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
 
     Logits are compared as they are; hidden states against the expansion of the small model's
@@ -201,7 +203,9 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
         dtypes.append(native)
     feed = masked if mlm_output else inputs
     small_outs = {}
-    for dtype in dtypes:
+    from tqdm import tqdm
+
+    for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
         if log:
             log(f"verifying in {_dtype_name(dtype)}")
         models = [load_model(p, cls, recipe.classes[0], dtype, device) for p in (small, big)]
