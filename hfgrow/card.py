@@ -5,18 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import __version__
-from .report import verification_table
-
-
-def _sizes(p: dict[str, Any]) -> str:
-    rows = ["| | before | after |", "|---|---|---|"]
-    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
-                       ("num_heads", "attention heads"), ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"),
-                       ("parameters", "parameters")):
-        rows.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
-    for stack, (a, b) in p["layers"].items():
-        rows.append(f"| blocks in `{stack}` | {a} | {b} |")
-    return "\n".join(rows)
+from .report import sizes_table, verification_table
 
 
 def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
@@ -50,7 +39,7 @@ This checkpoint was grown from [`{report['source']}`]({_link(report['source'])})
 (up to floating-point round-off) while being wider{' and deeper' if p['layers'] else ''}, so that training can
 continue from it rather than from scratch.
 
-{_sizes(p)}
+{sizes_table(p)}
 
 Growth: attention `{p['attention']}`, convention `{p['convention']}`, symmetry `{p['symmetry']}` (seed {p['seed']}),
 norm eps ×{p['eps_scale']:g}.

@@ -60,15 +60,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"**{verdict(report)}** — `{report['source']}` → `{report['output']}` (hfgrow {report['hfgrow']})",
         "",
-        "| | before | after |",
-        "|---|---|---|",
+        sizes_table(p),
     ]
-    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
-                       ("num_heads", "attention heads"), ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"),
-                       ("parameters", "parameters")):
-        out.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
-    for stack, (a, b) in p["layers"].items():
-        out.append(f"| blocks in `{stack}` | {a} | {b} (new: {', '.join(map(str, p['new_blocks'][stack]))}) |")
     out += [
         "",
         f"Recipe `{p['recipe']}`, class `{p['model_class'] or 'base model'}`, factor {p['factor'] or '—'}, "
@@ -97,6 +90,18 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(out) + "\n" + verification_table(v)
+
+
+def sizes_table(p: dict[str, Any]) -> str:
+    """Sizes before and after (report and model card)."""
+    rows = ["| | before | after |", "|---|---|---|"]
+    for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"),
+                       ("num_heads", "attention heads"), ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"),
+                       ("parameters", "parameters")):
+        rows.append(f"| {label} | {p[key][0]:,} | {p[key][1]:,} |")
+    for stack, (a, b) in p["layers"].items():
+        rows.append(f"| blocks in `{stack}` | {a} | {b} (new: {', '.join(map(str, p['new_blocks'][stack]))}) |")
+    return "\n".join(rows)
 
 
 def verification_table(v: dict[str, Any]) -> str:
