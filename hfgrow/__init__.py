@@ -3,8 +3,8 @@
 __version__ = "0.1.0"
 
 from .api import grow_model, inspect, verify  # noqa: E402
-from .errors import ExitCode, GrowthError  # noqa: E402
+from .errors import ExitCode, GrowthError, PushError  # noqa: E402
 from .grow import grow  # noqa: E402
 from .plan import GrowthOptions  # noqa: E402
 
-__all__ = ["ExitCode", "GrowthError", "GrowthOptions", "grow", "grow_model", "inspect", "verify", "__version__"]
+__all__ = ["ExitCode", "GrowthError", "GrowthOptions", "PushError", "grow", "grow_model", "inspect", "verify", "__version__"]

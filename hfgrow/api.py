@@ -27,7 +27,8 @@ def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOpt
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
     """What growing ``src`` would do, from tensor headers alone: nothing is written or grown."""
     options = _options(options, {"verify": False, **kwargs})
-    folder, name = hub.resolve(src, options.revision)
+    folder, hub_id = hub.resolve(src, options.revision)
+    name = hub_id or str(src)
     plan = make_plan(CheckpointReader(folder), options)
     groups: dict[str, dict[str, Any]] = {}
     for tp in plan.tensors:
@@ -136,13 +137,26 @@ def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **k
     plan: GrowthPlan = make_plan(reader, options)
     state = {tp.out.name: grow_one(reader.get(tp.source.name), tp, plan) for tp in plan.tensors}
     config = type(model.config).from_dict({k: v for k, v in plan.config.items() if k != "architectures"})
+    config._attn_implementation = getattr(model.config, "_attn_implementation", None)
     param = next(model.parameters())
     big = type(model)(config).to(param.dtype)
     missing, unexpected = big.load_state_dict(state, strict=False)
     tied = set(getattr(big, "all_tied_weights_keys", {}) or {}) | set(plan.dropped)
-    if unexpected or set(missing) - tied - {k for k in missing if not any(k == n for n in big.state_dict())}:
+    if unexpected or set(missing) - tied:
         raise GrowthError(f"grown state dict does not fit {type(model).__name__}: missing {sorted(set(missing) - tied)[:3]}, "
                           f"unexpected {sorted(unexpected)[:3]}")
     big.tie_weights()
-    return big.to(param.device).train(model.training)
+    # what the training loop had set: frozen parameters, per-module modes, gradient checkpointing
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    for n, p in big.named_parameters():
+        p.requires_grad_(n not in frozen)
+    modes = dict(model.named_modules())
+    for n, m in big.named_modules():
+        m.training = modes[n].training if n in modes else model.training
+    if hasattr(model, "is_activation_checkpointing"):  # transformers ≥ 5.x names
+        if model.is_activation_checkpointing:
+            big.activation_checkpointing_enable()
+    elif getattr(model, "is_gradient_checkpointing", False):
+        big.gradient_checkpointing_enable()
+    return big.to(param.device)
 

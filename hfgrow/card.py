@@ -14,11 +14,14 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
 
     p = report["plan"]
     tags = ["hfgrow", "model-growth", p["recipe"]] + [t for t in source_data.get("tags", []) if t not in ("hfgrow",)]
+    hub_id = report.get("hub_id")
     data = ModelCardData(
-        base_model=report["source"],
+        base_model=hub_id,  # a Hub id only: a local path is not a model the Hub can link
         library_name="transformers",
         tags=list(dict.fromkeys(tags)),
         license=source_data.get("license"),
+        license_name=source_data.get("license_name"),
+        license_link=source_data.get("license_link"),
         pipeline_tag=source_data.get("pipeline_tag"),
         language=source_data.get("language"),
         datasets=source_data.get("datasets"),
@@ -34,10 +37,9 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
 
 # {p['model_class'] or p['recipe']} grown from `{report['source']}`
 
-This checkpoint was grown from [`{report['source']}`]({_link(report['source'])}) by
-[hfgrow](https://pypi.org/project/hfgrow/) {__version__}. It computes the same function as the original
-(up to floating-point round-off) while being wider{' and deeper' if p['layers'] else ''}, so that training can
-continue from it rather than from scratch.
+This checkpoint was grown from {f"[`{hub_id}`](https://huggingface.co/{hub_id})" if hub_id else f"`{report['source']}`"}
+by hfgrow {__version__}. It computes the same function as the original (up to floating-point round-off) while
+being {_bigger(p)}, so that training can continue from it rather than from scratch.
 
 {sizes_table(p)}
 
@@ -70,5 +72,7 @@ grown model starts where the small one ended, not from a random initialisation.
     return ModelCard(body)
 
 
-def _link(source: str) -> str:
-    return f"https://huggingface.co/{source}" if "/" in source or not source.startswith((".", "/")) else source
+def _bigger(p: dict[str, Any]) -> str:
+    wider = any(p[k][1] != p[k][0] for k in ("hidden_size", "intermediate_size", "num_heads", "head_dim"))
+    deeper = any(b != a for a, b in p["layers"].values())
+    return " and ".join(w for w, yes in (("wider", wider), ("deeper", deeper)) if yes) or "the same size"

@@ -18,7 +18,7 @@ from .plan import DTYPES, GrowthOptions
 EPILOG = """\b
 Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
 error, 2 bad input (nothing written), 3 verification failed (checkpoint and
-report written; nothing pushed).
+report written; nothing pushed), 4 written and verified but not pushed.
 
 \b
 Examples:
@@ -36,8 +36,11 @@ class Group(click.Group):
     """`hfgrow SRC ...` is `hfgrow grow SRC ...`; usage errors are one `error: ...` line (exit 2)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["grow", *args]
+        if not args:  # `hfgrow` alone: the help, on stdout
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        if args[0] not in self.commands and args[0] not in ("-h", "--help", "--version"):
+            args = ["grow", *args]  # the bare form, options before SRC included
         return super().parse_args(ctx, args)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
@@ -158,9 +161,14 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, **kwar
     lines = summary_lines(report)
     for line in lines if not quiet else lines[-1:]:
         click.echo(line)
+    push = report.get("push")
+    if push and not push["pushed"]:
+        click.echo(f"not pushed to {push['repo_id']}: {push['why']}", err=True)
     v = report["verification"]
     if v is not None and not v["passed"] and not report["plan"]["approximate"]:  # lossy was asked for
         sys.exit(ExitCode.VERIFY_FAILED)
+    if push and not push["pushed"]:
+        sys.exit(ExitCode.NOT_PUSHED)
 
 
 @main.command(context_settings=SETTINGS)
@@ -175,7 +183,8 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     from .report import inspect_lines
 
     info = run(lambda: inspect_plan(src, GrowthOptions(verify=False, **kwargs)), verbose)
-    click.echo(json.dumps(info, indent=2) if as_json else "\n".join(inspect_lines(info)))
+    lines = inspect_lines(info)
+    click.echo(json.dumps(info, indent=2) if as_json else "\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
 
 
 @main.command(context_settings=SETTINGS)

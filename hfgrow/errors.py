@@ -10,9 +10,16 @@ class ExitCode:
     INTERNAL = 1  # a bug in hfgrow: please report it
     BAD_INPUT = 2  # unusable arguments or checkpoint; nothing was written
     VERIFY_FAILED = 3  # the grown checkpoint was written but its verification failed
+    NOT_PUSHED = 4  # the grown checkpoint was written and verified, but --push-to-hub did not happen
 
 
 class GrowthError(Exception):
     """Bad input or an impossible request: shown to the user as one line, exit code 2."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+class PushError(GrowthError):
+    """The checkpoint is written; the upload failed (exit code 4)."""
+
+    exit_code = ExitCode.NOT_PUSHED

@@ -41,7 +41,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     if Path(src).is_dir():  # local paths are checked before anything is downloaded
         _check_paths(Path(src), out, options.overwrite)
     start = time.perf_counter()
-    folder, source_name = hub.resolve(src, options.revision)
+    folder, hub_id = hub.resolve(src, options.revision)
+    source_name = hub_id or str(src)
     src = folder
     _check_paths(src, out, options.overwrite)
     reader = CheckpointReader(src)
@@ -71,6 +72,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         report = {
             "hfgrow": __version__,
             "source": source_name,
+            "hub_id": hub_id,
             "output": str(out),
             "command": options.command(source_name, str(out)),
             "plan": plan.summary(),
@@ -85,18 +87,23 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         raise
     if options.push_to_hub:
         report["push"] = _push(report, out, options, log)
+        write_report(report, out)  # the local report records the push (the uploaded one cannot)
     return report
 
 
 def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -> dict[str, Any]:
     v = report["verification"]
     if (v is None or not v["passed"]) and not options.force:
-        why = "verification was skipped" if v is None else "verification failed"
-        log(f"not pushed to {options.push_to_hub}: {why} (--force pushes anyway)")
-        return {"repo_id": options.push_to_hub, "pushed": False, "why": why}
+        why = "verification was skipped" if v is None else "the growth is lossy" if report["plan"]["approximate"] else "verification failed"
+        return {"repo_id": options.push_to_hub, "pushed": False, "why": f"{why} (--force pushes anyway)"}
     log(f"pushing to {options.push_to_hub}")
-    url = hub.push(out, options.push_to_hub, private=options.private, revision=options.push_revision,
-                   commit_message=options.commit_message, create_pr=options.create_pr)
+    try:
+        url = hub.push(out, options.push_to_hub, private=options.private, revision=options.push_revision,
+                       commit_message=options.commit_message, create_pr=options.create_pr)
+    except GrowthError as e:
+        report["push"] = {"repo_id": options.push_to_hub, "pushed": False, "why": str(e)}
+        write_report(report, out)
+        raise
     log(f"pushed: {url}")
     return {"repo_id": options.push_to_hub, "pushed": True, "url": url}
 

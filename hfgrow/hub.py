@@ -7,10 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import GrowthError
+from .errors import GrowthError, PushError
 
 # What a growth needs from a repository: never other frameworks' weights, never the whole repo.
-WEIGHTS = ["*.safetensors", "model.safetensors.index.json"]
+# top-level files only: not consolidated.safetensors, adapters, onnx/ or checkpoint-*/ copies
+WEIGHTS = ["model*.safetensors", "model.safetensors.index.json"]
 LEGACY_WEIGHTS = ["pytorch_model*.bin", "pytorch_model.bin.index.json"]
 OTHER = [
     "config.json", "generation_config.json", "README.md",
@@ -24,8 +25,8 @@ def is_hub_id(src: str) -> bool:
     return not Path(src).exists() and bool(_HUB_ID.match(src)) and not src.startswith((".", "/"))
 
 
-def resolve(src: str | os.PathLike, revision: str | None = None) -> tuple[Path, str]:
-    """A local folder for ``src``, and how to name it (the Hub id, or the path as given).
+def resolve(src: str | os.PathLike, revision: str | None = None) -> tuple[Path, str | None]:
+    """A local folder for ``src``, and its Hub id (None for a local folder).
 
     A Hub id is downloaded through huggingface_hub into the HF cache (or found there, offline with
     HF_HUB_OFFLINE=1), honouring ``revision`` and HF_TOKEN; only the files a growth needs, and only
@@ -35,7 +36,7 @@ def resolve(src: str | os.PathLike, revision: str | None = None) -> tuple[Path, 
     if Path(text).is_dir():
         if revision:
             raise GrowthError("--revision applies to Hub ids, and the source is a local folder")
-        return Path(text), text
+        return Path(text), None
     if not is_hub_id(text):
         raise GrowthError(f"source {text!r} is not a folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
     from huggingface_hub import snapshot_download
@@ -47,37 +48,24 @@ def resolve(src: str | os.PathLike, revision: str | None = None) -> tuple[Path, 
         RevisionNotFoundError,
     )
 
+    at = f" at revision {revision}" if revision else ""
     try:
-        patterns = WEIGHTS + OTHER if _has_safetensors(text, revision) else WEIGHTS + LEGACY_WEIGHTS + OTHER
-        folder = Path(snapshot_download(text, revision=revision, allow_patterns=patterns))
+        folder = Path(snapshot_download(text, revision=revision, allow_patterns=WEIGHTS + OTHER))
+        if not any(folder.glob("model*.safetensors")):  # an older repository: PyTorch .bin weights
+            folder = Path(snapshot_download(text, revision=revision, allow_patterns=LEGACY_WEIGHTS + OTHER))
     except GatedRepoError:
         raise GrowthError(f"{text} is gated: accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
         raise GrowthError(f"no model {text!r} on the Hub (or it is private: set HF_TOKEN)") from None
     except RevisionNotFoundError:
-        raise GrowthError(f"{text} has no revision {revision!r}") from None
+        raise GrowthError(f"{text} has no revision {revision or 'main'!r}") from None
     except (LocalEntryNotFoundError, OfflineModeIsEnabled):
-        raise GrowthError(f"{text} is not in the HF cache and the Hub cannot be reached (offline mode?)") from None
+        raise GrowthError(f"{text}{at} is not in the HF cache and the Hub cannot be reached (offline mode?)") from None
     except Exception as e:  # network failures come in many types; one line is what the user needs
         raise GrowthError(f"cannot download {text}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
     if not (folder / "config.json").is_file():
-        raise GrowthError(f"{text} has no config.json: not a transformers model")
+        raise GrowthError(f"{text}{at} has no config.json: not a transformers model")
     return folder, text
-
-
-def _has_safetensors(repo_id: str, revision: str | None) -> bool:
-    """Whether the repository has safetensors weights (then .bin duplicates are not downloaded).
-
-    Offline, the answer comes from the cache (the download then takes whatever is cached)."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.constants import HF_HUB_OFFLINE
-
-    if HF_HUB_OFFLINE:
-        return False
-    try:
-        return any(f.endswith(".safetensors") for f in HfApi().list_repo_files(repo_id, revision=revision))
-    except Exception:
-        return False  # let the download report the problem
 
 
 def source_card_data(folder: Path) -> dict[str, Any]:
@@ -91,7 +79,8 @@ def source_card_data(folder: Path) -> dict[str, Any]:
         data = ModelCard.load(path).data.to_dict()
     except Exception:
         return {}
-    return {k: data[k] for k in ("license", "pipeline_tag", "language", "tags", "datasets") if data.get(k)}
+    keys = ("license", "license_name", "license_link", "pipeline_tag", "language", "tags", "datasets")
+    return {k: data[k] for k in keys if data.get(k)}
 
 
 def push(folder: Path, repo_id: str, *, private: bool = False, revision: str | None = None,
@@ -106,13 +95,15 @@ def push(folder: Path, repo_id: str, *, private: bool = False, revision: str | N
     api = HfApi()
     try:
         api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-        if revision and not create_pr:
+        if revision:  # the branch to commit to, or to open the pull request against
             api.create_branch(repo_id, branch=revision, exist_ok=True, repo_type="model")
         info = api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model", revision=revision,
                                  commit_message=commit_message or f"Upload grown checkpoint ({folder.name}) with hfgrow",
                                  create_pr=create_pr)
     except HfHubHTTPError as e:
-        raise GrowthError(f"push to {repo_id} failed: {str(e).splitlines()[0]}") from None
+        raise PushError(f"push to {repo_id} failed: {str(e).splitlines()[0]}") from None
+    except KeyboardInterrupt:
+        raise PushError(f"push to {repo_id} interrupted") from None
     except Exception as e:
-        raise GrowthError(f"push to {repo_id} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        raise PushError(f"push to {repo_id} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
     return str(getattr(info, "pr_url", None) or getattr(info, "commit_url", "") or info)

@@ -75,7 +75,7 @@ class GrowthOptions:
         """The CLI command that does what these options do (for the model card)."""
         import shlex
 
-        args = ["hfgrow", str(src), "--out", str(out)]
+        args = ["hfgrow", "grow", str(src), "--out", str(out)]
         for f in dataclasses.fields(self):
             value, default = getattr(self, f.name), f.default
             if value == default or f.name in ("overwrite",):
@@ -107,6 +107,10 @@ class GrowthOptions:
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry])):
             if value not in allowed:
                 raise GrowthError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.push_to_hub is None:
+            for name in ("private", "push_revision", "commit_message", "create_pr", "force"):
+                if getattr(self, name):
+                    raise GrowthError(f"--{name.replace('_', '-')} goes with --push-to-hub")
         if self.push_to_hub is not None and not self.verify and not self.force:
             raise GrowthError("--push-to-hub pushes verified checkpoints only: drop --no-verify, or add --force")
         if self.push_to_hub is not None and not re.match(r"^[\w.-]+(/[\w.-]+)?$", self.push_to_hub):
@@ -468,6 +472,8 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
     layers, new_blocks = {}, {}
     for stack, field_name, fallback in recipe.stacks:
         n_old = _field(config, field_name, config.get(fallback) if fallback else None)
+        if n_old == options.layers and options.insert_at is None:
+            continue  # this stack already has that many blocks
         after = _insertions(n_old, options.layers, options.insert_at, stack)
         rx = re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
         blocks: dict[int, dict[str, TensorPlan]] = {}

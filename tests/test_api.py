@@ -115,3 +115,15 @@ def test_grow_model_in_memory(tmp_path, cls, options):
     if big.config.is_encoder_decoder:
         feed["decoder_input_ids"] = feed["input_ids"]
     big(**feed).loss.backward()
+
+
+def test_grow_model_keeps_training_settings(tmp_path):
+    small = load(build_model(tmp_path / "s", "LlamaForCausalLM"))
+    small.model.embed_tokens.weight.requires_grad_(False)
+    small.train()
+    small.model.layers[0].eval()
+    small.activation_checkpointing_enable()
+    big = hfgrow.grow_model(small, factor=2)
+    assert not big.model.embed_tokens.weight.requires_grad and big.model.layers[1].mlp.up_proj.weight.requires_grad
+    assert big.training and not big.model.layers[0].training and big.model.layers[1].training
+    assert big.is_activation_checkpointing and big.config._attn_implementation == small.config._attn_implementation

@@ -37,7 +37,7 @@ def test_hub_id_from_the_cache_offline(hf_cache, tmp_path):
     card = ModelCard.load(tmp_path / "big" / "README.md")
     assert card.data.base_model == "org/tiny-llama" and card.data.library_name == "transformers"
     assert "hfgrow" in card.data.tags
-    assert "hfgrow org/tiny-llama --out" in card.text and "| hidden size | 16 | 32 |" in card.text
+    assert "hfgrow grow org/tiny-llama --out" in card.text and "| hidden size | 16 | 32 |" in card.text
 
 
 def test_revision_is_honoured(hf_cache, tmp_path):
@@ -131,6 +131,7 @@ def test_push_refused_when_verification_fails_or_is_skipped(hf_cache, fake_api, 
     assert result.exit_code == 3
     assert not [c for c in fake_api.calls if c[0] == "upload_folder"]
     assert "not pushed to me/x: verification failed" in result.stderr
+    assert json.loads((tmp_path / "a" / "growth_report.json").read_text())["push"]["pushed"] is False
     result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "b"), "--push-to-hub", "me/x", "--no-verify"])
     assert result.exit_code == 2 and "--force" in result.stderr and not (tmp_path / "b").exists()
     result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "c"), "--push-to-hub", "me/x", "--no-verify",
@@ -138,3 +139,31 @@ def test_push_refused_when_verification_fails_or_is_skipped(hf_cache, fake_api, 
     assert result.exit_code == 0, result.output
     upload = [c for c in fake_api.calls if c[0] == "upload_folder"][-1][1]
     assert upload["create_pr"] is True
+
+
+def test_failed_upload_exits_4_with_the_checkpoint_written(hf_cache, fake_api, tmp_path, monkeypatch):
+    from huggingface_hub.errors import HfHubHTTPError
+
+    def refuse(self, repo_id, **kwargs):
+        import types
+
+        response = types.SimpleNamespace(status_code=403, headers={}, url="https://huggingface.co/api/repos/create",
+                                         request=None, text="")
+        raise HfHubHTTPError("403 Forbidden: you cannot create a repo in this namespace", response=response)
+
+    monkeypatch.setattr(FakeApi, "create_repo", refuse)
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "big"), "--push-to-hub", "other/x"])
+    assert result.exit_code == hfgrow.ExitCode.NOT_PUSHED == 4
+    assert result.stderr.strip().splitlines()[-1].startswith("error: push to other/x failed: 403 Forbidden")
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert report["verification"]["passed"] and report["push"]["pushed"] is False
+
+
+def test_local_sources_have_no_base_model_and_push_options_need_push(tmp_path):
+    src = build_model(tmp_path / "small", "GPT2LMHeadModel")
+    hfgrow.grow(src, tmp_path / "big", verify=False, layers=3)
+    card = ModelCard.load(tmp_path / "big" / "README.md")
+    assert card.data.base_model is None and "huggingface.co" not in card.text
+    assert "being deeper," in card.text and "wider" not in card.text.split("being")[1].split(",")[0]
+    with pytest.raises(hfgrow.GrowthError, match="--private goes with --push-to-hub"):
+        hfgrow.grow(src, tmp_path / "x", private=True)
