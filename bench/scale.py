@@ -1,0 +1,176 @@
+"""Scale benchmark: synthetic LLaMA-style bf16 checkpoints grown ×2, time and peak memory.
+
+    .venv/bin/python bench/scale.py [--sizes small,large] [--workdir DIR]
+
+For each size, in the same run and each in a fresh process (peak RSS is the process's own):
+  * hfgrow: `hfgrow.grow(src, out, factor=2, verify=False)`;
+  * the I/O floor: read every input tensor, write tensors of the output shapes with safetensors (one
+    file per output shard, the same sharding), nothing computed;
+  * naive: what a user would otherwise write — `from_pretrained`, `hfgrow.grow_model` in memory,
+    `save_pretrained`.
+Writes bench/results/scale.json, bench/results/scale.png and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SIZES = {  # LLaMA-style, GQA 4:1, vocab 32000, bf16
+    "small": dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=12, num_attention_heads=16, num_key_value_heads=4),
+    "large": dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=12, num_attention_heads=16, num_key_value_heads=4),
+}
+
+
+def make_checkpoint(folder: Path, size: dict) -> int:
+    """A random bf16 LlamaForCausalLM written tensor by tensor (the model is never built in memory)."""
+    import torch
+    import transformers
+
+    from hfgrow.checkpoint import OutTensor, SafetensorsStreamWriter, assign_shards, shard_names, write_index
+
+    config = transformers.LlamaConfig(vocab_size=32000, max_position_embeddings=2048, rms_norm_eps=1e-5, dtype="bfloat16",
+                                      tie_word_embeddings=False, **size)
+    config.architectures = ["LlamaForCausalLM"]
+    with torch.device("meta"):
+        shapes = {k: tuple(v.shape) for k, v in transformers.LlamaForCausalLM(config).state_dict().items()}
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = [OutTensor(k, s, torch.bfloat16) for k, s in shapes.items()]
+    shards = assign_shards(tensors, 500_000_000)
+    g = torch.Generator().manual_seed(0)
+    for name, shard in zip(shard_names(len(shards)), shards):
+        with SafetensorsStreamWriter(folder / name, shard) as w:
+            for t in shard:
+                scale = 1.0 if len(t.shape) == 1 else t.shape[-1] ** -0.5
+                w.write(t.name, (torch.randn(t.shape, generator=g) * scale + (1.0 if len(t.shape) == 1 else 0.0)).to(torch.bfloat16))
+    if len(shards) > 1:
+        write_index(folder, shards)
+    config.save_pretrained(folder)
+    return sum(t.nbytes for t in tensors)
+
+
+MEASURE = r"""
+import json, resource, sys, time
+mode, src, out = sys.argv[1:4]
+start = time.perf_counter()
+if mode == "hfgrow":
+    import hfgrow
+    hfgrow.grow(src, out, factor=2, verify=False)
+elif mode == "floor":
+    from hfgrow.checkpoint import CheckpointReader, SafetensorsStreamWriter, shard_names, write_index
+    from hfgrow.plan import GrowthOptions, make_plan
+    reader = CheckpointReader(src)
+    plan = make_plan(reader, GrowthOptions(factor=2, verify=False))  # only for the output shapes and shards
+    import os, torch
+    os.makedirs(out, exist_ok=True)
+    start = time.perf_counter()
+    by = plan.tensors_by_name()
+    for name, shard in zip(shard_names(len(plan.shards)), plan.shards):
+        with SafetensorsStreamWriter(__import__("pathlib").Path(out) / name, shard) as w:
+            for t in shard:
+                x = reader.get(by[t.name].source.name)
+                w.write(t.name, torch.empty(t.shape, dtype=t.dtype))
+                del x
+elif mode == "naive":
+    import torch, transformers, hfgrow
+    model = transformers.AutoModelForCausalLM.from_pretrained(src, dtype=torch.bfloat16)
+    big = hfgrow.grow_model(model, factor=2)
+    big.save_pretrained(out)
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def measure(mode: str, src: Path, out: Path) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run(["sync"], check=False)
+    proc = subprocess.run([sys.executable, "-c", MEASURE, mode, str(src), str(out)], capture_output=True, text=True,
+                          env={**os.environ, "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"})
+    if proc.returncode:
+        raise SystemExit(f"{mode} failed:\n{proc.stderr[-2000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["output_bytes"] = sum(f.stat().st_size for f in out.glob("*.safetensors"))
+    shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="small,large")
+    ap.add_argument("--workdir", default="/tmp/hfgrow-scale")
+    ap.add_argument("--modes", default="floor,hfgrow,naive")
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    results = []
+    for size in args.sizes.split(","):
+        src = work / f"src-{size}"
+        if not (src / "config.json").exists():
+            shutil.rmtree(src, ignore_errors=True)
+            make_checkpoint(src, SIZES[size])
+        import torch
+        from safetensors import safe_open
+
+        largest = 0
+        for f in src.glob("*.safetensors"):
+            with safe_open(str(f), "pt") as h:
+                for k in h.keys():
+                    shape = h.get_slice(k).get_shape()
+                    largest = max(largest, 2 * int(torch.tensor(shape).prod()))
+        row = {"size": size, "input_bytes": sum(f.stat().st_size for f in src.glob("*.safetensors")),
+               "largest_output_tensor_bytes": 4 * largest}  # ×2 in both axes of the largest 2-d tensor
+        for mode in args.modes.split(","):
+            row[mode] = measure(mode, src, work / f"out-{size}-{mode}")
+            print(size, mode, row[mode], file=sys.stderr)
+        results.append(row)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "scale.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    plot(results, HERE / "results" / "scale.png")
+
+
+def table(results: list[dict]) -> str:
+    gb = 1e9
+    rows = ["| checkpoint (bf16) | output | mode | wall time | × I/O floor | peak RSS | RSS target (1 GB + 3 × largest output tensor) |",
+            "|---|---|---|---|---|---|---|"]
+    for r in results:
+        target = 1e9 + 3 * r["largest_output_tensor_bytes"]
+        for mode in ("floor", "hfgrow", "naive"):
+            if mode not in r:
+                continue
+            m = r[mode]
+            ratio = m["seconds"] / r["floor"]["seconds"] if "floor" in r else float("nan")
+            rows.append(f"| {r['size']} {r['input_bytes'] / gb:.2f} GB | {m['output_bytes'] / gb:.2f} GB | {mode} | "
+                        f"{m['seconds']:.1f} s | {ratio:.2f} | {m['peak_rss_bytes'] / gb:.2f} GB | {target / gb:.2f} GB |")
+    return "\n".join(rows)
+
+
+def plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["input_bytes"] / 1e9 for r in results]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    for mode, style in (("floor", "k--"), ("hfgrow", "o-"), ("naive", "s-")):
+        if all(mode in r for r in results):
+            a.plot(sizes, [r[mode]["seconds"] for r in results], style, label=mode)
+            b.plot(sizes, [r[mode]["peak_rss_bytes"] / 1e9 for r in results], style, label=mode)
+    b.plot(sizes, [(1e9 + 3 * r["largest_output_tensor_bytes"]) / 1e9 for r in results], "r:", label="RSS target")
+    a.set(xlabel="source checkpoint (GB, bf16)", ylabel="wall time (s)", title="grow ×2 (no verification)")
+    b.set(xlabel="source checkpoint (GB, bf16)", ylabel="peak RSS (GB)", title="peak memory")
+    a.legend()
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
