@@ -98,13 +98,28 @@ class Expansion:
         first, second = self._pair_cache
         if first.numel() == 0:
             return out
-        out = out.movedim(axis, -1)
-        w = out[..., first]
-        u = torch.rand(w.shape, generator=gen, dtype=torch.float32).to(w) * spread_
-        a = (w * (1 + u)).to(dtype).to(w.dtype)
-        out[..., second] = (out[..., first] + out[..., second]) - a
-        out[..., first] = a
-        return out.movedim(-1, axis)
+        adjacent = bool(torch.equal(second, first + 1)) and bool(torch.equal(first, torch.arange(0, 2 * len(first), 2)))
+        if adjacent and 2 * len(first) == out.shape[axis]:  # copies side by side (2i, 2i+1): strided views, no copies
+            pairs = out.unflatten(axis, (len(first), 2))
+            w, b_view = pairs.select(axis + 1, 0), pairs.select(axis + 1, 1)
+        else:
+            first, second = first.to(out.device), second.to(out.device)
+            w, b_view = out.index_select(axis, first), None
+        # u ∈ [0, 1) per element, cheaply: frac(x_i + y_j) of random x along the axis, y along the rest
+        x = torch.rand(w.shape[axis], generator=gen).to(w)
+        y = torch.rand(w.numel() // max(1, w.shape[axis]), generator=gen).to(w)
+        rest = [n for i, n in enumerate(w.shape) if i != axis]
+        u = (y.view(*rest, 1) + x).remainder_(1.0).movedim(-1, axis) if rest else x
+        a = w * (u.mul_(spread_).add_(1))
+        if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
+            a = a.to(dtype).to(w.dtype)
+        if b_view is not None:
+            b_view.copy_(2 * w - a)
+            w.copy_(a)
+        else:
+            out.index_copy_(axis, second, 2 * w - a)
+            out.index_copy_(axis, first, a)
+        return out
 
     def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Consecutive pairs of reading copies of the same unit (a unit's odd copy out stays plain)."""
@@ -131,9 +146,12 @@ class Expansion:
         if t.shape[axis] != self.small:
             raise GrowthError(f"axis {axis} of shape {tuple(t.shape)} should have size {self.small}")
         out = t.index_select(axis, self.src.clamp(min=0).to(t.device))
+        values = scale.unique()
+        if values.numel() == 1:  # one scale for every unit: a scalar multiply (or none)
+            return out if float(values) == 1.0 else out.mul_(float(values))
         shape = [1] * t.dim()
         shape[axis] = -1
-        return out * scale.to(device=t.device, dtype=t.dtype).view(shape)
+        return out.mul_(scale.to(device=t.device, dtype=t.dtype).view(shape))
 
     def count(self) -> torch.Tensor:
         """The number of copies of every small unit."""

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 import time
 import zlib
 from pathlib import Path
@@ -173,18 +174,26 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
     names = shard_names(len(plan.shards))
     bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress or not sys.stderr.isatty(),
                leave=False, file=sys.stderr)
-    for name, shard in zip(names, plan.shards):
-        with SafetensorsStreamWriter(folder / name, shard) as writer:
-            for out in shard:
-                try:
-                    tp = by_name[out.name]
-                    grown = grow_one(reader.get(tp.source.name), tp, plan)
-                except (MemoryError, RuntimeError) as e:
-                    if not isinstance(e, MemoryError) and "alloc" not in str(e):
-                        raise
-                    raise GrowthError(f"not enough memory to grow '{out.name}' to {out.shape} ({out.nbytes / 1e9:.2f} GB)") from e
-                writer.write(out.name, grown)
-                bar.update(out.nbytes)
+    # one thread writes while the main thread grows the next tensor: at most two grown tensors in memory
+    with ThreadPoolExecutor(max_workers=1) as io:
+        pending = None
+        for name, shard in zip(names, plan.shards):
+            with SafetensorsStreamWriter(folder / name, shard) as writer:
+                for out in shard:
+                    try:
+                        tp = by_name[out.name]
+                        grown = grow_one(reader.get(tp.source.name), tp, plan)
+                    except (MemoryError, RuntimeError) as e:
+                        if not isinstance(e, MemoryError) and "alloc" not in str(e):
+                            raise
+                        raise GrowthError(f"not enough memory to grow '{out.name}' to {out.shape} ({out.nbytes / 1e9:.2f} GB)") from e
+                    if pending is not None:
+                        pending.result()
+                    pending = io.submit(writer.write, out.name, grown)
+                    bar.update(out.nbytes)
+                if pending is not None:  # the file closes only after its last tensor is written
+                    pending.result()
+                    pending = None
     bar.close()
     if len(plan.shards) > 1:
         write_index(folder, plan.shards)
