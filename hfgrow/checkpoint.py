@@ -65,6 +65,7 @@ class CheckpointReader:
         self.files = self._weight_files()
         self.tensors: dict[str, TensorInfo] = {}
         self._handles: dict[str, object] = {}
+        self._offsets: dict[str, tuple[int, dict[str, tuple[int, int]]]] = {}
         for f in self.files:
             for info in self._headers(f):
                 if info.name in self.tensors:
@@ -110,8 +111,9 @@ class CheckpointReader:
         path = self.folder / file
         if file.endswith(".safetensors"):
             try:
-                handle = safe_open(str(path), framework="pt")
+                handle = safe_open(str(path), framework="pt")  # validates the file (truncation, overlaps)
                 self._handles[file] = handle
+                self._offsets[file] = _data_offsets(path)
                 for name in handle.keys():
                     sl = handle.get_slice(name)
                     dtype = sl.get_dtype()
@@ -151,10 +153,21 @@ class CheckpointReader:
         handle = self._handles[info.file]
         if isinstance(handle, dict):
             return handle[name]
+        # A plain read rather than safetensors' memory map: mapped pages stay in the process's resident
+        # set once touched, which would grow with the model; read pages only pass through the page cache.
+        base, offsets = self._offsets[info.file]
+        begin, end = offsets[name]
+        data = bytearray(end - begin)
         try:
-            return handle.get_tensor(name)
-        except Exception as e:
+            with open(self.folder / info.file, "rb") as f:
+                f.seek(base + begin)
+                if f.readinto(data) != len(data):
+                    raise OSError("short read")
+        except OSError as e:
             raise GrowthError(f"{info.file}: cannot read '{name}' ({_first_line(e)})") from None
+        if not data:
+            return torch.empty(info.shape, dtype=info.dtype)
+        return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
 
     def transformers_config(self) -> Any:
         """The config as the installed transformers reads it (derived flags, 4.x field names)."""
@@ -181,6 +194,14 @@ class CheckpointReader:
     def extra_files(self) -> list[Path]:
         """Top-level files to copy as they are: tokenizer, generation config, and the like."""
         return sorted(p for p in self.folder.iterdir() if p.is_file() and not _NOT_COPIED.match(p.name))
+
+
+def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
+    """Where each tensor's bytes start and end, after the 8-byte length and the JSON header."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+    return 8 + n, {k: tuple(v["data_offsets"]) for k, v in header.items() if k != "__metadata__"}
 
 
 def _first_line(e: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -60,7 +61,12 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     created = _make_parents(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
     try:
-        write_checkpoint(plan, reader, tmp, progress)
+        try:
+            write_checkpoint(plan, reader, tmp, progress)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise GrowthError(f"the disk holding {out.parent} is full: the partial output was removed") from None
         grow_s = time.perf_counter() - start
         verification = None
         if options.verify:

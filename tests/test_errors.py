@@ -453,3 +453,26 @@ def test_console_script_end_to_end(work):
     assert any(line.startswith("verification (") for line in lines)
     assert json.loads((out / "growth_report.json").read_text())["verification"]["passed"] is True
     assert json.loads((out / "config.json").read_text())["hidden_size"] == 32
+
+
+def test_full_disk_is_one_line_and_leaves_nothing(work, monkeypatch):
+    """ENOSPC in the middle of writing: a clear error, exit 2, the partial output removed."""
+    import errno
+
+    from hfgrow import checkpoint
+
+    src, out = work
+    calls = {"n": 0}
+    real_write = checkpoint.SafetensorsStreamWriter.write
+
+    def failing_write(self, name, tensor):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, name, tensor)
+
+    monkeypatch.setattr(checkpoint.SafetensorsStreamWriter, "write", failing_write)
+    result = run_cli(src, "--out", out, "--no-verify", "-q")
+    assert result.exit_code == 2, result.output
+    assert_one_error_line(result.stderr, ("disk", "full", "removed"))
+    assert list(out.parent.iterdir()) == []
