@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from . import algebra
-from .algebra import Convention, Expansion, Symmetry, Widths  # noqa: F401  (Symmetry: options)
+from .algebra import Convention, Expansion, Symmetry, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .errors import GrowthError
 from .recipe import Recipe, TensorRule
