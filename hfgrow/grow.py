@@ -59,7 +59,9 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     if needed > free:
         raise GrowthError(f"the grown checkpoint needs {needed / 1e9:.2f} GB and {_existing_parent(out)} has {free / 1e9:.2f} GB free")
     created = _make_parents(out)
+    _remove_stale(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
+    (tmp / OWNER).write_text(str(os.getpid()))
     try:
         try:
             write_checkpoint(plan, reader, tmp, progress)
@@ -142,7 +144,22 @@ def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
                 raise GrowthError(f"--overwrite replaces checkpoints only, and {str(out)!r} holds no config.json")
 
 
+OWNER = ".hfgrow-pid"  # in a temporary folder: the process assembling it (removed before it moves into place)
+
+
+def _remove_stale(out: Path) -> None:
+    """Temporary folders beside ``out`` left by a growth that was killed: their process is gone."""
+    for tmp in out.parent.glob(f".{out.name}.hfgrow-*"):
+        try:
+            os.kill(int((tmp / OWNER).read_text()), 0)
+        except ProcessLookupError:
+            shutil.rmtree(tmp, ignore_errors=True)
+        except (OSError, ValueError):
+            continue  # not ours to judge (no marker, or no permission)
+
+
 def _move_into_place(tmp: Path, out: Path) -> None:
+    (tmp / OWNER).unlink(missing_ok=True)
     old = None
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-old-", dir=out.parent))

@@ -476,3 +476,34 @@ def test_full_disk_is_one_line_and_leaves_nothing(work, monkeypatch):
     assert result.exit_code == 2, result.output
     assert_one_error_line(result.stderr, ("disk", "full", "removed"))
     assert list(out.parent.iterdir()) == []
+
+
+def test_a_killed_growth_leaves_nothing_that_looks_complete_and_a_rerun_succeeds(work):
+    """SIGKILL in the middle of writing: no --out folder, only a hidden temp folder, removed by the rerun."""
+    import signal
+    import time
+
+    src, out = work
+    script = (
+        "import sys, time\n"
+        "from hfgrow import checkpoint, grow\n"
+        "real = checkpoint.SafetensorsStreamWriter.write\n"
+        "def slow(self, name, tensor):\n"
+        "    real(self, name, tensor)\n"
+        "    if self._next == 3:\n"
+        "        print('writing', flush=True)\n"
+        "        time.sleep(60)\n"
+        "checkpoint.SafetensorsStreamWriter.write = slow\n"
+        "grow(sys.argv[1], sys.argv[2], verify=False)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(src), str(out)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    left = [p.name for p in out.parent.iterdir()]
+    assert not out.exists() and len(left) == 1 and left[0].startswith(".big.hfgrow-")
+    time.sleep(0.1)
+    result = run_cli(src, "--out", out, "--no-verify", "-q")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in out.parent.iterdir()] == ["big"]  # the stale temp folder is gone
+    assert not (out / ".hfgrow-pid").exists() and (out / "model.safetensors").is_file()
