@@ -107,7 +107,6 @@ class StateDictReader:
         self.model = model
         self.state = model.state_dict()
         self.tensors = {k: TensorInfo(k, tuple(v.shape), v.dtype, "<memory>") for k, v in self.state.items()}
-        self.folder = None
 
     def get(self, name: str) -> torch.Tensor:
         return self.state[name].detach().cpu()

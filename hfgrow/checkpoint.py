@@ -64,7 +64,7 @@ class CheckpointReader:
         self.folder = Path(folder)
         self.files = self._weight_files()
         self.tensors: dict[str, TensorInfo] = {}
-        self._handles: dict[str, object] = {}
+        self._states: dict[str, dict[str, torch.Tensor]] = {}  # legacy .bin files, memory-mapped
         self._offsets: dict[str, tuple[int, dict[str, tuple[int, int]]]] = {}
         for f in self.files:
             for info in self._headers(f):
@@ -111,15 +111,16 @@ class CheckpointReader:
         path = self.folder / file
         if file.endswith(".safetensors"):
             try:
-                handle = safe_open(str(path), framework="pt")  # validates the file (truncation, overlaps)
-                self._handles[file] = handle
+                with safe_open(str(path), framework="pt") as handle:  # validates the file (truncation, overlaps)
+                    infos = []
+                    for name in handle.keys():
+                        sl = handle.get_slice(name)
+                        dtype = sl.get_dtype()
+                        if dtype not in _ST_DTYPES:
+                            raise GrowthError(f"{file}: tensor '{name}' has unsupported dtype {dtype}")
+                        infos.append(TensorInfo(name, tuple(sl.get_shape()), _ST_DTYPES[dtype], file))
                 self._offsets[file] = _data_offsets(path)
-                for name in handle.keys():
-                    sl = handle.get_slice(name)
-                    dtype = sl.get_dtype()
-                    if dtype not in _ST_DTYPES:
-                        raise GrowthError(f"{file}: tensor '{name}' has unsupported dtype {dtype}")
-                    yield TensorInfo(name, tuple(sl.get_shape()), _ST_DTYPES[dtype], file)
+                yield from infos
             except GrowthError:
                 raise
             except Exception as e:  # safetensors raises its own error types for truncation/corruption
@@ -128,7 +129,7 @@ class CheckpointReader:
             state = self._load_bin(path)
             if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
                 raise GrowthError(f"{file} is not a flat state dict of tensors (a training checkpoint?)")
-            self._handles[file] = state
+            self._states[file] = state
             for name, t in state.items():
                 yield TensorInfo(name, tuple(t.shape), t.dtype, file)
 
@@ -150,9 +151,8 @@ class CheckpointReader:
 
     def get(self, name: str) -> torch.Tensor:
         info = self.tensors[name]
-        handle = self._handles[info.file]
-        if isinstance(handle, dict):
-            return handle[name]
+        if info.file in self._states:
+            return self._states[info.file][name]
         # A plain read rather than safetensors' memory map: mapped pages stay in the process's resident
         # set once touched, which would grow with the model; read pages only pass through the page cache.
         base, offsets = self._offsets[info.file]

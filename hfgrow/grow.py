@@ -40,13 +40,14 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     log = log or (lambda msg: None)
     options.validate()
     out = Path(out)
-    if Path(src).is_dir():  # local paths are checked before anything is downloaded
+    if Path(src).is_dir():  # local paths are checked before anything else
         _check_paths(Path(src), out, options.overwrite)
     start = time.perf_counter()
     folder, hub_id = hub.resolve(src, options.revision)
     source_name = hub_id or str(src)
     src = folder
-    _check_paths(src, out, options.overwrite)
+    if hub_id:  # a Hub id: checked once it is a folder in the cache
+        _check_paths(src, out, options.overwrite)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
@@ -54,10 +55,10 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     for why in plan.approximate:
         log(f"warning: not lossless: {why}")
 
-    free = shutil.disk_usage(_existing_parent(out)).free
-    needed = plan.summary()["output_bytes"]
+    parent = _existing_parent(out)
+    free, needed = shutil.disk_usage(parent).free, plan.summary()["output_bytes"]
     if needed > free:
-        raise GrowthError(f"the grown checkpoint needs {needed / 1e9:.2f} GB and {_existing_parent(out)} has {free / 1e9:.2f} GB free")
+        raise GrowthError(f"the grown checkpoint needs {needed / 1e9:.2f} GB and {parent} has {free / 1e9:.2f} GB free")
     created = _make_parents(out)
     _remove_stale(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
