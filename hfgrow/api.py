@@ -53,7 +53,7 @@ def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
             for stack, field, fallback in recipe.stacks}
 
 
-def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", tolerance: float = 1e-4,
+def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", verify_mode: str = "auto", tolerance: float = 1e-4,
            text_file: str | None = None, seed: int = 0, progress: bool = False) -> dict[str, Any]:
     """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
 
@@ -96,7 +96,7 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
         raise GrowthError(f"{big} is not a growth of {small} that hfgrow can relate: {error}")
     from .verification import verify_pair
 
-    return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, tolerance=tolerance,
+    return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
                        text_file=text_file, seed=seed, progress=progress)
 
 

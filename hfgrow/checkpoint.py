@@ -111,7 +111,8 @@ class CheckpointReader:
         path = self.folder / file
         if file.endswith(".safetensors"):
             try:
-                with safe_open(str(path), framework="pt") as handle:  # validates the file (truncation, overlaps)
+                # validates the file (truncation, overlaps); pread: no mapping, which strict overcommit would charge in full
+                with safe_open(str(path), framework="pt", backend="pread") as handle:
                     infos = []
                     for name in handle.keys():
                         sl = handle.get_slice(name)

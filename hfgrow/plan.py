@@ -21,6 +21,7 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 
 
 ATTENTION_MODES = ("heads", "head-dim")
+VERIFY_MODES = ("auto", "full", "blockwise")
 
 
 def _int_option(name: str, value: Any, minimum: int = 1) -> int | None:
@@ -60,6 +61,7 @@ class GrowthOptions:
     overwrite: bool = False
     verify: bool = True
     device: str = "cpu"
+    verify_mode: str = "auto"  # full: each model whole; blockwise: one block's weights at a time; auto: full when it fits
     tolerance: float = 1e-4
     text_file: str | None = None
     seed: int = 0
@@ -102,11 +104,11 @@ class GrowthOptions:
                 raise GrowthError(f"--insert-at takes block numbers such as 1,3 — got {self.insert_at!r}") from None
         if self.insert_at is not None and self.layers is None:
             raise GrowthError("--insert-at needs --layers")
-        for name, value, allowed in (("attention", self.attention, ATTENTION_MODES),
+        for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
                                      ("convention", self.convention, [c.value for c in Convention]),
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry])):
             if value not in allowed:
-                raise GrowthError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+                raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
         if self.push_to_hub is None:
             for name in ("private", "push_revision", "commit_message", "create_pr", "force"):
                 if getattr(self, name):

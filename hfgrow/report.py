@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,10 @@ def verification_table(v: dict[str, Any]) -> str:
             acc = s["mlm_accuracy"]
             extras.append(f"MLM accuracy on {s['mlm_masked_tokens']} masked tokens {acc['small']:.3f} → {acc['big']:.3f}")
         extras.append(f"parameters loaded {s['parameters']['small']:,} → {s['parameters']['big']:,}")
+        if s.get("mode") == "blockwise":
+            worst = max(s["outputs"].values(), key=lambda m: max(m.get("per_block", [0])))
+            extras.append(f"run block by block (one block's weights in memory at a time); hidden states after each block "
+                          f"within {_fmt(max(worst.get('per_block', [math.nan])))}")
         if s["missing_keys"]:
             extras.append(f"**missing in the grown checkpoint:** {', '.join(s['missing_keys'])}")
         out.append(f"- {dtype}: " + "; ".join(extras))

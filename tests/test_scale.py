@@ -1,0 +1,94 @@
+"""Verification of models larger than the memory it runs in: block by block, chosen automatically."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hfgrow
+from hfgrow.testing import TINY, build_model
+
+# Runs the CLI with RLIMIT_DATA (private writable memory: what a container's limit counts) set to what
+# this interpreter already uses plus BUDGET bytes, after the imports, so the budget is what growth and
+# verification get. RLIMIT_DATA charges a private file mapping in full when it is made, where a cgroup
+# charges the pages read (and may drop them again); transformers maps every shard before loading, so
+# here it reads them with pread instead, as it does on Windows for the same reason.
+LIMITED = """
+import functools, resource, sys
+import safetensors, torch, transformers, hfgrow.cli, hfgrow.verification
+from transformers import LlamaForCausalLM, modeling_utils
+modeling_utils.safe_open = functools.partial(lambda *a, backend=None, **k: safetensors.safe_open(*a, **k, backend="pread"))
+used = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmData"))
+budget = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_DATA, (used + budget, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+sys.argv = ["hfgrow", *sys.argv[2:]]
+hfgrow.cli.main()
+"""
+BUDGET = 260_000_000
+
+
+@pytest.fixture(scope="module")
+def larger_than_budget(tmp_path_factory):
+    """A Llama whose ×2 growth takes 520 MB in float32 (1 GB in float64), twice the 260 MB budget;
+    one grown block is 16 MB in float32. Shards of 20 MB: RLIMIT_DATA charges accelerate's mapping
+    of the shard it reads a weight from in full."""
+    return build_model(tmp_path_factory.mktemp("scale") / "small", "LlamaForCausalLM", hidden_size=256, intermediate_size=1024,
+                       num_hidden_layers=32, num_attention_heads=4, num_key_value_heads=2, vocab_size=4000, head_dim=64,
+                       max_shard_size="20MB")
+
+
+def run_limited(*args):
+    env = dict(os.environ, OMP_NUM_THREADS="2")  # each thread's stack counts: the same budget on any machine
+    return subprocess.run([sys.executable, "-c", LIMITED, str(BUDGET), *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than_budget, tmp_path):
+    big = tmp_path / "big"
+    proc = run_limited("grow", larger_than_budget, "--factor", "2", "--out", big, "--max-shard-size", "20MB")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((big / "growth_report.json").read_text())
+    v = report["verification"]
+    params = v["float32"]["parameters"]["big"]
+    assert params * 4 > BUDGET  # the grown model does not fit in the budget, even in float32
+    assert v["float32"]["mode"] == v["float64"]["mode"] == "blockwise"  # chosen automatically
+    assert v["passed"] and v["float32"]["max_rel"] < 1e-5 and v["float64"]["max_rel"] < 1e-5
+    per_block = v["float32"]["outputs"]["hidden_states"]["per_block"]
+    assert len(per_block) == 33 and max(per_block) < 1e-5  # the embeddings, then after each of the 32 blocks
+
+
+def test_a_full_pass_under_the_same_limit_fails_clearly(larger_than_budget, tmp_path):
+    """The control: the limit is real, and a full pass that cannot fit is refused in one line."""
+    big = tmp_path / "big"
+    hfgrow.grow(larger_than_budget, big, factor=2, verify=False, max_shard_size="20MB")
+    proc = run_limited("verify", larger_than_budget, big, "--verify-mode", "full")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "a full verification pass in float32 needs" in proc.stderr and "--verify-mode blockwise" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("cls", ["T5ForConditionalGeneration", "GPT2LMHeadModel", "RoFormerForMaskedLM", "Qwen2ForCausalLM"])
+def test_blockwise_and_full_passes_agree(tmp_path, cls):
+    src = build_model(tmp_path / "small", cls)
+    hfgrow.grow(src, tmp_path / "big", factor=2, verify=False)
+    full, blockwise = (hfgrow.verify(src, tmp_path / "big", verify_mode=mode) for mode in ("full", "blockwise"))
+    for dtype in ("float32", "float64"):
+        assert (full[dtype]["mode"], blockwise[dtype]["mode"]) == ("full", "blockwise")
+        assert full[dtype]["outputs"] == blockwise[dtype]["outputs"]  # the same computation, bit for bit
+    assert blockwise["passed"]
+
+
+def test_block_device_map_offloads_each_block_on_its_own():
+    import transformers
+
+    from hfgrow.verification import block_device_map
+
+    config = transformers.T5Config(**TINY["t5"])
+    device_map = block_device_map(transformers.T5ForConditionalGeneration, config, "cpu")
+    blocks = [k for k in device_map if ".block." in k]
+    assert blocks == [f"{stack}.block.{i}" for stack in ("encoder", "decoder") for i in range(config.num_layers)]
+    assert all(device_map[k] == "disk" for k in blocks)
+    assert device_map["shared"] == device_map["lm_head"] == device_map["encoder.final_layer_norm"] == "disk"
+    assert "disk" not in [v for k, v in device_map.items() if "dropout" in k]  # no weights, runs where the inputs are
