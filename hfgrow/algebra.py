@@ -80,7 +80,11 @@ class Expansion:
         return out
 
     def read(self, t: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
-        """W·R along ``axis``: for the input axis of a tensor that reads from this space.
+        """W·R along ``axis``: for the input axis of a tensor that reads from this space (see :meth:`split_`)."""
+        return self.split_(self._gather(t, axis, self.r), axis, shares)
+
+    def split_(self, out: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype] | None) -> torch.Tensor:
+        """Make the copies of each unit along ``axis`` (already read with R) differ, in place.
 
         With ``shares`` = (generator, spread, storage dtype), the copies of each unit are paired and
         every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) drawn per
@@ -89,7 +93,6 @@ class Expansion:
         storage dtype first; b = 2w − a is then exact in it too (Sterbenz: a ∈ [w, 2w]), so the split
         costs no rounding wherever plain copies cost none.
         """
-        out = self._gather(t, axis, self.r)
         if shares is None or not self.breakable:
             return out
         gen, spread_, dtype = shares
@@ -110,16 +113,36 @@ class Expansion:
         y = torch.rand(w.numel() // max(1, w.shape[axis]), generator=gen).to(w)
         rest = [n for i, n in enumerate(w.shape) if i != axis]
         u = (y.view(*rest, 1) + x).remainder_(1.0).movedim(-1, axis) if rest else x
-        a = w * (u.mul_(spread_).add_(1))
+        a = torch.addcmul(w, u, w, value=spread_)  # w·(1 + spread·u), rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a = a.to(dtype).to(w.dtype)
         if b_view is not None:
-            b_view.copy_(2 * w - a)
+            torch.lerp(a, w, 2.0, out=b_view)  # 2w − a, exact
             w.copy_(a)
         else:
-            out.index_copy_(axis, second, 2 * w - a)
+            out.index_copy_(axis, second, torch.lerp(a, w, 2.0))
             out.index_copy_(axis, first, a)
         return out
+
+    def tiling(self) -> tuple[int, int, int] | None:
+        """(a, k, b) when E copies whole blocks in place: the small units seen as a × b, each block of
+        b units repeated k times (b = 1: interleaved copies; a = 1: the vector tiled k times).
+        Growing along such an axis needs no gather: one strided copy per copy. None otherwise."""
+        if not hasattr(self, "_tiling"):
+            object.__setattr__(self, "_tiling", self._find_tiling())
+        return self._tiling
+
+    def _find_tiling(self) -> tuple[int, int, int] | None:
+        if self.big % self.small or bool((self.src < 0).any()):
+            return None
+        k = self.big // self.small
+        run = self.src[: self.small] == torch.arange(self.small)
+        b = self.small if bool(run.all()) else int(run.int().argmin())  # the first block: 0, 1, …, b − 1
+        if b == 0 or self.small % b:
+            return None
+        a = self.small // b
+        blocks = torch.arange(self.small).view(a, 1, b).expand(a, k, b).reshape(-1)
+        return (a, k, b) if torch.equal(blocks, self.src) else None
 
     def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Consecutive pairs of reading copies of the same unit (a unit's odd copy out stays plain)."""
@@ -217,10 +240,18 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
                 shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
     """Apply E or R along every axis that has a role; axes without one are left as they are.
 
-    ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.read`).
+    ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.split_`).
     """
     if len(axes) != t.dim():
         raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
+    tiled = _tile_plan(axes, maps)
+    if tiled is not None:  # copies of whole blocks with one scale: scale the small tensor, then copy
+        scale, tilings = tiled
+        t = _tile(t * scale if scale != 1.0 else t, tilings)
+        for i, axis in enumerate(axes):
+            if axis is not None and axis.reads:
+                maps[axis.space].split_(t, i, shares)
+        return t
 
     def grow_part(a: Axis, c: torch.Tensor, i: int) -> torch.Tensor:
         m = maps[a.space]
@@ -236,6 +267,67 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         grown = [grow_part(a, c, i) for a, c in zip(parts, chunks)]
         t = torch.cat(grown, dim=i) if len(grown) > 1 else grown[0]
     return t
+
+
+def _scales(a: Axis, m: Expansion) -> torch.Tensor:
+    """The multipliers an axis with role ``a`` applies (R's for a reader, with its rescale; else E's)."""
+    return m.r * m.rescale if a.reads and a.rescaled else m.r if a.reads else m.e
+
+
+def _tile_plan(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[float, dict[int, tuple[int, int, int]]] | None:
+    """The single scale and the per-axis tilings when every grown axis is a tiling with one scale."""
+    scale, tilings = 1.0, {}
+    for i, axis in enumerate(axes):
+        if axis is None:
+            continue
+        if isinstance(axis, Packed):
+            return None
+        m = maps[axis.space]
+        values = _scales(axis, m).unique()
+        if m.tiling() is None or values.numel() != 1:
+            return None
+        scale *= float(values)
+        tilings[i] = m.tiling()
+    return scale, tilings
+
+
+def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> torch.Tensor:
+    """``t`` with each axis i in ``tilings`` grown as (a, k, b) says: written once, then copied."""
+    shape_in, shape_out, copy_dims, final = [], [], [], []
+    for i, n in enumerate(t.shape):
+        if i in tilings:
+            a, k, b = tilings[i]
+            shape_in += [a, 1, b]
+            copy_dims.append(len(shape_out) + 1)
+            shape_out += [a, k, b]
+            final.append(a * k * b)
+        else:
+            shape_in.append(n)
+            shape_out.append(n)
+            final.append(n)
+    out = t.new_empty(shape_out)
+    first = out
+    for d in copy_dims:
+        first = first.narrow(d, 0, 1)
+    first.copy_(t.reshape(shape_in))
+    for j, d in enumerate(reversed(copy_dims)):  # innermost first: each copy then spans the finished inner ones
+        done = out
+        for other in copy_dims[: len(copy_dims) - 1 - j]:
+            done = done.narrow(other, 0, 1)
+        for c in range(1, done.shape[d]):
+            done.narrow(d, c, 1).copy_(done.narrow(d, 0, 1))
+    return out.view(final)
+
+
+def scales_exact(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bool:
+    """Whether growing a tensor with these roles only copies and multiplies by powers of two (so it
+    can be done in a 16-bit storage dtype with no rounding)."""
+    for axis in axes:
+        for a in _parts(axis) if axis is not None else ():
+            m = maps[a.space]
+            if (m.mean_extras and bool((m.src < 0).any())) or not all(is_power_of_two(s) for s in _scales(a, m).unique().tolist()):
+                return False
+    return True
 
 
 def grown_shape(shape: Sequence[int], axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[int, ...]:
@@ -507,7 +599,6 @@ def rounds_in_storage(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bo
     """Whether growing a tensor with these roles multiplies it by a scale that is not a power of two."""
     for axis in axes:
         for a in _parts(axis) if axis is not None else ():
-            m = maps[a.space]
-            if not all(is_power_of_two(s) for s in (m.r if a.reads else m.e).unique().tolist()):
+            if not all(is_power_of_two(s) for s in _scales(a, maps[a.space]).unique().tolist()):
                 return True
     return False

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from hfgrow.algebra import Axis, Convention, Kind, Space, Widths, eps_scale, expansions, grow_tensor, grown_shape, replicate
+from hfgrow.algebra import (Axis, Convention, Expansion, Kind, Space, Widths, eps_scale, expansions, grow_tensor, grown_shape,
+                            replicate)
 from hfgrow.errors import GrowthError
 
 
@@ -168,3 +169,47 @@ def test_rotary_scores_are_exact_under_head_dim_growth(layout, k):
     V = maps["v"].expand(v, 0).double()
     rotated = _rotate(V.view(heads, k * d), 7, layout).reshape(-1)
     assert torch.allclose(maps["v"].reduce(rotated, 0).double(), _rotate(v.view(heads, d), 7, layout).reshape(-1))
+
+
+def blocks(a, k, b, e=1.0):
+    """Blocks of b units, a of them, each repeated k times in place."""
+    src = torch.arange(a * b).view(a, 1, b).expand(a, k, b).reshape(-1)
+    return Expansion(src, torch.full(src.shape, e, dtype=torch.float64), torch.full(src.shape, 1 / (k * e), dtype=torch.float64), a * b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("first,second", [((6, 2, 1), (1, 3, 4)), ((2, 3, 2), (4, 2, 1)), ((1, 2, 6), (1, 1, 6)), ((3, 4, 1), (2, 2, 3))])
+def test_block_copies_equal_the_gather_they_replace(first, second, dtype):
+    """Whole-block copies (interleaved, tiled, head groups) take a strided-copy path: the same
+    tensor as the gather, bit for bit, written into either axis or both, in any dtype."""
+    maps = {"out": blocks(*first), "in": blocks(*second, e=0.5)}
+    assert maps["out"].tiling() == first and maps["in"].tiling() == second
+    t = torch.randn(maps["out"].small, maps["in"].small).to(dtype)
+    axes = (Axis("out"), Axis("in", reads=True))
+    gathered = maps["in"].read(maps["out"].expand(t, 0), 1)
+    assert torch.equal(grow_tensor(t, axes, maps), gathered)
+    assert torch.equal(grow_tensor(t, (None, Axis("in", reads=True)), maps), maps["in"].read(t, 1))
+    assert torch.equal(grow_tensor(t[:, 0], (Axis("out"),), maps), maps["out"].expand(t[:, 0], 0))
+
+
+def test_no_tiling_where_copies_are_not_whole_blocks():
+    m = Expansion(torch.tensor([0, 1, 2, 0, 2, 1]), torch.ones(6), torch.full((6,), 0.5), 3)
+    assert m.tiling() is None
+    uneven = Expansion(torch.tensor([0, 0, 1, 1, 2]), torch.ones(5), torch.tensor([0.5, 0.5, 0.5, 0.5, 1.0]), 3)
+    assert uneven.tiling() is None
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_split_in_bfloat16_keeps_every_pair_summing_to_the_copy(k):
+    """The split done in the storage dtype: each pair a, b of a unit's copies has a + b = 2w exactly
+    and a ≠ b almost everywhere; a unit's odd copy out stays w."""
+    m = blocks(8, k, 1)
+    t = torch.randn(5, 8).to(torch.bfloat16)
+    plain = m.read(t, 1)
+    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.bfloat16))
+    pairs = split.view(5, 8, k)
+    w = plain.view(5, 8, k)[..., 0]
+    assert torch.equal(pairs[..., 0].float() + pairs[..., 1].float(), 2 * w.float())
+    assert (pairs[..., 0] != pairs[..., 1]).float().mean() > 0.9
+    if k == 3:
+        assert torch.equal(pairs[..., 2], w)
