@@ -96,33 +96,43 @@ class Expansion:
         if shares is None or not self.breakable:
             return out
         gen, spread_, dtype = shares
+        tiling = self.tiling() if bool((self.r != 0).all()) else None  # (copies R skips are not split)
+        if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
+            a, k, b = tiling
+            # the axis as (a, k, b), leaving out a or b when it is 1 (the kernels are faster on fewer dims)
+            shape, copy_dim, units = ((k, b), axis, (axis,)) if a == 1 else ((a, k), axis + 1, (axis,)) if b == 1 \
+                else ((a, k, b), axis + 1, (axis, axis + 1))
+            copies = out.unflatten(axis, shape)
+            for c in range(k // 2):
+                w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
+                first = self._split_share(w, units, gen, spread_, dtype)
+                torch.lerp(first, w, 2.0, out=other)  # 2w − a, exact
+                w.copy_(first)
+            return out
         if not hasattr(self, "_pair_cache"):
             object.__setattr__(self, "_pair_cache", self._pairs())
-        first, second = self._pair_cache
-        if first.numel() == 0:
-            return out
-        adjacent = bool(torch.equal(second, first + 1)) and bool(torch.equal(first, torch.arange(0, 2 * len(first), 2)))
-        if adjacent and 2 * len(first) == out.shape[axis]:  # copies side by side (2i, 2i+1): strided views, no copies
-            pairs = out.unflatten(axis, (len(first), 2))
-            w, b_view = pairs.select(axis + 1, 0), pairs.select(axis + 1, 1)
-        else:
-            first, second = first.to(out.device), second.to(out.device)
-            w, b_view = out.index_select(axis, first), None
-        # u ∈ [0, 1) per element, cheaply: frac(x_i + y_j) of random x along the axis, y along the rest
-        x = torch.rand(w.shape[axis], generator=gen).to(w)
-        y = torch.rand(w.numel() // max(1, w.shape[axis]), generator=gen).to(w)
-        rest = [n for i, n in enumerate(w.shape) if i != axis]
-        u = (y.view(*rest, 1) + x).remainder_(1.0).movedim(-1, axis) if rest else x
-        a = torch.addcmul(w, u, w, value=spread_)  # w·(1 + spread·u), rounded once
+        first_i, second_i = (i.to(out.device) for i in self._pair_cache)
+        if first_i.numel():
+            w = out.index_select(axis, first_i)
+            first = self._split_share(w, (axis,), gen, spread_, dtype)
+            out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
+            out.index_copy_(axis, first_i, first)
+        return out
+
+    @staticmethod
+    def _split_share(w: torch.Tensor, unit_dims: tuple[int, ...], gen: torch.Generator, spread_: float, dtype: torch.dtype) -> torch.Tensor:
+        """a = w·(1 + spread·u), rounded to the storage dtype, u ∈ [0, 1) per element: frac(x + y) of
+        random x over the units (``unit_dims``) and y over the rest, cheap and uncorrelated enough."""
+        units = math.prod(w.shape[d] for d in unit_dims)
+        x = torch.rand(units, generator=gen).to(w)
+        y = torch.rand(w.numel() // max(1, units), generator=gen).to(w)
+        ends = tuple(range(-len(unit_dims), 0))
+        rest = w.movedim(unit_dims, ends).shape[: w.dim() - len(unit_dims)]
+        u = (y.view(-1, 1) + x).frac_().view(*rest, *(w.shape[d] for d in unit_dims)).movedim(ends, unit_dims)
+        a = torch.addcmul(w, u, w, value=spread_)  # rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a = a.to(dtype).to(w.dtype)
-        if b_view is not None:
-            torch.lerp(a, w, 2.0, out=b_view)  # 2w − a, exact
-            w.copy_(a)
-        else:
-            out.index_copy_(axis, second, torch.lerp(a, w, 2.0))
-            out.index_copy_(axis, first, a)
-        return out
+        return a
 
     def tiling(self) -> tuple[int, int, int] | None:
         """(a, k, b) when E copies whole blocks in place: the small units seen as a × b, each block of

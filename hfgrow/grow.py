@@ -199,6 +199,7 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
 
     by_name = plan.tensors_by_name()
     names = shard_names(len(plan.shards))
+    device = torch.device(plan.options.device)  # tensors grow there and are written from the CPU
     bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress or not sys.stderr.isatty(),
                leave=False, file=sys.stderr)
     # one thread writes while the main thread grows the next tensor: at most two grown tensors in memory
@@ -209,7 +210,7 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
                 for out in shard:
                     try:
                         tp = by_name[out.name]
-                        grown = grow_one(reader.get(tp.source.name), tp, plan)
+                        grown = grow_one(reader.get(tp.source.name).to(device), tp, plan).cpu()
                     except (MemoryError, RuntimeError) as e:
                         if not isinstance(e, MemoryError) and "alloc" not in str(e):
                             raise

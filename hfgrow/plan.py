@@ -122,15 +122,17 @@ class GrowthOptions:
         parse_size(self.max_shard_size)
         if not (self.tolerance > 0):
             raise GrowthError(f"--tolerance must be positive, got {self.tolerance!r}")
+        try:  # the device grows the tensors and runs the verification
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}") from None
+        if device.type not in ("cpu", "cuda"):
+            raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise GrowthError("--device cuda: no CUDA device is available")
+        if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+            raise GrowthError(f"--device {self.device}: there are {torch.cuda.device_count()} CUDA devices")
         if self.verify:  # checked now, not after a long growth
-            try:
-                device = torch.device(self.device)
-            except (RuntimeError, TypeError):
-                raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}") from None
-            if device.type == "cuda" and not torch.cuda.is_available():
-                raise GrowthError("--device cuda: no CUDA device is available")
-            if device.type not in ("cpu", "cuda"):
-                raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}")
             if self.text_file is not None and not os.path.isfile(self.text_file):
                 raise GrowthError(f"--text-file {self.text_file!r} is not a readable file")
 

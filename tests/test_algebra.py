@@ -213,3 +213,14 @@ def test_split_in_bfloat16_keeps_every_pair_summing_to_the_copy(k):
     assert (pairs[..., 0] != pairs[..., 1]).float().mean() > 0.9
     if k == 3:
         assert torch.equal(pairs[..., 2], w)
+
+
+def test_split_leaves_copies_that_r_skips_alone():
+    """Rotary head_dim growth reads only one copy of some units (r = 0 for the other): a split
+    must pair reading copies only, or the skipped copy's zero becomes ±a."""
+    src = torch.tensor([0, 1, 0, 1, 2, 3, 2, 3])
+    m = Expansion(src, torch.ones(8, dtype=torch.float64), torch.tensor([1.0, 1, 0, 0, 1, 1, 0, 0], dtype=torch.float64), 4)
+    assert m.tiling() == (2, 2, 2)
+    t = torch.randn(3, 4)
+    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32))
+    assert torch.equal(split, m.read(t, 1))
