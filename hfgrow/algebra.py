@@ -105,9 +105,8 @@ class Expansion:
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                first = self._split_share(w, units, gen, spread_, dtype)
-                torch.lerp(first, w, 2.0, out=other)  # 2w − a, exact
-                w.copy_(first)
+                self._split_share(w, units, gen, spread_, dtype, out=other)  # a
+                torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         if not hasattr(self, "_pair_cache"):
             object.__setattr__(self, "_pair_cache", self._pairs())
@@ -120,7 +119,8 @@ class Expansion:
         return out
 
     @staticmethod
-    def _split_share(w: torch.Tensor, unit_dims: tuple[int, ...], gen: torch.Generator, spread_: float, dtype: torch.dtype) -> torch.Tensor:
+    def _split_share(w: torch.Tensor, unit_dims: tuple[int, ...], gen: torch.Generator, spread_: float, dtype: torch.dtype,
+                     out: torch.Tensor | None = None) -> torch.Tensor:
         """a = w·(1 + spread·u), rounded to the storage dtype, u ∈ [0, 1) per element: frac(x + y) of
         random x over the units (``unit_dims``) and y over the rest, cheap and uncorrelated enough."""
         units = math.prod(w.shape[d] for d in unit_dims)
@@ -129,9 +129,9 @@ class Expansion:
         ends = tuple(range(-len(unit_dims), 0))
         rest = w.movedim(unit_dims, ends).shape[: w.dim() - len(unit_dims)]
         u = (y.view(-1, 1) + x).frac_().view(*rest, *(w.shape[d] for d in unit_dims)).movedim(ends, unit_dims)
-        a = torch.addcmul(w, u, w, value=spread_)  # rounded once
+        a = torch.addcmul(w, u, w, value=spread_, out=out)  # rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
-            a = a.to(dtype).to(w.dtype)
+            a.copy_(a.to(dtype))
         return a
 
     def tiling(self) -> tuple[int, int, int] | None:

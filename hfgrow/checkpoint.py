@@ -221,7 +221,7 @@ class OutTensor:
 
     @property
     def nbytes(self) -> int:
-        n = torch.empty((), dtype=self.dtype).element_size()
+        n = self.dtype.itemsize
         for s in self.shape:
             n *= s
         return n
