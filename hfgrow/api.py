@@ -37,6 +37,10 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
         g["tensors"] += 1
         g["zeroed (new blocks)"] = g.get("zeroed (new blocks)", 0) + int(tp.zero)
     largest = max((t.out.nbytes for t in plan.tensors), default=0)
+    from .verification import available_memory, pass_bytes
+
+    verify_need = pass_bytes(max(plan.summary()["parameters"]), torch.float64)  # the largest pass
+    available = available_memory(options.device)
     return {
         "source": name,
         "plan": plan.summary(),
@@ -45,6 +49,8 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
         # one source tensor, its float32 copy, the grown float32 tensor and its cast, at the largest
         "peak_memory_estimate_bytes": int(largest / max(1, min(t.out.dtype.itemsize for t in plan.tensors)) * 4 * 3),
         "largest_output_tensor_bytes": largest,
+        "verification": {"full_pass_bytes": verify_need, "available_bytes": available,
+                         "auto_mode": "full" if verify_need <= 0.8 * available else "blockwise"},
     }
 
 

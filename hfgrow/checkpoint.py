@@ -284,9 +284,40 @@ class SafetensorsStreamWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self._f.close()
-        if exc_type is None and self._next != len(self.expected):
-            raise RuntimeError(f"{self.path.name}: {len(self.expected) - self._next} tensors were never written")
+        try:
+            if exc_type is None:
+                if self._next != len(self.expected):
+                    raise RuntimeError(f"{self.path.name}: {len(self.expected) - self._next} tensors were never written")
+                self._f.flush()
+                os.fsync(self._f.fileno())  # on disk, not only in the page cache: a full disk shows here
+        finally:
+            self._f.close()
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync every file in ``folder``, then the folder: after a crash, a renamed folder holds whole files."""
+    for f in folder.iterdir():
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    sync_dir(folder)
+
+
+def sync_dir(folder: Path) -> None:
+    """fsync a folder's entries (where the platform allows opening folders)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_index(folder: Path, shards: list[list[OutTensor]]) -> None:

@@ -18,7 +18,7 @@ import torch
 
 from . import __version__, algebra, hub
 from .card import model_card
-from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, write_index
+from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, sync_dir, sync_folder, write_index
 from .errors import GrowthError
 from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
 from .report import write_report
@@ -91,7 +91,9 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         }
         write_report(report, tmp)
         model_card(report, hub.source_card_data(src), report["command"]).save(tmp / "README.md")
+        sync_folder(tmp)  # every byte on disk before the folder takes its name
         _move_into_place(tmp, out)
+        sync_dir(out.parent)
     except BaseException:
         shutil.rmtree(created or tmp, ignore_errors=True)
         raise

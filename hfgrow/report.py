@@ -168,6 +168,9 @@ def inspect_lines(info: dict[str, Any]) -> list[str]:
         lines.append("not lossless: " + "; ".join(p["approximate"]))
     lines.append(f"output: {p['tensors']} tensors, {p['output_bytes'] / 1e9:.3f} GB in {p['shards']} shard(s); "
                  f"peak memory ≈ {info['peak_memory_estimate_bytes'] / 1e9:.3f} GB beyond the interpreter")
+    v = info["verification"]
+    lines.append(f"verification: a full float64 pass needs ≈ {v['full_pass_bytes'] / 1e9:.3f} GB, "
+                 f"{v['available_bytes'] / 1e9:.1f} GB available: --verify-mode auto runs it {v['auto_mode']}")
     if info["dropped"]:
         lines.append(f"not written (rebuilt by transformers): {', '.join(info['dropped'][:5])}")
     lines.append("tensor groups:")

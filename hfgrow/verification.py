@@ -78,6 +78,11 @@ def available_memory(device: str) -> int:
     return max(0, min(limits))
 
 
+def pass_bytes(n_params: int, dtype: torch.dtype) -> int:
+    """Memory a full pass over a model of ``n_params`` takes in ``dtype``: its weights and a quarter more."""
+    return n_params * dtype.itemsize * 5 // 4
+
+
 def choose_mode(mode: str, need: int, device: str, dtype: torch.dtype) -> str:
     """``auto``: a full pass when the model fits with a margin, else block by block. A full pass
     asked for that cannot fit is refused before it starts."""
@@ -332,7 +337,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     n_params = max(sum(t.numel for t in CheckpointReader(p).tensors.values()) for p in (small, big))
     with tempfile.TemporaryDirectory(prefix="hfgrow-offload-") as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
-            pass_mode = choose_mode(mode, n_params * dtype.itemsize * 5 // 4, device, dtype)
+            pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
             if log:
                 log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
             outs, infos, params = [], [], []

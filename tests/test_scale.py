@@ -92,3 +92,11 @@ def test_block_device_map_offloads_each_block_on_its_own():
     assert all(device_map[k] == "disk" for k in blocks)
     assert device_map["shared"] == device_map["lm_head"] == device_map["encoder.final_layer_norm"] == "disk"
     assert "disk" not in [v for k, v in device_map.items() if "dropout" in k]  # no weights, runs where the inputs are
+
+
+def test_inspect_says_which_mode_verification_will_take(larger_than_budget):
+    proc = run_limited("inspect", larger_than_budget, "--factor", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "--verify-mode auto runs it blockwise" in proc.stdout
+    assert "auto runs it full" in subprocess.run([sys.executable, "-m", "hfgrow", "inspect", str(larger_than_budget)],
+                                                 capture_output=True, text=True).stdout
