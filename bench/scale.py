@@ -1,13 +1,19 @@
 """Scale benchmark: synthetic LLaMA-style bf16 checkpoints grown ×2, time and peak memory.
 
-    .venv/bin/python bench/scale.py [--sizes small,large] [--workdir DIR]
+    .venv/bin/python bench/scale.py [--sizes small,large] [--repeat 3] [--workdir DIR] [--outdir DIR --name NAME]
 
 For each size, in the same run and each in a fresh process (peak RSS is the process's own):
   * hfgrow: `hfgrow.grow(src, out, factor=2, verify=False)`;
   * the I/O floor: read every input tensor, write tensors of the output shapes with safetensors (one
-    file per output shard, the same sharding), nothing computed;
+    file per output shard, the same sharding and writer, so each shard is fsynced when it closes, as
+    hfgrow's are), nothing computed. The tensors hold random bytes (one buffer per shape, made before
+    the clock, one element in every 2 KB changed per tensor so that no block repeats). "floor-zeros" is
+    the same with untouched `torch.empty` tensors, whose pages read as zeros: kept for comparison, since
+    a storage layer that compresses or skips zero blocks makes it say little about writing a checkpoint;
   * naive: what a user would otherwise write — `from_pretrained`, `hfgrow.grow_model` in memory,
     `save_pretrained`.
+floor and hfgrow run --repeat times, interleaved, and report their median (the disk's write-back
+makes single runs vary by ±30 %); naive runs once. Imports are paid before each clock starts.
 Writes bench/results/scale.json, bench/results/scale.png and prints a Markdown table.
 """
 
@@ -58,24 +64,35 @@ def make_checkpoint(folder: Path, size: dict) -> int:
 MEASURE = r"""
 import json, resource, sys, time
 mode, src, out = sys.argv[1:4]
-import torch, transformers, hfgrow  # imports are not the conversion: every mode pays them before its clock
+import torch, transformers, hfgrow
+# imports are not the conversion: every mode pays them before its clock (transformers imports a
+# model's modules lazily, ~1.4 s here, on the first config it reads)
+transformers.AutoConfig.from_pretrained(src)
 start = time.perf_counter()
 if mode == "hfgrow":
     hfgrow.grow(src, out, factor=2, verify=False)  # planning included
-elif mode == "floor":
+elif mode in ("floor", "floor-zeros"):
     from hfgrow.checkpoint import CheckpointReader, SafetensorsStreamWriter, shard_names, write_index
     from hfgrow.plan import GrowthOptions, make_plan
     reader = CheckpointReader(src)
     plan = make_plan(reader, GrowthOptions(factor=2, verify=False))  # only for the output shapes and shards
     import os, torch
     os.makedirs(out, exist_ok=True)
+    data = {}  # "floor": random bytes, one buffer per output shape, made before the clock starts
+    g = torch.Generator().manual_seed(0)
+    for t in (t for shard in plan.shards for t in shard):
+        if mode == "floor" and (t.shape, t.dtype) not in data:
+            data[t.shape, t.dtype] = torch.randn(t.shape, generator=g).to(t.dtype)
     start = time.perf_counter()
     by = plan.tensors_by_name()
     for name, shard in zip(shard_names(len(plan.shards)), plan.shards):
         with SafetensorsStreamWriter(__import__("pathlib").Path(out) / name, shard) as w:
             for t in shard:
                 x = reader.get(by[t.name].source.name)
-                w.write(t.name, torch.empty(t.shape, dtype=t.dtype))
+                # floor-zeros: untouched torch.empty pages read as zeros, which this VM's disk stores for free
+                if mode == "floor":  # one changed element in every 2 KB: no block repeats an earlier one
+                    data[t.shape, t.dtype].view(-1).view(torch.int16)[::1024].add_(1)
+                w.write(t.name, data[t.shape, t.dtype] if mode == "floor" else torch.empty(t.shape, dtype=t.dtype))
                 del x
 elif mode == "naive":
     import torch, transformers, hfgrow
@@ -104,7 +121,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="small,large")
     ap.add_argument("--workdir", default="/tmp/hfgrow-scale")
-    ap.add_argument("--modes", default="floor,hfgrow,naive")
+    ap.add_argument("--modes", default="floor,floor-zeros,hfgrow,naive")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of floor and hfgrow per size (the median is reported)")
+    ap.add_argument("--outdir", default=None, help="where outputs go (default: the workdir); /dev/shm takes the disk out")
+    ap.add_argument("--name", default="scale", help="results file stem under bench/results")
     args = ap.parse_args()
     work = Path(args.workdir)
     results = []
@@ -124,14 +144,21 @@ def main() -> None:
                     largest = max(largest, 2 * int(torch.tensor(shape).prod()))
         row = {"size": size, "input_bytes": sum(f.stat().st_size for f in src.glob("*.safetensors")),
                "largest_output_tensor_bytes": 4 * largest}  # ×2 in both axes of the largest 2-d tensor
-        for mode in args.modes.split(","):
-            row[mode] = measure(mode, src, work / f"out-{size}-{mode}")
-            print(size, mode, row[mode], file=sys.stderr)
+        modes = args.modes.split(",")
+        runs: dict[str, list[dict]] = {m: [] for m in modes}
+        for rep in range(args.repeat):  # interleaved, so that a slow spell of the disk hits every mode
+            for mode in modes:
+                if mode == "naive" and rep:  # minutes, and never close: once is enough
+                    continue
+                runs[mode].append(measure(mode, src, Path(args.outdir or work) / f"out-{size}-{mode}"))
+                print(size, mode, runs[mode][-1], file=sys.stderr)
+        for mode, rs in runs.items():  # the median run by time
+            row[mode] = dict(sorted(rs, key=lambda m: m["seconds"])[len(rs) // 2], runs=[round(m["seconds"], 2) for m in rs])
         results.append(row)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "scale.json").write_text(json.dumps(results, indent=2) + "\n")
+    (HERE / "results" / f"{args.name}.json").write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
-    plot(results, HERE / "results" / "scale.png")
+    plot(results, HERE / "results" / f"{args.name}.png")
 
 
 def table(results: list[dict]) -> str:
@@ -140,7 +167,7 @@ def table(results: list[dict]) -> str:
             "|---|---|---|---|---|---|---|"]
     for r in results:
         target = 1e9 + 3 * r["largest_output_tensor_bytes"]
-        for mode in ("floor", "hfgrow", "naive"):
+        for mode in ("floor", "floor-zeros", "hfgrow", "naive"):
             if mode not in r:
                 continue
             m = r[mode]
@@ -158,7 +185,7 @@ def plot(results: list[dict], path: Path) -> None:
 
     sizes = [r["input_bytes"] / 1e9 for r in results]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    for mode, style in (("floor", "k--"), ("hfgrow", "o-"), ("naive", "s-")):
+    for mode, style in (("floor", "k--"), ("floor-zeros", "k:"), ("hfgrow", "o-"), ("naive", "s-")):
         if all(mode in r for r in results):
             a.plot(sizes, [r[mode]["seconds"] for r in results], style, label=mode)
             b.plot(sizes, [r[mode]["peak_rss_bytes"] / 1e9 for r in results], style, label=mode)

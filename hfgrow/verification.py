@@ -62,9 +62,10 @@ def available_memory(device: str) -> int:
             key, _, value = line.partition(":")
             if key in ("VmData", "VmSize"):
                 status[key] = int(value.split()[0]) * 1024
-    with contextlib.suppress(OSError, ValueError):
-        cgroup = Path("/sys/fs/cgroup")
-        limits.append(int((cgroup / "memory.max").read_text()) - int((cgroup / "memory.current").read_text()))
+    for limit, usage in (("memory.max", "memory.current"), ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
+        with contextlib.suppress(OSError, ValueError):  # cgroup v2, v1 ("max" or a huge number when unlimited)
+            cgroup = Path("/sys/fs/cgroup")
+            limits.append(int((cgroup / limit).read_text()) - int((cgroup / usage).read_text()))
     import resource
 
     for which, used in ((resource.RLIMIT_DATA, "VmData"), (resource.RLIMIT_AS, "VmSize")):
