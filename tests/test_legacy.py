@@ -26,3 +26,13 @@ def test_transformers_4x_bin_checkpoints_grow_and_verify(tmp_path, name, cls):
     model, info = getattr(transformers, cls).from_pretrained(tmp_path / "big", output_loading_info=True)
     assert not info["missing_keys"] and not info["mismatched_keys"]
     assert (tmp_path / "big" / "vocab.txt").read_text() == (src / "vocab.txt").read_text()
+
+
+def test_a_bin_checkpoint_verifies_block_by_block(tmp_path):
+    """Blockwise verification of a pytorch_model.bin source: accelerate re-saves its offloaded weights
+    into a temporary folder (safetensors sources are read in place)."""
+    report = hfgrow.grow(DATA / "bert-pretraining-bin", tmp_path / "big", factor=2, verify_mode="blockwise")
+    v = report["verification"]
+    assert v["float32"]["mode"] == v["float64"]["mode"] == "blockwise"
+    assert v["passed"] and v["max_rel"] <= 1e-5, v
+    assert not v["float32"]["missing_keys"]
