@@ -16,6 +16,7 @@ import torch
 from . import hub
 from .checkpoint import CheckpointReader, TensorInfo
 from .errors import GrowthError
+from .grow import compute_dtype, grow_one
 from .plan import GrowthOptions, GrowthPlan, find_recipe, make_plan
 
 
@@ -46,8 +47,9 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
         "plan": plan.summary(),
         "groups": groups,
         "dropped": plan.dropped,
-        # one source tensor, its float32 copy, the grown float32 tensor and its cast, at the largest
-        "peak_memory_estimate_bytes": int(largest / max(1, min(t.out.dtype.itemsize for t in plan.tensors)) * 4 * 3),
+        # the tensor being written, the one growing and its intermediates (float32 ones where it rounds)
+        "peak_memory_estimate_bytes": max((t.out.nbytes + 2 * t.out.nbytes // t.out.dtype.itemsize * compute_dtype(t, plan).itemsize
+                                           for t in plan.tensors), default=0),
         "largest_output_tensor_bytes": largest,
         "verification": {"full_pass_bytes": verify_need, "available_bytes": available,
                          "auto_mode": "full" if verify_need <= 0.8 * available else "blockwise"},
@@ -135,8 +137,6 @@ def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **k
     Same recipes, plan and algebra as :func:`hfgrow.grow`; the new model is built from the grown
     config with the model's own class, on the model's device and dtype. ``model`` is left as it is.
     """
-    from .grow import grow_one
-
     options = _options(options, {"verify": False, **kwargs})
     reader = StateDictReader(model)
     plan: GrowthPlan = make_plan(reader, options)

@@ -172,6 +172,12 @@ def _move_into_place(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def compute_dtype(tp: TensorPlan, plan: GrowthPlan) -> torch.dtype:
+    """The storage dtype when growing only copies and scales by powers of two, else float32."""
+    exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, plan.maps)
+    return tp.out.dtype if exact else torch.float32
+
+
 def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype; or, when that dtype is the
     tensor's own and growing it only copies and multiplies by powers of two, in that dtype (nothing
@@ -182,8 +188,7 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
         if any(tp.rule.axes):
             raise GrowthError(f"'{tp.source.name}' is {t.dtype}, but its rule grows it")
         return t
-    exact = t.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, plan.maps)
-    t = t if exact else t.to(torch.float32)
+    t = t.to(compute_dtype(tp, plan))
     if tp.zero:
         t = torch.zeros_like(t)
     elif tp.gain != 1.0:
