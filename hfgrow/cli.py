@@ -96,7 +96,7 @@ def growth_options(f: Callable) -> Callable:
 
 def verify_options(f: Callable) -> Callable:
     options = [
-        click.option("--device", default="cpu", show_default=True, help="Device for the forward passes: cpu, cuda (every GPU) or cuda:N."),
+        click.option("--device", default="cpu", show_default=True, help="Where tensors grow and forward passes run: cpu, cuda (every GPU) or cuda:N."),
         click.option("--verify-mode", type=click.Choice(["auto", "full", "blockwise"]), default="auto", show_default=True,
                      help="full: each model whole; blockwise: one block's weights at a time (models larger than memory); auto: full when it fits."),
         click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative gap that passes."),
