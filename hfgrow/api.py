@@ -105,6 +105,7 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     from .verification import verify_pair
 
     return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
+                       storage_rounding=plan.rounding_dtype(),
                        text_file=text_file, seed=seed, progress=progress)
 
 

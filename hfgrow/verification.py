@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import sys
 import json
@@ -62,10 +63,7 @@ def available_memory(device: str) -> int:
             key, _, value = line.partition(":")
             if key in ("VmData", "VmSize"):
                 status[key] = int(value.split()[0]) * 1024
-    for limit, usage in (("memory.max", "memory.current"), ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
-        with contextlib.suppress(OSError, ValueError):  # cgroup v2, v1 ("max" or a huge number when unlimited)
-            cgroup = Path("/sys/fs/cgroup")
-            limits.append(int((cgroup / limit).read_text()) - int((cgroup / usage).read_text()))
+    limits += _cgroup_headroom()
     import resource
 
     for which, used in ((resource.RLIMIT_DATA, "VmData"), (resource.RLIMIT_AS, "VmSize")):
@@ -77,6 +75,40 @@ def available_memory(device: str) -> int:
 
         limits.append(psutil.virtual_memory().available)
     return max(0, min(limits))
+
+
+def _cgroup_headroom() -> list[int]:
+    """This process's cgroup memory limit less what it uses beyond reclaimable page cache (v1 and v2;
+    its own cgroup folder where the mount shows it, else the mount's root)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    root, out = Path("/sys/fs/cgroup"), []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # v2
+            names, mount = ("memory.max", "memory.current", "inactive_file"), root
+        elif "memory" in controllers.split(","):
+            names, mount = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"), root / "memory"
+        else:
+            continue
+        for folder in (mount / path.lstrip("/"), mount):
+            try:  # "max" (v2) is no limit; v1 says so with a huge number, which min() ignores
+                limit, usage = (int((folder / name).read_text()) for name in names[:2])
+            except (OSError, ValueError):
+                continue
+            cache = 0
+            with contextlib.suppress(OSError, ValueError):
+                stat = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
+                cache = int(stat.get(names[2], 0))
+            out.append(limit - usage + cache)
+            break
+    return out
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def pass_bytes(n_params: int, dtype: torch.dtype) -> int:
@@ -91,8 +123,8 @@ def choose_mode(mode: str, need: int, device: str, dtype: torch.dtype) -> str:
         return mode
     available = available_memory(device)
     if mode == "full" and need > available:
-        raise GrowthError(f"a full verification pass in {_dtype_name(dtype)} needs {need / 1e9:.2f} GB and {device} has "
-                          f"{available / 1e9:.2f} GB available: --verify-mode blockwise needs a few blocks only")
+        raise GrowthError(f"a full verification pass in {_dtype_name(dtype)} needs {_size(need)} and {device} has "
+                          f"{_size(available)} available: --verify-mode blockwise needs a few blocks only")
     return "full" if need <= 0.8 * available else "blockwise"
 
 
@@ -148,8 +180,8 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
         config = transformers.AutoConfig.from_pretrained(path)
         config._attn_implementation = "eager"
         kwargs.update(device_map=block_device_map(cls, config, device), offload_folder=offload)
-    elif device == "cuda":
-        kwargs.update(device_map="auto", offload_folder=offload)
+    elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
+        kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
     with contextlib.redirect_stderr(io.StringIO()):  # "some weights were not used" chatter; we check keys ourselves
         model, info = cls.from_pretrained(path, **kwargs)
     if "device_map" not in kwargs:
@@ -228,6 +260,24 @@ def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, float]:
         la, lb = a.log_softmax(-1), b.log_softmax(-1)
         out["kl"] = max((la.exp() * (la - lb)).sum(-1).mean().item(), 0.0)  # ≥ 0 but for round-off
     return out
+
+
+def _count(model: Any) -> int:
+    """Parameters, each tied weight once (offloaded tied weights are separate objects)."""
+    tied = set(getattr(model, "all_tied_weights_keys", None) or ())
+    return sum(p.numel() for n, p in model.named_parameters(remove_duplicate=False) if n not in tied)
+
+
+@contextlib.contextmanager
+def _offload_folder(big: Path):
+    """Where accelerate re-saves the offloaded weights of a .bin checkpoint: beside the grown one, on
+    the disk that just held it, rather than a /tmp that may live in memory."""
+    try:
+        folder = tempfile.TemporaryDirectory(prefix=".hfgrow-offload-", dir=big.parent)
+    except OSError:
+        folder = tempfile.TemporaryDirectory(prefix="hfgrow-offload-")
+    with folder as path:
+        yield path
 
 
 def _out_of_memory(e: BaseException) -> bool:
@@ -336,26 +386,35 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     # one model at a time: a pass needs the larger of the two in memory, or (blockwise) a few blocks
     n_params = max(sum(t.numel for t in CheckpointReader(p).tensors.values()) for p in (small, big))
-    with tempfile.TemporaryDirectory(prefix="hfgrow-offload-") as offload:
+    with _offload_folder(big) as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
-            pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
-            if log:
-                log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
-            outs, infos, params = [], [], []
+            outs, infos, params, pass_mode = [], [], [], mode
             try:
+                pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
+                if log:
+                    log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
                 for path in (small, big):
                     model, info = load_model(path, cls, recipe.classes[0], dtype, device, pass_mode, offload)
-                    outs.append(_run(model, feed, device, multiple_choice))
                     infos.append(info)
-                    params.append(sum(p.numel() for p in model.parameters()))
+                    params.append(_count(model))
+                    if pass_mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
+                        break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
+                    outs.append(_run(model, feed, device, multiple_choice))
                     del model
+                    if pass_mode == "blockwise" or device.startswith("cuda"):
+                        gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads
             except Exception as e:  # some models cannot run in float64 or 16-bit on this device: say so
                 if _out_of_memory(e):
-                    raise GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
-                                      + ("; --verify-mode blockwise needs a few blocks only" if pass_mode == "full" else "")) from None
+                    e = GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
+                                    + ("; --verify-mode blockwise needs a few blocks only" if pass_mode == "full" else ""))
                 if dtype == torch.float32:
-                    raise
-                result[_dtype_name(dtype)] = {"skipped": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:120]}", "mode": pass_mode}
+                    raise e from None
+                result[_dtype_name(dtype)] = {"skipped": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", "mode": pass_mode}
+                continue
+            if len(outs) < 2:
+                missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))
+                result[_dtype_name(dtype)] = {"mode": pass_mode, "outputs": {}, "missing_keys": missing, "max_rel": math.nan,
+                                              "parameters": dict(zip(("small", "big"), params))}
                 continue
             small_outs[dtype] = outs[0]
             missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import hfgrow
 from hfgrow.testing import TINY, build_model
@@ -77,6 +78,7 @@ def test_blockwise_and_full_passes_agree(tmp_path, cls):
     for dtype in ("float32", "float64"):
         assert (full[dtype]["mode"], blockwise[dtype]["mode"]) == ("full", "blockwise")
         assert full[dtype]["outputs"] == blockwise[dtype]["outputs"]  # the same computation, bit for bit
+        assert full[dtype]["parameters"] == blockwise[dtype]["parameters"]  # tied weights counted once
     assert blockwise["passed"]
 
 
@@ -100,3 +102,31 @@ def test_inspect_says_which_mode_verification_will_take(larger_than_budget):
     assert "--verify-mode auto runs it blockwise" in proc.stdout
     assert "auto runs it full" in subprocess.run([sys.executable, "-m", "hfgrow", "inspect", str(larger_than_budget)],
                                                  capture_output=True, text=True).stdout
+
+
+def test_blockwise_fails_cleanly_on_a_weight_the_grown_checkpoint_lacks(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    hfgrow.grow(src, tmp_path / "big", factor=2, verify=False)
+    weights = load_file(tmp_path / "big" / "model.safetensors")
+    del weights["model.layers.1.mlp.down_proj.weight"]
+    save_file(weights, tmp_path / "big" / "model.safetensors", metadata={"format": "pt"})
+    v = hfgrow.verify(src, tmp_path / "big", verify_mode="blockwise")
+    assert not v["passed"] and v["float32"]["missing_keys"] == ["model.layers.1.mlp.down_proj.weight"]
+    proc = subprocess.run([sys.executable, "-m", "hfgrow", "verify", str(src), str(tmp_path / "big"), "--verify-mode", "blockwise"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_an_explicit_full_mode_that_fits_in_float32_only_skips_float64(tmp_path, monkeypatch):
+    """Only float32 decides the verdict: a float64 pass that cannot fit is skipped, not fatal."""
+    from hfgrow import verification
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    hfgrow.grow(src, tmp_path / "big", factor=2, verify=False)
+    n_big = sum(t.numel for t in hfgrow.checkpoint.CheckpointReader(tmp_path / "big").tensors.values())
+    monkeypatch.setattr(verification, "available_memory", lambda device: 3 * verification.pass_bytes(n_big, torch.float32) // 2)
+    v = hfgrow.verify(src, tmp_path / "big", verify_mode="full")
+    assert v["passed"] and v["float32"]["mode"] == "full"
+    assert "needs" in v["float64"]["skipped"] and "--verify-mode blockwise" in v["float64"]["skipped"]
