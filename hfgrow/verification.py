@@ -269,13 +269,15 @@ def _count(model: Any) -> int:
 
 
 @contextlib.contextmanager
-def _offload_folder(big: Path):
+def _offload_folder(small: Path, big: Path):
     """Where accelerate re-saves the offloaded weights of a .bin checkpoint: beside the grown one, on
-    the disk that just held it, rather than a /tmp that may live in memory."""
-    try:
-        folder = tempfile.TemporaryDirectory(prefix=".hfgrow-offload-", dir=big.parent)
-    except OSError:
-        folder = tempfile.TemporaryDirectory(prefix="hfgrow-offload-")
+    the disk that just held it, rather than a /tmp that may live in memory. (Safetensors are read in
+    place: nothing is written then.)"""
+    folder = None
+    if any(next(p.glob("pytorch_model*.bin"), None) for p in (small, big)):
+        with contextlib.suppress(OSError):
+            folder = tempfile.TemporaryDirectory(prefix=".hfgrow-offload-", dir=big.parent)
+    folder = folder or tempfile.TemporaryDirectory(prefix="hfgrow-offload-")
     with folder as path:
         yield path
 
@@ -386,7 +388,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     # one model at a time: a pass needs the larger of the two in memory, or (blockwise) a few blocks
     n_params = max(sum(t.numel for t in CheckpointReader(p).tensors.values()) for p in (small, big))
-    with _offload_folder(big) as offload:
+    with _offload_folder(small, big) as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
             outs, infos, params, pass_mode = [], [], [], mode
             try:
