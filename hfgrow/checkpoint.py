@@ -298,7 +298,10 @@ def sync_folder(folder: Path) -> None:
     """fsync every file in ``folder``, then the folder: after a crash, a renamed folder holds whole files."""
     for f in folder.iterdir():
         if f.is_file():
-            fd = os.open(f, os.O_RDONLY)
+            try:
+                fd = os.open(f, os.O_RDWR)  # Windows flushes only handles open for writing
+            except PermissionError:  # a copied read-only file
+                fd = os.open(f, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
