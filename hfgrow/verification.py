@@ -133,7 +133,8 @@ def release_freed_memory() -> None:
 
     Its default threshold adapts upwards, after which freed blocks stay in the heap: loading one
     block at a time then grows the process by about the whole model (measured: 618 MB instead of
-    103 MB for a 440 MB float64 model). A no-op where the C library is not glibc.
+    103 MB for a 440 MB float64 model). The setting is the whole process's, for good (glibc has no
+    way to read the old one back). A no-op where the C library is not glibc.
     """
     import ctypes
 
