@@ -27,7 +27,7 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
         datasets=source_data.get("datasets"),
     )
     v = report.get("verification")
-    verified = "Verification was skipped." if v is None else (
+    verified = "Verification was skipped." if v is None else f"Verification could not run: {v['error']}." if "error" in v else (
         f"Both models were reloaded through transformers and run on the same inputs ({v['inputs']}); "
         f"the largest float32 relative gap between their outputs is **{v['max_rel']:.2g}** "
         f"({'PASS' if v['passed'] else 'not within'} tolerance {v['tolerance']:g}).\n\n" + verification_table(v))

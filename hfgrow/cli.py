@@ -17,8 +17,9 @@ from .plan import DTYPES, GrowthOptions
 
 EPILOG = """\b
 Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
-error, 2 bad input (nothing written), 3 verification failed (checkpoint and
-report written; nothing pushed), 4 written and verified but not pushed.
+error, 2 bad input (nothing written), 3 verification failed or could not run
+(checkpoint and report written; nothing pushed), 4 written and verified but
+not pushed.
 
 \b
 Examples:

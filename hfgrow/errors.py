@@ -9,7 +9,7 @@ class ExitCode:
     OK = 0
     INTERNAL = 1  # a bug in hfgrow: please report it
     BAD_INPUT = 2  # unusable arguments or checkpoint; nothing was written
-    VERIFY_FAILED = 3  # the grown checkpoint was written but its verification failed
+    VERIFY_FAILED = 3  # the grown checkpoint was written but its verification failed or could not run
     NOT_PUSHED = 4  # the grown checkpoint was written and verified, but --push-to-hub did not happen
 
 

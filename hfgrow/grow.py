@@ -76,9 +76,13 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
             from .verification import verify_pair  # imports transformers: only when asked for
 
             log("verifying: forward passes of both models")
-            verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device, mode=options.verify_mode,
-                                       tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
-                                       storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
+            try:
+                verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device, mode=options.verify_mode,
+                                           tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
+                                           storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
+            except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
+                log(f"verification could not run: {e}")
+                verification = {"passed": False, "error": str(e), "device": options.device}
         report = {
             "hfgrow": __version__,
             "source": source_name,
@@ -106,7 +110,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
 def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -> dict[str, Any]:
     v = report["verification"]
     if (v is None or not v["passed"]) and not options.force:
-        why = "verification was skipped" if v is None else "the growth is lossy" if report["plan"]["approximate"] else "verification failed"
+        why = ("verification was skipped" if v is None else "verification could not run" if "error" in v
+               else "the growth is lossy" if report["plan"]["approximate"] else "verification failed")
         return {"repo_id": options.push_to_hub, "pushed": False, "why": f"{why} (--force pushes anyway)"}
     log(f"pushing to {options.push_to_hub}")
     try:

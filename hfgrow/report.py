@@ -23,8 +23,8 @@ def _count(n: int) -> str:
 
 def verdict(report: dict[str, Any]) -> str:
     v = report.get("verification")
-    if v is None:
-        return "NOT VERIFIED"
+    if v is None or "error" in v:
+        return "NOT VERIFIED" + (f" (verification could not run: {v['error']})" if v else "")
     if v["passed"]:
         return "PASS"
     return "LOSSY (allowed by --allow-lossy)" if report["plan"]["approximate"] else "FAIL"
@@ -41,7 +41,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
     ]
     v = report.get("verification")
-    if v is not None:
+    if v is not None and "error" not in v:
         fp32 = v["float32"]
         line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
         for dtype, section in v.items():
@@ -79,6 +79,9 @@ def to_markdown(report: dict[str, Any]) -> str:
     v = report.get("verification")
     if v is None:
         out.append("Verification was skipped (`--no-verify`).")
+        return "\n".join(out) + "\n"
+    if "error" in v:
+        out.append(f"Verification could not run: {v['error']}. The checkpoint is complete; `hfgrow verify` checks it.")
         return "\n".join(out) + "\n"
     out += [
         "## Verification",

@@ -130,3 +130,27 @@ def test_an_explicit_full_mode_that_fits_in_float32_only_skips_float64(tmp_path,
     v = hfgrow.verify(src, tmp_path / "big", verify_mode="full")
     assert v["passed"] and v["float32"]["mode"] == "full"
     assert "needs" in v["float64"]["skipped"] and "--verify-mode blockwise" in v["float64"]["skipped"]
+
+
+def test_a_verification_that_cannot_run_keeps_the_grown_checkpoint(tmp_path, monkeypatch):
+    """Hours of growth are not thrown away because verification ran out of memory: the checkpoint is
+    moved into place, the report says NOT VERIFIED and why, and the exit code is 3."""
+    from click.testing import CliRunner
+
+    from hfgrow import verification
+    from hfgrow.cli import main
+
+    def out_of_memory(*args, **kwargs):
+        raise hfgrow.errors.GrowthError("verification in float32 ran out of memory on cpu (blockwise mode)")
+
+    monkeypatch.setattr(verification, "verify_pair", out_of_memory)
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--factor", "2"])
+    assert result.exit_code == 3, result.output
+    assert "NOT VERIFIED (verification could not run: verification in float32 ran out of memory" in result.output
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert report["verification"]["error"].startswith("verification in float32 ran out of memory")
+    assert "could not run" in (tmp_path / "big" / "growth_report.md").read_text()
+    assert "could not run" in (tmp_path / "big" / "README.md").read_text()
+    monkeypatch.undo()
+    assert hfgrow.verify(src, tmp_path / "big")["passed"]  # the kept checkpoint is whole
