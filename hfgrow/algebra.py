@@ -18,6 +18,7 @@ turns kinds, sizes and the chosen convention into the scales below.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -96,7 +97,7 @@ class Expansion:
         if shares is None or not self.breakable:
             return out
         gen, spread_, dtype = shares
-        tiling = self.tiling() if bool((self.r != 0).all()) else None  # (copies R skips are not split)
+        tiling = self.tiling if bool((self.r != 0).all()) else None  # (copies R skips are not split)
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
             # the axis as (a, k, b), leaving out a or b when it is 1 (the kernels are faster on fewer dims)
@@ -108,9 +109,7 @@ class Expansion:
                 self._split_share(w, units, gen, spread_, dtype, out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
-        if not hasattr(self, "_pair_cache"):
-            object.__setattr__(self, "_pair_cache", self._pairs())
-        first_i, second_i = (i.to(out.device) for i in self._pair_cache)
+        first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
             first = self._split_share(w, (axis,), gen, spread_, dtype)
@@ -134,15 +133,11 @@ class Expansion:
             a.copy_(a.to(dtype))
         return a
 
+    @functools.cached_property
     def tiling(self) -> tuple[int, int, int] | None:
         """(a, k, b) when E copies whole blocks in place: the small units seen as a × b, each block of
         b units repeated k times (b = 1: interleaved copies; a = 1: the vector tiled k times).
         Growing along such an axis needs no gather: one strided copy per copy. None otherwise."""
-        if not hasattr(self, "_tiling"):
-            object.__setattr__(self, "_tiling", self._find_tiling())
-        return self._tiling
-
-    def _find_tiling(self) -> tuple[int, int, int] | None:
         if self.big % self.small or bool((self.src < 0).any()):
             return None
         k = self.big // self.small
@@ -154,7 +149,8 @@ class Expansion:
         blocks = torch.arange(self.small).view(a, 1, b).expand(a, k, b).reshape(-1)
         return (a, k, b) if torch.equal(blocks, self.src) else None
 
-    def _pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
+    @functools.cached_property
+    def pairs(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Consecutive pairs of reading copies of the same unit (a unit's odd copy out stays plain)."""
         firsts, seconds, last = [], [], {}
         for j, (i, r) in enumerate(zip(self.src.tolist(), self.r.tolist())):
@@ -294,10 +290,10 @@ def _tile_plan(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[flo
             return None
         m = maps[axis.space]
         values = _scales(axis, m).unique()
-        if m.tiling() is None or values.numel() != 1:
+        if m.tiling is None or values.numel() != 1:
             return None
         scale *= float(values)
-        tilings[i] = m.tiling()
+        tilings[i] = m.tiling
     return scale, tilings
 
 
@@ -332,12 +328,9 @@ def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> torch
 def scales_exact(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bool:
     """Whether growing a tensor with these roles only copies and multiplies by powers of two (so it
     can be done in a 16-bit storage dtype with no rounding)."""
-    for axis in axes:
-        for a in _parts(axis) if axis is not None else ():
-            m = maps[a.space]
-            if (m.mean_extras and bool((m.src < 0).any())) or not all(is_power_of_two(s) for s in _scales(a, m).unique().tolist()):
-                return False
-    return True
+    means = any(maps[a.space].mean_extras and bool((maps[a.space].src < 0).any())
+                for axis in axes if axis is not None for a in _parts(axis))
+    return not means and not rounds_in_storage(axes, maps)
 
 
 def grown_shape(shape: Sequence[int], axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[int, ...]:

@@ -180,7 +180,7 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
         release_freed_memory()
         config = transformers.AutoConfig.from_pretrained(path)
         config._attn_implementation = "eager"
-        kwargs.update(device_map=block_device_map(cls, config, device), offload_folder=offload)
+        kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
     elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
         kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
     with contextlib.redirect_stderr(io.StringIO()):  # "some weights were not used" chatter; we check keys ourselves

@@ -183,7 +183,7 @@ def test_block_copies_equal_the_gather_they_replace(first, second, dtype):
     """Whole-block copies (interleaved, tiled, head groups) take a strided-copy path: the same
     tensor as the gather, bit for bit, written into either axis or both, in any dtype."""
     maps = {"out": blocks(*first), "in": blocks(*second, e=0.5)}
-    assert maps["out"].tiling() == first and maps["in"].tiling() == second
+    assert maps["out"].tiling == first and maps["in"].tiling == second
     t = torch.randn(maps["out"].small, maps["in"].small).to(dtype)
     axes = (Axis("out"), Axis("in", reads=True))
     gathered = maps["in"].read(maps["out"].expand(t, 0), 1)
@@ -194,9 +194,9 @@ def test_block_copies_equal_the_gather_they_replace(first, second, dtype):
 
 def test_no_tiling_where_copies_are_not_whole_blocks():
     m = Expansion(torch.tensor([0, 1, 2, 0, 2, 1]), torch.ones(6), torch.full((6,), 0.5), 3)
-    assert m.tiling() is None
+    assert m.tiling is None
     uneven = Expansion(torch.tensor([0, 0, 1, 1, 2]), torch.ones(5), torch.tensor([0.5, 0.5, 0.5, 0.5, 1.0]), 3)
-    assert uneven.tiling() is None
+    assert uneven.tiling is None
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -220,7 +220,7 @@ def test_split_leaves_copies_that_r_skips_alone():
     must pair reading copies only, or the skipped copy's zero becomes ±a."""
     src = torch.tensor([0, 1, 0, 1, 2, 3, 2, 3])
     m = Expansion(src, torch.ones(8, dtype=torch.float64), torch.tensor([1.0, 1, 0, 0, 1, 1, 0, 0], dtype=torch.float64), 4)
-    assert m.tiling() == (2, 2, 2)
+    assert m.tiling == (2, 2, 2)
     t = torch.randn(3, 4)
     split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32))
     assert torch.equal(split, m.read(t, 1))
