@@ -128,8 +128,8 @@ class StateDictReader:
     def transformers_config(self) -> Any:
         return self.model.config
 
-    def extra_files(self) -> list[Path]:
-        return []
+    def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
+        return {}, {}
 
 
 def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **kwargs: Any) -> torch.nn.Module:

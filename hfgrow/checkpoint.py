@@ -34,12 +34,26 @@ _ST_DTYPES = {
 }
 _ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
 
-# Files never copied to the output: weights (rewritten), the config (rewritten), the source's model
-# card and reports (they describe the small model), and weights of other frameworks (wrong shapes).
-_NOT_COPIED = re.compile(
-    r"^(config\.json|README\.md|growth_report\.(json|md)|.*\.safetensors|.*\.safetensors\.index\.json"
-    r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json|.*\.(h5|msgpack|ckpt|ckpt\..*|onnx|ot|pt|pth|gguf))$"
+# What a checkpoint folder consists of. Only these files are copied from the source (an allow-list:
+# a checkpoint downloaded from anywhere may hold secrets or code beside the weights), and only a folder
+# made of these alone is one --overwrite may replace.
+COPIED = re.compile(
+    r"^(generation_config\.json|tokenizer\.json|tokenizer_config\.json|special_tokens_map\.json|added_tokens\.json"
+    r"|vocab\.(txt|json)|merges\.txt|(spiece|tokenizer|sentencepiece(\.bpe)?|spm|source|target)\.(model|spm)|[\w.-]+\.tiktoken"
+    r"|chat_template\.(jinja|json)|preprocessor_config\.json|processor_config\.json"
+    r"|(LICEN[CS]E|NOTICE|COPYING|USE_POLICY)(\.(txt|md))?)$"
 )
+# Part of a checkpoint, never copied: rewritten by the growth (weights, config, model card, reports), or
+# weights of other frameworks and formats, which would describe the small model.
+REWRITTEN = re.compile(
+    r"^(config\.json|README\.md|growth_report\.(json|md)|.*\.safetensors|.*\.safetensors\.index\.json"
+    r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)$"
+)
+OTHER_WEIGHTS = re.compile(r"^.*\.(h5|msgpack|ckpt|ckpt\..*|onnx|ot|pt|pth|gguf)$")
+
+
+def is_checkpoint_file(name: str) -> bool:
+    return name == ".gitattributes" or any(p.match(name) for p in (COPIED, REWRITTEN, OTHER_WEIGHTS))
 
 
 @dataclass(frozen=True)
@@ -192,9 +206,42 @@ class CheckpointReader:
             raise GrowthError("config.json should hold a JSON object")
         return config
 
-    def extra_files(self) -> list[Path]:
-        """Top-level files to copy as they are: tokenizer, generation config, and the like."""
-        return sorted(p for p in self.folder.iterdir() if p.is_file() and not _NOT_COPIED.match(p.name))
+    def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
+        """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each
+        name with the real path to read, and the files left behind with the reason (the rewritten ones aside)."""
+        return source_files(self.folder)
+
+
+def source_files(folder: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    copied: dict[str, Path] = {}
+    left: dict[str, str] = {}
+    root = folder.resolve()
+    for p in sorted(folder.iterdir()):
+        name = p.name
+        if REWRITTEN.match(name):
+            continue
+        if name.startswith("."):
+            left[name] = "hidden file"
+        elif OTHER_WEIGHTS.match(name):
+            left[name] = "weights of another format (the small model's)"
+        elif p.is_dir():
+            left[name + "/"] = "folder"
+        elif not p.is_file():
+            left[name] = "not a regular file" if not p.is_symlink() or p.resolve().exists() else "broken link"
+        elif not COPIED.match(name):
+            left[name] = "not a checkpoint file"
+        else:
+            real = p.resolve()
+            if p.is_symlink() and not (root in real.parents or _in_hub_blobs(root, real)):
+                left[name] = "link to a file outside the source folder"
+            else:
+                copied[name] = real
+    return copied, left
+
+
+def _in_hub_blobs(snapshot: Path, real: Path) -> bool:
+    """huggingface_hub's cache: <repo>/snapshots/<revision>/<file> links to <repo>/blobs/<hash>."""
+    return snapshot.parent.name == "snapshots" and real.parent == snapshot.parent.parent / "blobs"
 
 
 def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
@@ -331,12 +378,22 @@ def write_index(folder: Path, shards: list[list[OutTensor]]) -> None:
     (folder / SAFE_INDEX).write_text(json.dumps(index, indent=2) + "\n")
 
 
-def copy_files(files: Iterable[Path], folder: Path) -> list[str]:
-    copied = []
-    for f in files:
-        shutil.copy2(f, folder / f.name)
-        copied.append(f.name)
-    return copied
+def copy_files(files: dict[str, Path], folder: Path) -> None:
+    """Copy each real path (symlinks already resolved and checked) to ``folder/name``, never through a
+    link that appeared since: the last component is opened with O_NOFOLLOW."""
+    for name, real in files.items():
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f, open(folder / name, "wb") as g:
+            shutil.copyfileobj(f, g)
+        shutil.copystat(real, folder / name)
+
+
+def format_size(n: int) -> str:
+    """Bytes for people: 0.52 GB, 3.4 MB, 980 KB, 12 B."""
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)

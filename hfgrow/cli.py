@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sys
+import threading
 import traceback
 from typing import Any, Callable
 
@@ -19,7 +21,7 @@ EPILOG = """\b
 Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
 error, 2 bad input (nothing written), 3 verification failed or could not run
 (checkpoint and report written; nothing pushed), 4 written and verified but
-not pushed.
+not pushed, 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP: nothing written).
 
 \b
 Examples:
@@ -45,14 +47,21 @@ class Group(click.Group):
         return super().parse_args(ctx, args)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        previous = {}
+        if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
+            for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+                if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                    previous[sig] = signal.signal(sig, _interrupt)
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as e:
             click.echo(f"error: {e.format_message()}", err=True)
             sys.exit(e.exit_code)
         except click.exceptions.Abort:
-            click.echo("interrupted: nothing was written", err=True)
-            sys.exit(130)
+            interrupted(KeyboardInterrupt())
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         if standalone_mode:
             sys.exit(code or 0)
         return code
@@ -114,6 +123,25 @@ def output_options(f: Callable) -> Callable:
     return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: the run removes what it made and exits 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__()
+        self.signum = signum
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def interrupted(e: KeyboardInterrupt) -> None:
+    what = e.args[0] if e.args else "nothing was written"
+    name = signal.Signals(e.signum).name if isinstance(e, Terminated) else "Ctrl-C"
+    click.echo(f"interrupted ({name}): {what}", err=True)
+    sys.exit(128 + (e.signum if isinstance(e, Terminated) else signal.SIGINT))
+
+
 def run(action: Callable[[], Any], verbose: bool) -> Any:
     """Bad input: one line, exit 2. A bug: one line (traceback with -v), exit 1."""
     try:
@@ -121,9 +149,8 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
     except GrowthError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        click.echo("interrupted: nothing was written", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        interrupted(e)
     except Exception as e:
         if verbose:
             traceback.print_exc()

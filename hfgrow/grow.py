@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 import time
 import zlib
@@ -18,8 +17,9 @@ import torch
 
 from . import __version__, algebra, hub
 from .card import model_card
-from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, sync_dir, sync_folder, write_index
+from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, format_size, shard_names, sync_folder, write_index
 from .errors import GrowthError
+from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
 from .report import write_report
 
@@ -39,15 +39,15 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         options = GrowthOptions(**{**options.__dict__, **kwargs})
     log = log or (lambda msg: None)
     options.validate()
-    out = Path(out)
+    out = Path(os.path.abspath(out))
     if Path(src).is_dir():  # local paths are checked before anything else
-        _check_paths(Path(src), out, options.overwrite)
+        check_out(out, Path(src), options.overwrite)
     start = time.perf_counter()
     folder, hub_id = hub.resolve(src, options.revision)
     source_name = hub_id or str(src)
     src = folder
     if hub_id:  # a Hub id: checked once it is a folder in the cache
-        _check_paths(src, out, options.overwrite)
+        check_out(out, src, options.overwrite)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
@@ -55,54 +55,53 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     for why in plan.approximate:
         log(f"warning: not lossless: {why}")
 
-    parent = _existing_parent(out)
+    parent = next(p for p in out.parents if p.exists())
     free, needed = shutil.disk_usage(parent).free, plan.summary()["output_bytes"]
     if needed > free:
-        raise GrowthError(f"the grown checkpoint needs {needed / 1e9:.2f} GB and {parent} has {free / 1e9:.2f} GB free")
-    created = _make_parents(out)
-    _remove_stale(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-", dir=out.parent))
-    (tmp / OWNER).write_text(str(os.getpid()))
-    try:
+        raise GrowthError(f"the grown checkpoint needs {format_size(needed)} and {parent} has {format_size(free)} free")
+    with OutputFolder(out, options.overwrite, log) as place:
         try:
-            write_checkpoint(plan, reader, tmp, progress)
-        except OSError as e:
-            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
-                raise
-            raise GrowthError(f"the disk holding {out.parent} is full: the partial output was removed") from None
-        grow_s = time.perf_counter() - start
-        verification = None
-        if options.verify:
-            from .verification import verify_pair  # imports transformers: only when asked for
+            not_copied = write_checkpoint(plan, reader, place.tmp, progress)
+            grow_s = time.perf_counter() - start
+            verification = None
+            if options.verify:
+                from .verification import verify_pair  # imports transformers: only when asked for
 
-            log("verifying: forward passes of both models")
-            try:
-                verification = verify_pair(src, tmp, maps=plan.maps, recipe=plan.recipe, device=options.device, mode=options.verify_mode,
-                                           tolerance=options.tolerance, text_file=options.text_file, seed=options.seed,
-                                           storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
-            except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
-                log(f"verification could not run: {e}")
-                verification = {"passed": False, "error": str(e), "device": options.device}
-        report = {
-            "hfgrow": __version__,
-            "source": source_name,
-            "hub_id": hub_id,
-            "output": str(out),
-            "command": options.command(source_name, str(out)),
-            "plan": plan.summary(),
-            "verification": verification,
-            "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
-        }
-        write_report(report, tmp)
-        model_card(report, hub.source_card_data(src), report["command"]).save(tmp / "README.md")
-        sync_folder(tmp)  # every byte on disk before the folder takes its name
-        _move_into_place(tmp, out)
-        sync_dir(out.parent)
-    except BaseException:
-        shutil.rmtree(created or tmp, ignore_errors=True)
-        raise
+                log("verifying: forward passes of both models")
+                try:
+                    verification = verify_pair(src, place.tmp, maps=plan.maps, recipe=plan.recipe, device=options.device,
+                                               mode=options.verify_mode, tolerance=options.tolerance, text_file=options.text_file,
+                                               seed=options.seed, storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
+                except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
+                    log(f"verification could not run: {e}")
+                    verification = {"passed": False, "error": str(e), "device": options.device}
+            report = {
+                "hfgrow": __version__,
+                "source": source_name,
+                "hub_id": hub_id,
+                "output": str(out),
+                "command": options.command(source_name, str(out)),
+                "plan": plan.summary(),
+                "not_copied": not_copied,
+                "verification": verification,
+                "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
+            }
+            write_report(report, place.tmp)
+            model_card(report, hub.source_card_data(src), report["command"]).save(place.tmp / "README.md")
+            sync_folder(place.tmp)  # every byte on disk before the folder takes its name
+            place.publish()
+        except OSError as e:  # writing the temporary folder; reading errors are GrowthErrors already
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise GrowthError(f"the disk holding {out.parent} is full: the partial output was removed") from None
+            if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.ENAMETOOLONG):
+                raise GrowthError(f"cannot write in {out.parent}: {os.strerror(e.errno)} (the partial output was removed)") from None
+            raise
     if options.push_to_hub:
-        report["push"] = _push(report, out, options, log)
+        try:
+            report["push"] = _push(report, out, options, log)
+        except KeyboardInterrupt as e:
+            e.args = (f"the grown checkpoint is in {out}, not pushed",)
+            raise
         write_report(report, out)  # the local report records the push (the uploaded one cannot)
     return report
 
@@ -123,58 +122,6 @@ def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -
         raise
     log(f"pushed: {url}")
     return {"repo_id": options.push_to_hub, "pushed": True, "url": url}
-
-
-def _existing_parent(out: Path) -> Path:
-    return next(p for p in out.absolute().parents if p.exists())
-
-
-def _make_parents(out: Path) -> Path | None:
-    """Creates the missing parents of ``out``; returns the topmost one created, for clean-up."""
-    missing = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return missing[-1] if missing else None
-
-
-def _check_paths(src: Path, out: Path, overwrite: bool) -> None:
-    for parent in out.parents:
-        if parent.exists() and not parent.is_dir():
-            raise GrowthError(f"--out {str(out)!r}: {str(parent)!r} is not a folder")
-    if out.exists():
-        if not out.is_dir():
-            raise GrowthError(f"--out {str(out)!r} exists and is not a folder")
-        if out.resolve() == src.resolve() or out.resolve() in src.resolve().parents:
-            raise GrowthError("--out must not be the source folder or contain it")
-        if any(out.iterdir()):
-            if not overwrite:
-                raise GrowthError(f"--out {str(out)!r} exists and is not empty (use --overwrite to replace it)")
-            if not ((out / "config.json").is_file() or (out / "growth_report.json").is_file()):
-                raise GrowthError(f"--overwrite replaces checkpoints only, and {str(out)!r} holds no config.json")
-
-
-OWNER = ".hfgrow-pid"  # in a temporary folder: the process assembling it (removed before it moves into place)
-
-
-def _remove_stale(out: Path) -> None:
-    """Temporary folders beside ``out`` left by a growth that was killed: their process is gone."""
-    for tmp in out.parent.glob(f".{out.name}.hfgrow-*"):
-        try:
-            os.kill(int((tmp / OWNER).read_text()), 0)
-        except ProcessLookupError:
-            shutil.rmtree(tmp, ignore_errors=True)
-        except (OSError, ValueError):
-            continue  # not ours to judge (no marker, or no permission)
-
-
-def _move_into_place(tmp: Path, out: Path) -> None:
-    (tmp / OWNER).unlink(missing_ok=True)
-    old = None
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.hfgrow-old-", dir=out.parent))
-        os.replace(out, old / "x")
-    os.replace(tmp, out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def compute_dtype(tp: TensorPlan, plan: GrowthPlan) -> torch.dtype:
@@ -206,7 +153,9 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     return algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares).to(tp.out.dtype)
 
 
-def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, progress: bool = False) -> None:
+def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, progress: bool = False) -> dict[str, str]:
+    """Weights, index, config and the source's checkpoint files into ``folder``; returns the source
+    files left behind, with the reason."""
     from tqdm import tqdm
 
     by_name = plan.tensors_by_name()
@@ -238,4 +187,6 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
     if len(plan.shards) > 1:
         write_index(folder, plan.shards)
     (folder / "config.json").write_text(json.dumps(plan.config, indent=2, sort_keys=True) + "\n")
-    copy_files(reader.extra_files(), folder)
+    copied, left = reader.extra_files()
+    copy_files(copied, folder)
+    return left

@@ -40,6 +40,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
         f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
     ]
+    if report.get("not_copied"):
+        left = [f"{name} ({why})" for name, why in report["not_copied"].items()]
+        lines.append(f"not copied from the source: {', '.join(left[:8])}{f' and {len(left) - 8} more' if len(left) > 8 else ''}")
     v = report.get("verification")
     if v is not None and "error" not in v:
         fp32 = v["float32"]
@@ -76,6 +79,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         out += [f"{len(p['rounded_in_storage'])} tensors (e.g. `{p['rounded_in_storage'][0]}`) were multiplied by a scale "
                 "that is not a power of two and rounded to the checkpoint's 16-bit dtype; the float32 gap below includes "
                 "that rounding.", ""]
+    if report.get("not_copied"):
+        out += ["Not copied from the source (only the files a checkpoint consists of are; README, \"Where the output goes\"): "
+                + ", ".join(f"`{name}` ({why})" for name, why in report["not_copied"].items()) + ".", ""]
     v = report.get("verification")
     if v is None:
         out.append("Verification was skipped (`--no-verify`).")

@@ -275,7 +275,8 @@ def test_reader_single_safetensors(bert_mlm):
     for name in raw:
         assert torch.equal(reader.get(name), raw[name])
     assert reader.config()["hidden_size"] == 16
-    assert [p.name for p in reader.extra_files()] == ["tokenizer.json", "tokenizer_config.json"]
+    copied, left = reader.extra_files()
+    assert list(copied) == ["tokenizer.json", "tokenizer_config.json"] and left == {}
 
 
 def test_reader_sharded_source(bert_sharded, bert_mlm):
@@ -482,15 +483,17 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
     (src / "sub").mkdir()
     (src / "sub" / "x.txt").write_text("nested\n")
 
-    hfgrow.grow(src, tmp_path / "big", verify=False)
+    report = hfgrow.grow(src, tmp_path / "big", verify=False)
     out = tmp_path / "big"
-    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json", "notes.txt"):
+    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
         assert (out / name).read_bytes() == (src / name).read_bytes(), name
-    for name in ("tf_model.h5", "flax_model.msgpack"):
+    for name in ("tf_model.h5", "flax_model.msgpack", "notes.txt"):  # only what a checkpoint consists of is copied
         assert not (out / name).exists(), name
+    assert report["not_copied"] == {"flax_model.msgpack": "weights of another format (the small model's)", "notes.txt": "not a checkpoint file",
+                                    "sub/": "folder", "tf_model.h5": "weights of another format (the small model's)"}
     assert json.loads((out / "growth_report.json").read_text())["plan"]["recipe"] == "bert"  # the new report
     assert "the small model" not in (out / "README.md").read_text()  # a new model card, not the source's
     assert sorted(p.name for p in out.iterdir()) == sorted([
         "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
-        "tokenizer.json", "tokenizer_config.json", "generation_config.json", "notes.txt",
+        "tokenizer.json", "tokenizer_config.json", "generation_config.json",
     ])

@@ -349,9 +349,18 @@ def test_existing_out_refused_then_overwritten(work):
     # a folder that does not look like a checkpoint is never replaced, even with --overwrite
     result = run_cli(src, "--out", out, "--no-verify", "--overwrite")
     assert result.exit_code == 2, result.output
-    assert_one_error_line(result.stderr, ("holds no config.json",))
+    assert_one_error_line(result.stderr, ("keep.txt", "sub/", "not part of a checkpoint"))
     assert snapshot(out.parent) == before
+    # nor one with a config.json and weights beside the user's own files
     (out / "config.json").write_text("{}")
+    before = snapshot(out.parent)
+    result = run_cli(src, "--out", out, "--no-verify", "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert_one_error_line(result.stderr, ("keep.txt", "not part of a checkpoint"))
+    assert snapshot(out.parent) == before
+    # a checkpoint and nothing else is one
+    (out / "keep.txt").unlink()
+    shutil.rmtree(out / "sub")
     before = snapshot(out.parent)
 
     result = run_cli(src, "--out", out, "--no-verify")
@@ -365,7 +374,8 @@ def test_existing_out_refused_then_overwritten(work):
 
     result = run_cli(src, "--out", out, "--no-verify", "--overwrite")
     assert result.exit_code == 0, result.output
-    assert [p.name for p in out.parent.iterdir()] == ["big"]  # no .big.hfgrow-old-* left
+    assert "replacing" in result.stderr and "model.safetensors" in result.stderr  # it says what it replaces
+    assert [p.name for p in out.parent.iterdir()] == ["big"]  # no temp folder, old checkpoint or lock left
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md", "config.json", "growth_report.json", "growth_report.md", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
     ]
@@ -500,8 +510,8 @@ def test_a_killed_growth_leaves_nothing_that_looks_complete_and_a_rerun_succeeds
     assert proc.stdout.readline().strip() == "writing"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    left = [p.name for p in out.parent.iterdir()]
-    assert not out.exists() and len(left) == 1 and left[0].startswith(".big.hfgrow-")
+    left = sorted(p.name for p in out.parent.iterdir())
+    assert not out.exists() and len(left) == 2 and left[0].startswith(".big.hfgrow-") and left[1] == ".big.hfgrow.lock"
     time.sleep(0.1)
     result = run_cli(src, "--out", out, "--no-verify", "-q")
     assert result.exit_code == 0, result.output

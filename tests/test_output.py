@@ -1,0 +1,349 @@
+"""The user's files are never lost or leaked: what a failed run removes, what --overwrite replaces, what is
+copied from the source, concurrent runs, signals, and failures found only after growing."""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow import GrowthError
+from hfgrow.checkpoint import format_size
+from hfgrow.cli import main
+from hfgrow.output import OutputFolder
+
+GROW = importlib.import_module("hfgrow.grow")  # the module (hfgrow.grow is also the function)
+ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+SCRIPT = Path(sys.executable).parent / "hfgrow"
+HFGROW = [str(SCRIPT)] if SCRIPT.is_file() else [sys.executable, "-m", "hfgrow"]
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in sorted(folder.rglob("*"))}
+
+
+def run_cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_error(result, *fragments: str) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()  # progress lines may come first
+    assert [line for line in lines if "error" in line] == lines[-1:] and lines[-1].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output
+    for f in fragments:
+        assert f in lines[-1], (f, lines[-1])
+    return lines[-1]
+
+
+@pytest.fixture
+def src(tmp_path, bert_mlm):
+    folder = tmp_path / "src"
+    shutil.copytree(bert_mlm, folder)
+    return folder
+
+
+def fail_while_writing_report(monkeypatch, error: BaseException, before=lambda: None) -> None:
+    """The growth is complete and the report is being written when ``error`` happens."""
+    g = GROW
+
+    def failing(report, folder):
+        before()
+        raise error
+
+    monkeypatch.setattr(g, "write_report", failing)
+
+
+# -- clean-up removes only what the run made --------------------------------------------------------
+
+
+@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()],
+                         ids=["disk-full", "ctrl-c"])
+def test_a_failed_run_keeps_a_sibling_output_in_the_parents_it_created(tmp_path, src, monkeypatch, error):
+    out_a, out_b = tmp_path / "out" / "np" / "a", tmp_path / "out" / "np" / "b"
+
+    def run_b_meanwhile():  # run B finishes into out/np/b while run A is still busy
+        (out_b).mkdir()
+        (out_b / "model.safetensors").write_bytes(b"B's finished checkpoint")
+
+    fail_while_writing_report(monkeypatch, error, run_b_meanwhile)
+    result = run_cli(src, "--out", out_a, "--no-verify")
+    assert result.exit_code == (2 if isinstance(error, OSError) else 130), result.output
+    assert (out_b / "model.safetensors").read_bytes() == b"B's finished checkpoint"
+    assert sorted(p.name for p in (tmp_path / "out" / "np").iterdir()) == ["b"]  # no temp folder, no lock
+
+
+def test_a_failed_run_removes_the_empty_parents_it_created_and_no_others(tmp_path, src, monkeypatch):
+    (tmp_path / "out").mkdir()
+    fail_while_writing_report(monkeypatch, OSError(errno.ENOSPC, "No space left on device"))
+    result = run_cli(src, "--out", tmp_path / "out" / "x" / "y" / "big", "--no-verify")
+    one_error(result, "full", "removed")
+    assert list((tmp_path / "out").iterdir()) == []  # x/ and x/y/ were this run's; out/ was there before
+
+
+def test_full_disk_while_writing_the_model_card_is_exit_2(tmp_path, src, monkeypatch):
+    from huggingface_hub import ModelCard
+
+    def no_space(self, path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ModelCard, "save", no_space)
+    result = run_cli(src, "--out", tmp_path / "big", "--no-verify")
+    one_error(result, "full")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+# -- what --overwrite replaces ---------------------------------------------------------------------
+
+
+def test_overwrite_refuses_a_project_folder_with_a_config(tmp_path, src):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "config.json").write_text('{"db": "data/db.csv"}')
+    (project / "main.py").write_text("print('hello')\n")
+    (project / "data" / "db.csv").write_text("id,value\n1,2\n")
+    before = snapshot(project)
+    one_error(run_cli(src, "--out", project, "--no-verify", "--overwrite"), "main.py", "data/", "not part of a checkpoint")
+    assert snapshot(project) == before
+    # config.json and weights with nothing else: a checkpoint, replaced
+    shutil.rmtree(project / "data")
+    (project / "main.py").unlink()
+    (project / "model.safetensors").write_bytes(b"old weights")
+    result = run_cli(src, "--out", project, "--no-verify", "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert "replacing" in result.stderr
+    assert json.loads((project / "config.json").read_text())["hidden_size"] == 32
+
+
+def test_overwrite_of_the_current_folder(tmp_path, src, monkeypatch):
+    """`--out . --overwrite` inside a grown checkpoint replaces it, leaving nothing beside it."""
+    out = tmp_path / "big"
+    assert run_cli(src, "--out", out, "--no-verify", "-q").exit_code == 0
+    monkeypatch.chdir(out)
+    result = run_cli(src, "--out", ".", "--no-verify", "--overwrite", "--factor", "4")
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "config.json").read_text())["hidden_size"] == 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
+
+
+# -- what is copied from the source ----------------------------------------------------------------
+
+
+def test_only_checkpoint_files_are_copied_never_dotfiles_or_links_out(tmp_path, src):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("API_KEY=hunter2\n")
+    (src / ".env").write_text("HF_TOKEN=hf_abc\n")
+    (src / ".bash_history").write_text("export HF_TOKEN=hf_abc\n")
+    (src / "special_tokens_map.json").symlink_to(secret)  # a checkpoint file's name, a secret's content
+    (src / "notes.txt").write_text("private notes\n")
+    (src / "modeling_custom.py").write_text("raise SystemExit('never run')\n")
+    (src / "runs").mkdir()
+    (src / "runs" / "events.out").write_text("logs\n")
+    (src / "flax_model.msgpack").write_bytes(b"\x00")
+    (src / "merges.txt").write_text("#version: 0.2\n")
+    (src / "vocab.json").symlink_to("merges.txt")  # a link inside the folder: copied as a file
+
+    out = tmp_path / "big"
+    result = run_cli(src, "--out", out, "--no-verify")
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["README.md", "config.json", "growth_report.json", "growth_report.md", "merges.txt", "model.safetensors",
+                     "tokenizer.json", "tokenizer_config.json", "vocab.json"]
+    assert not (out / "vocab.json").is_symlink() and (out / "vocab.json").read_text() == "#version: 0.2\n"
+    for p in out.rglob("*"):
+        assert b"hunter2" not in p.read_bytes() and b"hf_abc" not in p.read_bytes()
+    left = json.loads((out / "growth_report.json").read_text())["not_copied"]
+    assert left == {".bash_history": "hidden file", ".env": "hidden file", "flax_model.msgpack": "weights of another format (the small model's)",
+                    "modeling_custom.py": "not a checkpoint file", "notes.txt": "not a checkpoint file", "runs/": "folder",
+                    "special_tokens_map.json": "link to a file outside the source folder"}
+    assert "not copied from the source: .bash_history (hidden file)" in result.stdout
+    assert "`.env` (hidden file)" in (out / "growth_report.md").read_text()
+
+
+def test_hub_cache_blob_links_are_followed(tmp_path, bert_mlm):
+    """huggingface_hub's cache: snapshots/<rev>/<file> are links into blobs/, and are copied as files."""
+    repo = tmp_path / "models--me--tiny"
+    snap, blobs = repo / "snapshots" / "abc123", repo / "blobs"
+    snap.mkdir(parents=True)
+    blobs.mkdir()
+    for i, f in enumerate(sorted(bert_mlm.iterdir())):
+        shutil.copy(f, blobs / f"blob{i}")
+        (snap / f.name).symlink_to(Path("../../blobs") / f"blob{i}")
+    out = tmp_path / "big"
+    result = run_cli(snap, "--out", out, "--no-verify")
+    assert result.exit_code == 0, result.output
+    assert (out / "tokenizer.json").read_bytes() == (bert_mlm / "tokenizer.json").read_bytes()
+    assert not (out / "tokenizer.json").is_symlink()
+    assert json.loads((out / "growth_report.json").read_text())["not_copied"] == {}
+
+
+# -- concurrent runs -------------------------------------------------------------------------------
+
+
+HOLD_LOCK = (
+    "import sys, time\n"
+    "from hfgrow.output import OutputFolder\n"
+    "with OutputFolder(sys.argv[1], overwrite=False):\n"
+    "    print('locked', flush=True)\n"
+    "    sys.stdin.readline()\n"
+)
+
+
+def test_a_second_run_to_the_same_out_is_refused_while_the_first_runs(tmp_path, src):
+    out = tmp_path / "outs" / "big"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        one_error(run_cli(src, "--out", out, "--no-verify"), "another hfgrow run", f"pid {holder.pid}", str(out))
+        with pytest.raises(GrowthError, match="another hfgrow run"):
+            hfgrow.grow(src, out, verify=False, overwrite=True)
+    finally:
+        holder.communicate("done\n", timeout=60)
+    assert holder.returncode == 0
+    assert not (tmp_path / "outs").exists()  # the holder removed its temp folder, its lock and the parent it made
+    assert run_cli(src, "--out", out, "--no-verify", "-q").exit_code == 0
+
+
+def test_two_real_runs_at_once_exactly_one_writes(tmp_path, src):
+    out = tmp_path / "big"
+    procs = [subprocess.Popen([*HFGROW, str(src), "--out", str(out), "--factor", str(k), "-q"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ENV) for k in (2, 4)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    loser = next(err for code, err in results if code == 2)
+    assert "Traceback" not in loser and ("another hfgrow run" in loser or "not empty" in loser or "while growing" in loser), loser
+    winner = (2, 4)[[code for code, _ in results].index(0)]
+    assert json.loads((out / "config.json").read_text())["hidden_size"] == 16 * winner
+    assert json.loads((out / "growth_report.json").read_text())["verification"]["passed"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_out_filled_while_growing_is_never_replaced(tmp_path, src, monkeypatch, overwrite):
+    g = GROW
+
+    out = tmp_path / "big"
+    real = g.write_report
+
+    def someone_writes_out(report, folder):
+        real(report, folder)
+        if folder != out:
+            out.mkdir(exist_ok=True)
+            (out / "theirs.txt").write_text("another program's output\n")
+
+    monkeypatch.setattr(g, "write_report", someone_writes_out)
+    result = run_cli(src, "--out", out, "--no-verify", *(["--overwrite"] if overwrite else []))
+    one_error(result, "while growing", "left as it is")
+    assert sorted(p.name for p in out.iterdir()) == ["theirs.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
+
+
+# -- signals ---------------------------------------------------------------------------------------
+
+
+SLOW_GROWTH = (  # the third tensor takes a minute to grow (in the main thread, where signals arrive)
+    "import sys, time\n"
+    "import importlib; g = importlib.import_module('hfgrow.grow')\n"
+    "from hfgrow.cli import main\n"
+    "real, calls = g.grow_one, []\n"
+    "def slow(*args):\n"
+    "    calls.append(1)\n"
+    "    if len(calls) == 3:\n"
+    "        print('writing', flush=True)\n"
+    "        time.sleep(60)\n"
+    "    return real(*args)\n"
+    "g.grow_one = slow\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_removes_what_the_run_made_and_keeps_the_rest(tmp_path, src, sig, code):
+    parent = tmp_path / "out" / "np"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_GROWTH, str(src), "--out", str(parent / "a"), "--no-verify"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stdout.readline().strip() == "writing"
+    (parent / "b").mkdir()  # another run's finished output, written meanwhile
+    (parent / "b" / "config.json").write_text("{}")
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err.strip().splitlines()[-1].startswith("interrupted (") and "nothing was written" in err and "Traceback" not in err
+    assert sorted(p.name for p in parent.iterdir()) == ["b"] and (parent / "b" / "config.json").read_text() == "{}"
+
+
+def test_output_folders_follow_the_umask(tmp_path, src):
+    for mask, mode in ((0o022, 0o755), (0o077, 0o700), (0o002, 0o775)):
+        out = tmp_path / f"u{mask:o}" / "big"
+        old = os.umask(mask)
+        try:
+            result = run_cli(src, "--out", out, "--no-verify", "-q")
+        finally:
+            os.umask(old)
+        assert result.exit_code == 0, result.output
+        assert stat.S_IMODE(out.stat().st_mode) == mode, (oct(mask), oct(out.stat().st_mode))
+        assert stat.S_IMODE(out.parent.stat().st_mode) == mode
+        assert stat.S_IMODE((out / "config.json").stat().st_mode) == mode & 0o666
+
+
+# -- bad --out, found before growing ---------------------------------------------------------------
+
+
+def test_bad_out_paths_are_refused_before_growing(tmp_path, src):
+    before = snapshot(src)
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    one_error(run_cli(src, "--out", dangling, "--no-verify"), "symbolic link")
+    assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+    one_error(run_cli(src, "--out", tmp_path / ("x" * 300), "--no-verify"), "longer than")
+    one_error(run_cli(src, "--out", src / "big", "--no-verify"), "inside the source folder")
+    one_error(run_cli(src, "--out", "/", "--no-verify", "--overwrite"), "root")
+    monkeypatch_cwd = os.getcwd()
+    try:
+        os.chdir(src)
+        one_error(run_cli(src, "--out", ".", "--no-verify", "--overwrite"), "source folder")
+    finally:
+        os.chdir(monkeypatch_cwd)
+    assert snapshot(src) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "src"]
+
+
+def _unshare() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unprivileged user and mount namespaces (unshare -rm)")
+@pytest.mark.parametrize("fs,expect", [("ro", "Read-only file system"), ("size=48k", "free")], ids=["read-only", "small-tmpfs"])
+def test_out_on_a_read_only_or_small_filesystem(tmp_path, src, fs, expect):
+    """A real tmpfs in a private mount namespace: read-only, or too small for the weights."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    out = mnt / "newparent" / "big"
+    cmd = f"mount -t tmpfs -o {fs} none {mnt} && {{ {' '.join(HFGROW)} {src} --out {out} --no-verify; echo $?; ls -A {mnt}; }}"
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.stdout.split() == ["2"], (proc.stdout, proc.stderr)  # exit 2, and nothing left on it: not even newparent/
+    lines = proc.stderr.strip().splitlines()  # planning (headers only) may log a line first
+    assert [line for line in lines if "error" in line] == lines[-1:] and lines[-1].startswith("error: ") and expect in lines[-1], proc.stderr
+
+
+def test_sizes_in_messages_are_readable(tmp_path, src, monkeypatch):
+    assert [format_size(n) for n in (12, 980_000, 3_400_000, 520_000_000, 2 * 10**12)] == ["12 B", "980 KB", "3.4 MB", "520 MB", "2 TB"]
+    g = GROW
+
+    monkeypatch.setattr(g.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    line = one_error(run_cli(src, "--out", tmp_path / "big", "--no-verify"), "needs 91.8 KB", "has 1 KB free")
+    assert "0.00" not in line
