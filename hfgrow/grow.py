@@ -19,6 +19,7 @@ from . import __version__, algebra, hub
 from .card import model_card
 from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, format_size, shard_names, sync_folder, write_index
 from .errors import GrowthError
+from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
 from .report import write_report
@@ -48,6 +49,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     src = folder
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, src, options.overwrite)
+    if options.verify:  # sentences and tokenizer checked now, not after the growth
+        check_verification_inputs(src, options.text_file)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
@@ -140,6 +143,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
         if any(tp.rule.axes):
             raise GrowthError(f"'{tp.source.name}' is {t.dtype}, but its rule grows it")
         return t
+    if not bool(torch.isfinite(t).all()):  # growing would spread it; verification could only say "no gap"
+        raise GrowthError(f"'{tp.source.name}' holds non-finite values (NaN or inf): the source checkpoint is broken")
     t = t.to(compute_dtype(tp, plan))
     if tp.zero:
         t = torch.zeros_like(t)

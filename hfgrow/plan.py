@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ from . import algebra
 from .algebra import Convention, Expansion, Symmetry, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .errors import GrowthError
+from .inputs import check_tolerance, text_file_problem
 from .recipe import Recipe, TensorRule
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -120,8 +120,7 @@ class GrowthOptions:
         if self.dtype is not None and self.dtype not in DTYPES:
             raise GrowthError(f"--dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         parse_size(self.max_shard_size)
-        if not (self.tolerance > 0):
-            raise GrowthError(f"--tolerance must be positive, got {self.tolerance!r}")
+        self.tolerance = check_tolerance(self.tolerance)
         try:  # the device grows the tensors and runs the verification
             device = torch.device(self.device)
         except (RuntimeError, TypeError):
@@ -132,9 +131,10 @@ class GrowthOptions:
             raise GrowthError("--device cuda: no CUDA device is available")
         if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
             raise GrowthError(f"--device {self.device}: there are {torch.cuda.device_count()} CUDA devices")
-        if self.verify:  # checked now, not after a long growth
-            if self.text_file is not None and not os.path.isfile(self.text_file):
-                raise GrowthError(f"--text-file {self.text_file!r} is not a readable file")
+        if self.verify and self.text_file is not None:  # checked now, not after a long growth (contents: inputs.py)
+            problem = text_file_problem(self.text_file)
+            if problem:
+                raise GrowthError(f"--text-file {str(self.text_file)!r} {problem}")
 
 
 @dataclass(frozen=True)
@@ -278,18 +278,34 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     big_ffn = o.intermediate_size or k * ffn
     by_heads = o.attention == "heads"
     big_heads, big_dim = o.num_heads, o.head_dim
+    # a target below the source is the first thing to say, whatever else it breaks
+    _no_shrink(("hidden size", hidden, big_hidden), ("intermediate size", ffn, big_ffn),
+               ("number of heads", heads, big_heads), ("head_dim", head_dim, big_dim))
     if tied:  # heads · head_dim must stay the hidden size: derive what was not given
+        given = "--hidden-size" if o.hidden_size else f"--factor {k}" if o.factor else "kept from the source"
         if big_heads and big_dim and big_heads * big_dim != big_hidden:
             raise GrowthError(f"--num-heads {big_heads} × --head-dim {big_dim} must equal the hidden size {big_hidden}")
-        if not big_heads and not big_dim:
-            big_dim, big_heads = (head_dim, None) if by_heads else (None, heads)
-        if big_heads and not big_dim:
-            big_dim = big_hidden // big_heads if big_hidden % big_heads == 0 else None
+        if big_heads and not big_dim and big_hidden % big_heads:
+            raise GrowthError(f"--num-heads {big_heads} does not divide the hidden size {big_hidden} ({given}), and "
+                              f"in {recipe.name} heads × head_dim is the hidden size: give a number of heads that divides "
+                              f"{big_hidden}, or a --hidden-size that is a multiple of {big_heads}")
+        if big_dim and not big_heads and big_hidden % big_dim:
+            raise GrowthError(f"--head-dim {big_dim} does not divide the hidden size {big_hidden} ({given}), and "
+                              f"in {recipe.name} heads × head_dim is the hidden size: give a head_dim that divides "
+                              f"{big_hidden}, or a --hidden-size that is a multiple of {big_dim}")
+        if not big_heads and not big_dim:  # keep head_dim (--attention heads) or the number of heads (head-dim)
+            if by_heads and big_hidden % head_dim:
+                raise GrowthError(f"the hidden size {big_hidden} is not a multiple of head_dim {head_dim}, which "
+                                  f"--attention heads keeps: give --num-heads or --head-dim (their product must be {big_hidden})")
+            if not by_heads and big_hidden % heads:
+                raise GrowthError(f"the hidden size {big_hidden} is not a multiple of the {heads} heads, which "
+                                  f"--attention head-dim keeps: give --num-heads or --head-dim (their product must be {big_hidden})")
+            big_dim, big_heads = (head_dim, big_hidden // head_dim) if by_heads else (big_hidden // heads, heads)
+        elif big_heads and not big_dim:
+            big_dim = big_hidden // big_heads
         elif big_dim and not big_heads:
-            big_heads = big_hidden // big_dim if big_hidden % big_dim == 0 else None
-        if not big_heads or not big_dim:
-            raise GrowthError(f"hidden size {big_hidden} cannot be split into heads of the requested size: "
-                              f"give --num-heads or --head-dim")
+            big_heads = big_hidden // big_dim
+        _no_shrink(("number of heads", heads, big_heads), ("head_dim", head_dim, big_dim))  # as derived
     else:
         big_heads = big_heads or (k * heads if by_heads else heads)
         big_dim = big_dim or (head_dim if by_heads else k * head_dim)
@@ -301,6 +317,12 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
     return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
                   kv_heads=(kv, big_heads // group), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding))
+
+
+def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
+    for what, small, big in sizes:
+        if big is not None and big < small:
+            raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
 def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
@@ -382,6 +404,11 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         where = f"{cls or recipe.classes[0] + ' (config.json names no architectures)'}"
         shown = ", ".join(unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else "")
         raise GrowthError(f"no {recipe.name} rule matches key(s) {shown} for {where}")
+    absent = _absent_keys(reader, recipe, cls, cfg, rules)
+    if absent:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {shown} "
+                          f"(transformers would initialise them at random; is a file missing or incomplete?)")
 
     try:
         eps_scale = algebra.eps_scale(norm_inputs, maps)
@@ -443,6 +470,55 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         layers=layers,
         new_blocks=new_blocks,
     )
+
+
+LEGACY_NAMES = {"gamma": "weight", "beta": "bias"}  # norm parameters, renamed by transformers on load
+
+
+def _absent_keys(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any,
+                 rules: list[tuple[re.Pattern[str], TensorRule]]) -> list[str]:
+    """The weights the model class expects that the checkpoint does not hold, from a skeleton built on the
+    meta device (no memory): tied copies, keys transformers does not require, non-persistent buffers and
+    the recipe's dropped or generated keys aside; the base-model prefix may be there or not. Empty
+    where the class cannot be built so (the verification still reports missing keys)."""
+    import copy
+
+    import transformers
+
+    from .inputs import quiet_transformers
+
+    model_cls = getattr(transformers, cls or recipe.classes[0], None)
+    if model_cls is None:
+        return []
+    try:
+        with quiet_transformers(), torch.device("meta"):
+            skeleton = model_cls(copy.deepcopy(cfg))
+        expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
+    except Exception:
+        return []
+    prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
+    prefixes.add(getattr(skeleton, "base_model_prefix", "") or "")
+    prefixes.discard("")
+
+    def plain(name: str) -> str:
+        for p in prefixes:
+            if name.startswith(p + "."):
+                name = name[len(p) + 1:]
+                break
+        head, _, last = name.rpartition(".")
+        return f"{head}.{LEGACY_NAMES.get(last, last)}" if head else name
+
+    stored = {plain(name) for name in reader.tensors}
+    tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
+    optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
+    absent = []
+    for name in expected:
+        if plain(name) in stored or name in tied or any(rx.search(name) for rx in optional):
+            continue
+        if any(rule.drop or rule.generate is not None for rx, rule in rules if rx.match(name)):
+            continue
+        absent.append(name)
+    return absent
 
 
 def _tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> list[str]:

@@ -14,6 +14,20 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _gap(stats: dict[str, Any]) -> str:
+    """A relative gap, or, where outputs hold NaN or inf, which ones (a section names them per output)."""
+    broken = stats.get("non_finite")
+    if isinstance(broken, dict) and broken:
+        return "non-finite outputs (" + ", ".join(f"{name} of {side}" for name, side in broken.items()) + ")"
+    if isinstance(broken, str):
+        return f"non-finite ({broken})"
+    return _fmt(stats["max_rel"])
+
+
+def _headline(fp32: dict[str, Any]) -> str:
+    return _gap(fp32) if fp32.get("non_finite") else f"max relative gap {_fmt(fp32['max_rel'])}"
+
+
 def _count(n: int) -> str:
     for unit, size in (("B", 10**9), ("M", 10**6), ("K", 10**3)):
         if n >= size:
@@ -46,10 +60,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     v = report.get("verification")
     if v is not None and "error" not in v:
         fp32 = v["float32"]
-        line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
+        line = f"verification ({v['inputs']}, {v['device']}): {_headline(fp32)} (tolerance {_fmt(v['tolerance'])})"
         for dtype, section in v.items():
             if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-                line += f"; {dtype}: {_fmt(section['max_rel'])}"
+                line += f"; {dtype}: {_gap(section)}"
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
@@ -124,7 +138,7 @@ def verification_table(v: dict[str, Any]) -> str:
     skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
-            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_fmt(m['max_rel'])} | {_fmt(m.get('floor', '—'))} | "
+            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_gap(m)} | {_fmt(m.get('floor', '—'))} | "
                        f"{_fmt(m.get('top1_agreement', '—'))} | {_fmt(m.get('kl', '—'))} |")
     out.append("")
     for dtype, s in sections.items():
@@ -154,10 +168,10 @@ def write_report(report: dict[str, Any], folder: Path) -> None:
 
 def verdict_line(v: dict[str, Any]) -> str:
     """One line for `hfgrow verify`."""
-    line = f"verification ({v['inputs']}, {v['device']}): max relative gap {_fmt(v['max_rel'])} (tolerance {_fmt(v['tolerance'])})"
+    line = f"verification ({v['inputs']}, {v['device']}): {_headline(v['float32'])} (tolerance {_fmt(v['tolerance'])})"
     for dtype, section in v.items():
         if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-            line += f"; {dtype}: {_fmt(section['max_rel'])}"
+            line += f"; {dtype}: {_gap(section)}"
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
     return line

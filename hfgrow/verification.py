@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import io
 import sys
-import json
 import math
 import tempfile
 from pathlib import Path
@@ -174,20 +172,36 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
     device_map="auto"), or with its blocks offloaded to ``offload`` and loaded one at a time."""
     import transformers
 
+    from .inputs import quiet_transformers
+
     cls = getattr(transformers, cls_name or base)
     kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "eager", "output_loading_info": True}
-    if mode == "blockwise":
-        release_freed_memory()
-        config = transformers.AutoConfig.from_pretrained(path)
-        config._attn_implementation = "eager"
-        kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
-    elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
-        kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
-    with contextlib.redirect_stderr(io.StringIO()):  # "some weights were not used" chatter; we check keys ourselves
-        model, info = cls.from_pretrained(path, **kwargs)
+    try:
+        with quiet_transformers():  # load reports ("UNEXPECTED", "MISSING"): we check keys ourselves
+            if mode == "blockwise":
+                release_freed_memory()
+                config = transformers.AutoConfig.from_pretrained(path)
+                config._attn_implementation = "eager"
+                kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
+            elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
+                kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
+            model, info = cls.from_pretrained(path, **kwargs)
+    except Exception as e:  # a checkpoint whose config and weights disagree, …: bad input, named
+        if _out_of_memory(e):
+            raise
+        raise GrowthError(f"transformers cannot load {path}: {_load_error(e)}") from None
     if "device_map" not in kwargs:
         model = model.to(device)
     return model.eval(), info
+
+
+def _load_error(e: BaseException) -> str:
+    """The first line of a loading error, or what it means where that line points at a report we silenced."""
+    text = str(e)
+    if "ignore_mismatched_sizes" in text or "size mismatch" in text:
+        return "tensor shapes do not match its config.json"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:200] if lines else type(e).__name__
 
 
 def input_device(model: Any, device: str) -> str:
@@ -202,34 +216,20 @@ def make_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> t
 
     ``config`` is the transformers config, whose attribute map resolves names such as GPT-2's n_positions.
     """
-    texts = list(SENTENCES)
-    if text_file:
-        try:
-            texts = [line.strip() for line in Path(text_file).read_text(encoding="utf-8").splitlines() if line.strip()]
-        except OSError as e:
-            raise GrowthError(f"cannot read --text-file: {e}") from None
-        if not texts:
-            raise GrowthError(f"--text-file {text_file!r} has no sentences")
+    from .inputs import TOKENIZER_FILES, encode, load_tokenizer, read_sentences
+
+    texts = read_sentences(text_file) if text_file else list(SENTENCES)
     max_len = min(64, int(getattr(config, "max_position_embeddings", 64) or 64))
     vocab = int(config.vocab_size)
     why = "no tokenizer"
-    tok_files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
-    if any((small / f).is_file() for f in tok_files):
+    if text_file or any((small / f).is_file() for f in TOKENIZER_FILES):
         try:
-            import transformers
-
-            with contextlib.redirect_stderr(io.StringIO()):
-                tok = transformers.AutoTokenizer.from_pretrained(small)
-            if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway
-                tok.pad_token = tok.eos_token or tok.unk_token
-            enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
-            if enc["input_ids"].shape[1] >= 2 and int(enc["input_ids"].max()) < vocab:
-                return dict(enc), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
-            why = "the tokenizer gave no usable ids"
-        except Exception as e:  # a tokenizer transformers cannot build: fall back to random ids
-            why = f"the tokenizer failed to load: {str(e).strip().splitlines()[0][:80] if str(e).strip() else type(e).__name__}"
-    if text_file:
-        raise GrowthError("--text-file needs a working tokenizer in the source checkpoint")
+            tok = load_tokenizer(small)
+            return encode(tok, texts, max_len, vocab), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
+        except GrowthError as e:  # without --text-file: random ids, and the report says why
+            if text_file:
+                raise GrowthError(f"--text-file needs a tokenizer in the source checkpoint: {e}") from None
+            why = str(e)[:120]
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, vocab, (4, min(16, max_len)), generator=g)
     return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, f"random token ids ({why})", None
@@ -251,11 +251,19 @@ def _mask(inputs: dict[str, torch.Tensor], mask_id: int | None, seed: int) -> tu
     return masked, where, ids
 
 
-def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, float]:
+def _worst(gap: float) -> float:
+    """Sort key: a NaN gap (non-finite outputs) is the worst of all."""
+    return math.inf if gap != gap else gap
+
+
+def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, Any]:
     a, b = a.detach().cpu().double(), b.detach().cpu().double()
     gap = (a - b).abs().max().item()
     ref = a.abs().max().item()
-    out = {"max_abs": gap, "max_rel": gap / ref if ref else gap}
+    out: dict[str, Any] = {"max_abs": gap, "max_rel": gap / ref if ref else gap}
+    broken = [side for side, x in (("small", a), ("big", b)) if not bool(torch.isfinite(x).all())]
+    if broken:  # NaN or inf: no gap to speak of, and a NaN never compares above the tolerance
+        out.update(max_rel=math.nan, non_finite=" and ".join(broken))
     if logits and a.shape[-1] > 1:
         out["top1_agreement"] = (a.argmax(-1) == b.argmax(-1)).double().mean().item()
         la, lb = a.log_softmax(-1), b.log_softmax(-1)
@@ -281,6 +289,31 @@ def _offload_folder(small: Path, big: Path):
     folder = folder or tempfile.TemporaryDirectory(prefix="hfgrow-offload-")
     with folder as path:
         yield path
+
+
+LARGE_BATCH = 64  # sentences: more than the checks need, and all of them run as one batch
+
+
+def _memory_advice(inputs: Mapping[str, torch.Tensor], text_file: str | None, mode: str) -> list[str]:
+    """What to change after running out of memory: the inputs when --text-file made them large, the mode when full."""
+    advice = []
+    n, length = inputs["input_ids"].shape[:2]
+    if text_file and (n > LARGE_BATCH or n * length > LARGE_BATCH * 64):
+        advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run as one batch: "
+                      f"give fewer or shorter sentences ({LARGE_BATCH} are plenty)")
+    if mode == "full":
+        advice.append("--verify-mode blockwise needs a few blocks only")
+    return advice
+
+
+def checkpoint(folder: Path) -> CheckpointReader:
+    """The reader of a checkpoint folder with its config.json checked; errors name the folder."""
+    try:
+        reader = CheckpointReader(folder)
+        reader.config()
+    except GrowthError as e:
+        raise GrowthError(str(e) if str(folder) in str(e) else f"{folder}: {e}") from None
+    return reader
 
 
 def _out_of_memory(e: BaseException) -> bool:
@@ -333,7 +366,7 @@ def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: 
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
                 pairs = [(spaces[0], a[0], b[0]), (spaces[-1], a[-1], b[-1])]
             stats = [compare(grown(sp, x), y, False) for sp, x, y in pairs]
-            gaps[name] = dict(max(stats, key=lambda st: st["max_rel"]))  # the worst layer
+            gaps[name] = dict(max(stats, key=lambda st: _worst(st["max_rel"])))  # the worst layer
             gaps[name]["per_block"] = [st["max_rel"] for st in stats]  # after the embeddings, then after each block
         elif name in recipe.outputs or "logits" in name:
             gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)
@@ -360,13 +393,16 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     small, big = Path(small), Path(big)
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise GrowthError("--device cuda: no CUDA device is available")
-    config = json.loads((small / "config.json").read_text())
+    readers = [checkpoint(p) for p in (small, big)]
+    config = readers[0].config()
     found, cls = find_recipe(config)
     recipe = recipe or found
     recipe = recipe.extend(outputs={**recipe.outputs, **recipe.class_outputs.get(cls or "", {})})
-    import transformers
+    from .inputs import quiet_transformers
 
-    inputs, source, mask_id = make_inputs(small, transformers.AutoConfig.from_pretrained(small), text_file, seed)
+    with quiet_transformers():
+        small_config = readers[0].transformers_config()
+    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed)
     mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else "logits" if (cls or "").endswith("ForMaskedLM") else None
     multiple_choice = (cls or "").endswith("ForMultipleChoice")
     masked, where, labels = _mask(inputs, mask_id, seed)
@@ -380,7 +416,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     # float32: what most users run; float64: the transform's own exactness, free of float32 round-off
     # (up to the float32 storage of the grown weights); the checkpoint's dtype when it is 16-bit
     dtypes = [torch.float32, torch.float64]
-    native = checkpoint_dtype(json.loads((big / "config.json").read_text()))  # after any --dtype
+    native = checkpoint_dtype(readers[1].config())  # after any --dtype
     if native not in dtypes:
         dtypes.append(native)
     feed = masked if mlm_output else inputs
@@ -388,7 +424,8 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     from tqdm import tqdm
 
     # one model at a time: a pass needs the larger of the two in memory, or (blockwise) a few blocks
-    n_params = max(sum(t.numel for t in CheckpointReader(p).tensors.values()) for p in (small, big))
+    n_params = max(sum(t.numel for t in r.tensors.values()) for r in readers)
+    del readers  # a .bin checkpoint's reader maps its tensors: none held while the models run
     with _offload_folder(small, big) as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
             outs, infos, params, pass_mode = [], [], [], mode
@@ -409,7 +446,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
             except Exception as e:  # some models cannot run in float64 or 16-bit on this device: say so
                 if _out_of_memory(e):
                     e = GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
-                                    + ("; --verify-mode blockwise needs a few blocks only" if pass_mode == "full" else ""))
+                                    + "".join(f"; {a}" for a in _memory_advice(inputs, text_file, pass_mode)))
                 if dtype == torch.float32:
                     raise e from None
                 result[_dtype_name(dtype)] = {"skipped": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", "mode": pass_mode}
@@ -430,7 +467,10 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
                     for key, o in zip(("small", "big"), outs)
                 }
                 section["mlm_masked_tokens"] = int(where.sum())
-            section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), default=math.nan)
+            section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), key=_worst, default=math.nan)
+            non_finite = {name: s["non_finite"] for name, s in section["outputs"].items() if "non_finite" in s}
+            if non_finite:  # which outputs hold NaN or inf, in which model
+                section["non_finite"] = non_finite
             section["parameters"] = dict(zip(("small", "big"), params))
             result[_dtype_name(dtype)] = section
             del outs
@@ -441,5 +481,5 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
             stats["floor"] = floor[name]["max_rel"]
     fp32 = result["float32"]
     result["max_rel"] = fp32["max_rel"]
-    result["passed"] = bool(fp32["outputs"]) and not fp32["missing_keys"] and fp32["max_rel"] <= tolerance
+    result["passed"] = bool(fp32["outputs"]) and not fp32["missing_keys"] and not fp32.get("non_finite") and fp32["max_rel"] <= tolerance
     return result

@@ -1,0 +1,145 @@
+"""What verification reads besides the checkpoints: the ``--text-file`` sentences and the tokenizer.
+
+Checked before anything grows, so that a bad file is bad input (exit 2), not a late failure. Light at
+import: transformers is imported only when a tokenizer is loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import GrowthError
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0].strip() if text else type(e).__name__
+
+
+def check_tolerance(value: Any) -> float:
+    """``--tolerance``: a finite number > 0 (the one check for `hfgrow grow` and `hfgrow verify`)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
+        raise GrowthError(f"--tolerance must be a positive finite number, got {value!r}")
+    return number
+
+
+def text_file_problem(text_file: str | os.PathLike) -> str | None:
+    """Why ``text_file`` cannot be read, from its metadata alone (cheap); None when it may be."""
+    path = Path(text_file)
+    if not path.exists():
+        return "does not exist"
+    if path.is_dir():
+        return "is a folder, not a file of sentences"
+    if not path.is_file():
+        return "is not a regular file"
+    if not os.access(path, os.R_OK):
+        return "cannot be read (permission denied)"
+    return None
+
+
+def read_sentences(text_file: str | os.PathLike) -> list[str]:
+    """The non-blank lines of ``text_file`` (UTF-8 text), stripped; GrowthError naming the file and why not."""
+    def bad(why: str) -> GrowthError:
+        return GrowthError(f"--text-file {str(text_file)!r} {why}")
+
+    problem = text_file_problem(text_file)
+    if problem:
+        raise bad(problem)
+    try:
+        data = Path(text_file).read_bytes()
+    except OSError as e:
+        raise bad(f"cannot be read ({e.strerror or _first_line(e)})") from None
+    if b"\0" in data:
+        raise bad("holds NUL bytes: a binary file, not sentences one a line")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise bad(f"is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+    sentences = [line.strip() for line in text.splitlines() if line.strip()]
+    if not sentences:
+        raise bad("has no sentences (no non-blank line)")
+    return sentences
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' warnings (load reports, tokenizer notes) off: hfgrow reports what matters itself.
+
+    Its log handler writes to the stderr it found at import, so redirecting sys.stderr is not enough.
+    """
+    from transformers.utils import logging as hf_logging
+
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        hf_logging.set_verbosity(previous)
+
+
+def load_tokenizer(folder: Path) -> Any:
+    """The checkpoint's tokenizer through transformers' AutoTokenizer; GrowthError saying why not."""
+    folder = Path(folder)
+    if not any((folder / f).is_file() for f in TOKENIZER_FILES):
+        raise GrowthError(f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, …)")
+    try:
+        import transformers
+
+        with quiet_transformers():
+            tok = transformers.AutoTokenizer.from_pretrained(folder)
+    except Exception as e:  # anything transformers raises for a tokenizer it cannot build
+        raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({_first_line(e)[:160]})") from None
+    if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway
+        tok.pad_token = tok.eos_token or tok.unk_token
+    return tok
+
+
+def encode(tok: Any, texts: list[str], max_len: int, vocab: int | None) -> dict[str, Any]:
+    """Padded, truncated token ids of ``texts``; GrowthError when they cannot feed a model of ``vocab`` tokens."""
+    try:
+        enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+    except Exception as e:
+        raise GrowthError(f"the tokenizer fails on these sentences ({_first_line(e)[:160]})") from None
+    if enc["input_ids"].shape[1] < 2:
+        raise GrowthError("the tokenizer gives fewer than 2 tokens per sentence")
+    top = int(enc["input_ids"].max())
+    if vocab is not None and top >= vocab:
+        raise GrowthError(f"the tokenizer gives token id {top}, beyond the model's vocabulary of {vocab}")
+    return dict(enc)
+
+
+def _vocab_size(folder: Path) -> int | None:
+    import json
+
+    with contextlib.suppress(OSError, ValueError):
+        value = json.loads((folder / "config.json").read_text()).get("vocab_size")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None  # planning reports a broken config.json
+
+
+def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.PathLike | None) -> None:
+    """With ``text_file``: its sentences are readable and the source checkpoint in ``folder`` has a
+    tokenizer that transformers loads and that encodes them. Without: nothing to check (random ids
+    stand in where there is no tokenizer)."""
+    if text_file is None:
+        return
+    sentences = read_sentences(text_file)
+    folder = Path(folder)
+    try:
+        tok = load_tokenizer(folder)
+        encode(tok, sentences, 64, _vocab_size(folder))
+    except GrowthError as e:
+        raise GrowthError(f"--text-file needs a tokenizer in the source checkpoint: {e}") from None
