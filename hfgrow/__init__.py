@@ -6,5 +6,6 @@ from .api import grow_model, inspect, verify  # noqa: E402
 from .errors import ExitCode, GrowthError, PushError  # noqa: E402
 from .grow import grow  # noqa: E402
 from .plan import GrowthOptions  # noqa: E402
+from .optim import grow_optimizer_state, grow_trainer_checkpoint, param_groups  # noqa: E402
 
 __all__ = ["ExitCode", "GrowthError", "GrowthOptions", "PushError", "grow", "grow_model", "inspect", "verify", "__version__"]

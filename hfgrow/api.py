@@ -5,7 +5,6 @@ All of it runs on the same plan and the same algebra as the file path.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -61,19 +60,13 @@ def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
             for stack, field, fallback in recipe.stacks}
 
 
-def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", verify_mode: str = "auto", tolerance: float = 1e-4,
-           text_file: str | None = None, seed: int = 0, progress: bool = False) -> dict[str, Any]:
-    """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
-
-    The expansion that relates them (needed to compare hidden states) is the one hfgrow would use to
-    grow ``small`` to ``big``'s sizes; the convention is recognised from the norm eps.
-    """
-    small_dir, _ = hub.resolve(small)
-    big_dir, _ = hub.resolve(big)
-    small_cfg, big_cfg = (json.loads((d / "config.json").read_text()) for d in (small_dir, big_dir))
+def relate(reader: Any, big_cfg: dict[str, Any], unrelated: str) -> GrowthPlan:
+    """The plan that grows the checkpoint ``reader`` reads to the sizes of ``big_cfg``: the expansion that
+    relates a pair. The convention is recognised from the norm eps; ``unrelated`` starts the error."""
+    small_cfg = reader.config()
     recipe, _ = find_recipe(small_cfg)
     if big_cfg.get("model_type") != small_cfg.get("model_type"):
-        raise GrowthError(f"{big} is a {big_cfg.get('model_type')} model and {small} a {small_cfg.get('model_type')} one")
+        raise GrowthError(f"{unrelated}: a {big_cfg.get('model_type')} model and a {small_cfg.get('model_type')} one")
     f = recipe.config
     sizes: dict[str, Any] = {"hidden_size": big_cfg.get(f.hidden), "intermediate_size": big_cfg.get(f.ffn),
                              "num_heads": big_cfg.get(f.heads)}
@@ -86,8 +79,7 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     deeper = {s: n for s, n in _stack_layers(big_cfg, recipe).items() if n != _stack_layers(small_cfg, recipe)[s]}
     if deeper:
         sizes["layers"] = max(deeper.values())
-    reader = CheckpointReader(small_dir)
-    plan = None
+    plan, error = None, None
     for convention in ("copy", "orthogonal"):  # the one whose eps matches the big config
         try:
             candidate = make_plan(reader, GrowthOptions(verify=False, allow_lossy=True, convention=convention,
@@ -95,15 +87,37 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
         except GrowthError as e:
             error = e
             continue
-        eps = [n for n in f.eps if n in big_cfg]
-        if plan is None or all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in eps):
-            plan = candidate
-            if all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in eps):
-                break
+        if all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in f.eps if n in big_cfg):
+            return candidate
+        plan = plan or candidate
     if plan is None:
-        raise GrowthError(f"{big} is not a growth of {small} that hfgrow can relate: {error}")
-    from .verification import verify_pair
+        raise GrowthError(f"{unrelated}: {error}")
+    return plan
 
+
+def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", verify_mode: str = "auto", tolerance: float = 1e-4,
+           text_file: str | None = None, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+    """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
+
+    The expansion that relates them (needed to compare hidden states) is the one hfgrow would use to
+    grow ``small`` to ``big``'s sizes; the convention is recognised from the norm eps.
+    """
+    # the options' checks are grow's own (GrowthOptions.validate): --tolerance, --device, --verify-mode, --text-file
+    GrowthOptions(device=device, verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed).validate()
+    from .inputs import check_verification_inputs
+    from .verification import checkpoint, verify_pair
+
+    small_dir, _ = hub.resolve(small)
+    big_dir, _ = hub.resolve(big)
+    reader, big_reader = checkpoint(small_dir), checkpoint(big_dir)  # weights' headers and a config.json object each
+    small_cfg, big_cfg = reader.config(), big_reader.config()
+    check_verification_inputs(small_dir, text_file)  # before any model loads
+    plan = relate(reader, big_cfg, f"{big} is not a growth of {small} that hfgrow can relate")
+    for tp in plan.tensors:  # BIG's weights against its own config.json (which the plan followed)
+        found = big_reader.tensors.get(tp.out.name)
+        if found is not None and found.shape != tp.out.shape:
+            raise GrowthError(f"{big}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
+                              f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
     return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
                        storage_rounding=plan.rounding_dtype(),
                        text_file=text_file, seed=seed, progress=progress)
