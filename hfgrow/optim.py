@@ -591,7 +591,8 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
     from . import hub
     from .card import model_card
     from .grow import grow
-    from .output import check_out
+    from .checkpoint import sync_folder
+    from .output import OutputFolder, check_out
     from .report import write_report
 
     src, out = Path(src), Path(os.path.abspath(out))
@@ -604,7 +605,7 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
         raise GrowthError(f"{src} holds no trainer_state.json: not a Trainer checkpoint")
     if options.layers:
         raise GrowthError("grow_trainer_checkpoint widens only (new blocks would start with no optimizer state): drop layers")
-    check_out(out, src, False)
+    check_out(out, src, options.overwrite)
     if small_model is None:
         small_model = _meta_model(src)
     elif not _is_module(small_model):
@@ -624,20 +625,23 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
         split = [(h["hfgrow_source_group"], h["hfgrow_lr_scale"]) for h in grown_state["param_groups"]]
         sched = _scheduler_split(sched, split, len(state["param_groups"]))
     scales = tensor_scales(plan)
-    # built beside ``out`` and renamed into place when complete: a half-written checkpoint (weights
-    # without their optimizer state) would make a Trainer resume with a fresh optimizer, silently
-    tmp = out.parent / f".{out.name}.hfgrow-{os.getpid()}"
-    if tmp.exists():
-        raise GrowthError(f"{tmp} exists: remove it (left by an interrupted run)")
-    report = grow(src, tmp, options)
-    try:
+    # assembled beside ``out`` and moved into place when complete (hfgrow.output, as for any growth): a
+    # half-written checkpoint (weights without their optimizer state) would make a Trainer resume with a
+    # fresh optimizer, silently
+    with OutputFolder(out, options.overwrite) as place:
+        weights = place.tmp / "weights"
+        report = grow(src, weights, dataclasses.replace(options, overwrite=False))
+        for f in weights.iterdir():
+            os.rename(f, place.tmp / f.name)
+        weights.rmdir()
+        tmp = place.tmp
         torch.save(grown_state, tmp / "optimizer.pt")
         if sched is not None and multipliers:
             torch.save(sched, tmp / "scheduler.pt")
         elif (src / "scheduler.pt").is_file():
             shutil.copyfile(src / "scheduler.pt", tmp / "scheduler.pt")
         for f in sorted(src.iterdir()):
-            if f.is_file() and (f.name in TRAINER_FILES or (f.name.startswith("rng_state") and f.name.endswith(".pth"))):
+            if f.is_file() and not f.is_symlink() and (f.name in TRAINER_FILES or (f.name.startswith("rng_state") and f.name.endswith(".pth"))):
                 shutil.copyfile(f, tmp / f.name)
         save_scales(tmp, scales, optimizer=kind, multipliers=multipliers, symmetry=options.symmetry,
                     exact=options.symmetry == "none" and all(x.exact for x in scales.values()))
@@ -647,13 +651,6 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
                                "inexact": sorted(n for n, x in scales.items() if not x.exact)}
         write_report(report, tmp)
         model_card(report, hub.source_card_data(src), report["command"]).save(tmp / "README.md")
-        if out.is_dir() and not any(out.iterdir()):
-            out.rmdir()
-        try:
-            os.rename(tmp, out)
-        except OSError as e:
-            raise GrowthError(f"cannot move the grown checkpoint into {out}: {os.strerror(e.errno or 0)}") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        sync_folder(tmp)
+        place.publish()
     return report
