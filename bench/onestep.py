@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 import hfgrow  # noqa: E402
 from hfgrow.optim import grow_optimizer_state, growth_plan, param_groups  # noqa: E402
-from hfgrow.testing import TINY, make_bert, randomize_  # noqa: E402
+from hfgrow.testing import make_model  # noqa: E402
 
 LLAMA64 = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16)
 CASES = {  # name: (class, model overrides, growth options)
@@ -49,14 +49,7 @@ CASES = {  # name: (class, model overrides, growth options)
 
 
 def tiny(cls: str, overrides: dict) -> torch.nn.Module:
-    import transformers
-
-    if cls.startswith("Bert"):
-        return make_bert(cls, tokenizer=False, **overrides)[0].double().train()
-    model_cls = getattr(transformers, cls)
-    torch.manual_seed(0)
-    config = model_cls.config_class(**dict(TINY[model_cls.config_class.model_type], **overrides))
-    return randomize_(model_cls(config)).double().train()
+    return make_model(cls, **overrides).double().train()
 
 
 def batch(model, seed: int) -> dict:

@@ -111,11 +111,13 @@ def load(folder: str | Path) -> Any:
     return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
 
 
-def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
-                max_shard_size: str | None = None, **overrides: Any) -> Path:
-    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
+def make_model(cls: str, seed: int = 0, **overrides: Any) -> torch.nn.Module:
+    """A tiny randomised model of transformers class ``cls`` in memory (its family's TINY config, overridden;
+    BERT classes as :func:`make_bert` makes them, without a tokenizer)."""
     import transformers
 
+    if cls.startswith("Bert"):
+        return make_bert(cls, seed, tokenizer=False, **overrides)[0]
     model_cls = getattr(transformers, cls)
     config = dict(TINY[model_cls.config_class.model_type], **overrides)
     if cls.endswith("QuestionAnswering"):
@@ -123,7 +125,13 @@ def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype 
     if cls.endswith("CausalLM") and "roformer" in cls.lower():
         config["is_decoder"] = True
     torch.manual_seed(seed)
-    model = randomize_(model_cls(model_cls.config_class(**config)), seed)
+    return randomize_(model_cls(model_cls.config_class(**config)), seed)
+
+
+def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
+                max_shard_size: str | None = None, **overrides: Any) -> Path:
+    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
+    model = make_model(cls, seed, **overrides)
     model.to(dtype).save_pretrained(folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
     return Path(folder)
 

@@ -16,7 +16,7 @@ from hfgrow import algebra
 from hfgrow.grow import grow_one
 from hfgrow.optim import (SCALES_FILE, dual_maps, grow_optimizer_state, grow_trainer_checkpoint, growth_plan, load_scales,
                           optimizer_kind, param_groups, tensor_scales, trainer_optimizer)
-from hfgrow.testing import TINY, build_model, make_bert, randomize_
+from hfgrow.testing import build_model, make_model
 
 LLAMA64 = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, head_dim=16)
 
@@ -24,14 +24,7 @@ LLAMA64 = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_
 def tiny(cls, **overrides):
     """A tiny randomised model in float64 (GPT-2 and BERT are then exact to ~1e-15; LLaMA computes its
     rotary tables in float32, ~1e-7)."""
-    import transformers
-
-    if cls.startswith("Bert"):
-        return make_bert(cls, tokenizer=False, **overrides)[0].double().train()
-    model_cls = getattr(transformers, cls)
-    torch.manual_seed(0)
-    config = model_cls.config_class(**dict(TINY[model_cls.config_class.model_type], **overrides))
-    return randomize_(model_cls(config)).double().train()
+    return make_model(cls, **overrides).double().train()
 
 
 def batch(model, seed):
