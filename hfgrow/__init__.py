@@ -8,4 +8,5 @@ from .grow import grow  # noqa: E402
 from .plan import GrowthOptions  # noqa: E402
 from .optim import grow_optimizer_state, grow_trainer_checkpoint, param_groups  # noqa: E402
 
-__all__ = ["ExitCode", "GrowthError", "GrowthOptions", "PushError", "grow", "grow_model", "inspect", "verify", "__version__"]
+__all__ = ["ExitCode", "GrowthError", "GrowthOptions", "PushError", "grow", "grow_model", "grow_optimizer_state", "grow_trainer_checkpoint",
+           "inspect", "param_groups", "verify", "__version__"]
