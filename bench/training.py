@@ -24,6 +24,9 @@ continuations:
   state       the small model's AdamW state grown with the weights (hfgrow.grow_optimizer_state)
   lrmult      a new AdamW with hfgrow's per-tensor multipliers (hfgrow.param_groups)
   state+lrmult  both: the continuation hfgrow recommends
+  state+relax   both, with every multiplier relaxed linearly to 1 over the first quarter of the big phase
+                (weight decay relaxed with it, so that lr·wd ends at the big model's own)
+A suffix @N grows at N small-model steps instead of the default (`small@N` is then that small run).
 
 Output: bench/results/training.json (every curve and the summary figures) and bench/results/training.png.
 """
@@ -154,6 +157,24 @@ class Run:
     lr: float
     continuation: str = ""
     symmetry: str = ""
+    at: int = 0  # grown at this many small-model steps (0: the scale's small_steps)
+
+    @property
+    def suffix(self) -> str:
+        return f"@{self.at}" if self.at else ""
+
+
+def parse(name: str, scale: Scale) -> Run:
+    """A run from its name (see the module docstring)."""
+    base, _, at = name.partition("@")
+    if base == "small":
+        return Run(name, "small", scale.small_lr, at=int(at or 0))
+    if base.startswith("scratch-lr="):
+        return Run(name, "scratch", float(base.split("=")[1]))
+    kind, continuation, symmetry = base.split("-")
+    if kind != "grown":
+        raise SystemExit(f"unknown run {name!r}")
+    return Run(name, "grown", scale.small_lr, continuation, symmetry, at=int(at or 0))
 
 
 def evaluate(model, val) -> float:
@@ -170,19 +191,26 @@ def evaluate(model, val) -> float:
 
 
 def train(model, optimizer, groups_lr: list[float], data, scale: Scale, budget: float, spent: float, steps: int, seed: int,
-          curve: list, peak_of_schedule: float, rewarm: int = 0):
+          curve: list, peak_of_schedule: float, rewarm: int = 0, relax: int = 0):
     """``steps`` AdamW steps from ``spent`` FLOPs on; every group's lr follows the schedule times its own
-    multiplier (its initial lr / the peak); ``rewarm`` steps ramp linearly from 0 first (a fresh optimizer)."""
+    multiplier (its initial lr / the peak); ``rewarm`` steps ramp linearly from 0 first (a fresh optimizer);
+    with ``relax``, each multiplier moves linearly to 1 over that many steps, weight decay inversely, so
+    that the decoupled decay lr·wd stays what it is (the same for every copy and the small model's)."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
     per_step = flops_per_step(model, scale)
     train_blocks = data["train"]
+    decay = [g["weight_decay"] * m for g, m in zip(optimizer.param_groups, groups_lr)]  # lr·wd / base lr
     for step in range(steps):
         progress = spent / budget
         base = lr_at(progress, peak_of_schedule, scale) * (min(1.0, (step + 1) / rewarm) if rewarm else 1.0)
-        for g, mult in zip(optimizer.param_groups, groups_lr):
-            g["lr"] = base * mult
+        t = min(1.0, step / relax) if relax else 0.0
+        for g, mult, d0 in zip(optimizer.param_groups, groups_lr, decay):
+            m = mult + (1.0 - mult) * t
+            g["lr"] = base * m
+            if relax:
+                g["weight_decay"] = d0 / m
         idx = torch.randint(0, train_blocks.shape[0], (scale.batch,), generator=gen)
         x = train_blocks[idx]
         loss = model(input_ids=x[:, :-1], labels=x[:, :-1]).loss
@@ -224,11 +252,12 @@ def run_one(run: Run, work: Path, scale: Scale) -> dict:
         model = LlamaForCausalLM(small_cfg)
         curve.append((0.0, evaluate(model, data["val"]), float("nan")))
         opt = adamw(model.parameters(), run.lr, scale)
-        train(model, opt, [1.0], data, scale, budget, 0.0, scale.small_steps, seed=1, curve=curve, peak_of_schedule=run.lr)
-        model.save_pretrained(work / "small")
+        train(model, opt, [1.0], data, scale, budget, 0.0, run.at or scale.small_steps, seed=1, curve=curve, peak_of_schedule=run.lr)
+        folder = work / f"small{run.suffix}"
+        model.save_pretrained(folder)
         for f in (work / "tokenizer").iterdir():
-            shutil.copy(f, work / "small" / f.name)
-        torch.save(opt.state_dict(), work / "small" / "optimizer.pt")
+            shutil.copy(f, folder / f.name)
+        torch.save(opt.state_dict(), folder / "optimizer.pt")
     else:
         curve = grown_run(run, work, scale, data, budget, small_flops, big_flops)
     return {**asdict(run), "curve": curve, "seconds": round(time.perf_counter() - start, 1)}
@@ -240,19 +269,19 @@ def grown_run(run: Run, work: Path, scale: Scale, data, budget: float, small_flo
 
     import hfgrow
 
-    out = work / f"grown-{run.symmetry}"
+    small_folder, out = work / f"small{run.suffix}", work / f"grown-{run.symmetry}{run.suffix}"
     if not out.is_dir():  # the CLI, as a user would run it (a run beside this one may be growing the same: then wait)
         for _ in range(120):
-            if subprocess.run([sys.executable, "-m", "hfgrow", str(work / "small"), "--out", str(out), "--factor", str(scale.factor),
+            if subprocess.run([sys.executable, "-m", "hfgrow", str(small_folder), "--out", str(out), "--factor", str(scale.factor),
                                "--symmetry", run.symmetry, "-q"]).returncode != 2 or (out / "config.json").is_file():
                 break
             time.sleep(5)
-    small = LlamaForCausalLM.from_pretrained(work / "small")
+    small = LlamaForCausalLM.from_pretrained(small_folder)
     model = LlamaForCausalLM.from_pretrained(out)
-    spent = scale.small_steps * small_flops
+    spent = (run.at or scale.small_steps) * small_flops
     curve = [(spent, evaluate(model, data["val"]), float("nan"))]
-    small_state = torch.load(work / "small" / "optimizer.pt")
-    use_state, use_mult = "state" in run.continuation, "lrmult" in run.continuation
+    small_state = torch.load(small_folder / "optimizer.pt")
+    use_state, use_mult = "state" in run.continuation, run.continuation.endswith(("lrmult", "relax"))
     if use_mult:
         groups = hfgrow.param_groups(model, lr=run.lr, weight_decay=scale.weight_decay, grown_from=small)
     else:
@@ -263,7 +292,7 @@ def grown_run(run: Run, work: Path, scale: Scale, data, budget: float, small_flo
     mults = [g["lr"] / run.lr for g in opt.param_groups]
     steps = int(round((budget - spent) / big_flops))
     train(model, opt, mults, data, scale, budget, spent, steps, seed=2, curve=curve, peak_of_schedule=run.lr,
-          rewarm=0 if use_state else 50)
+          rewarm=0 if use_state else 50, relax=steps // 4 if "relax" in run.continuation else 0)
     return curve
 
 
@@ -282,11 +311,13 @@ def summarise(results: dict, scale: Scale) -> dict:
     scratch = {k: v for k, v in results.items() if v["kind"] == "scratch"}
     best = min(scratch, key=lambda k: scratch[k]["curve"][-1][1])
     target, budget = scratch[best]["curve"][-1][1], scratch[best]["curve"][-1][0]
-    pre = results["small"]["curve"][-1][1]
-    summary = {"best_scratch": best, "best_scratch_final_loss": target, "budget_flops": budget, "pre_growth_loss": pre, "runs": {}}
+    pre_at = {r.get("at", 0): r["curve"][-1][1] for r in results.values() if r["kind"] == "small"}
+    summary = {"best_scratch": best, "best_scratch_final_loss": target, "budget_flops": budget, "pre_growth_loss": pre_at.get(0),
+               "runs": {}}
     for name, r in results.items():
-        if r["kind"] != "grown":
+        if r["kind"] != "grown" or r.get("at", 0) not in pre_at:
             continue
+        pre = pre_at[r.get("at", 0)]
         losses = [loss for _, loss, _ in r["curve"]]
         at = reach(r["curve"], target)
         summary["runs"][name] = {
@@ -295,6 +326,7 @@ def summarise(results: dict, scale: Scale) -> dict:
             "max_spike_nats": max(0.0, max(losses[1:]) - pre) if len(losses) > 1 else 0.0,
             "flops_to_reach_best_scratch": at,
             "flops_saving": (1 - at / budget) if at is not None else None,
+            "pre_growth_loss": pre,
         }
     return summary
 
@@ -334,7 +366,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     prepare(work, scale)
     runs = [Run(f"scratch-lr={lr:g}", "scratch", lr) for lr in scale.sweep]
-    grown = [("fresh", "split"), ("state", "split"), ("lrmult", "split"), ("state+lrmult", "split"),
+    grown = [("state+relax", "split"), ("fresh", "split"), ("state", "split"), ("lrmult", "split"), ("state+lrmult", "split"),
              ("state+lrmult", "noise"), ("state+lrmult", "none")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -352,12 +384,12 @@ def main() -> None:
             plot(done, summary, json_path.with_suffix(".png"))
             print(json.dumps(summary, indent=1))
 
-    small = Run("small", "small", scale.small_lr)
     # every continuation follows the small model's schedule (its peak lr), as a user continuing would
-    grown_runs = [Run(f"grown-{c}-{s}", "grown", scale.small_lr, c, s) for c, s in grown]
+    names = sorted(wanted) if wanted else ["small", *(r.name for r in runs), *(f"grown-{c}-{s}" for c, s in grown)]
+    todo = [parse(n, scale) for n in names]
     with ProcessPoolExecutor(max_workers=scale.workers) as pool:
-        for batch in ([small] + runs, grown_runs):  # the grown runs need the small model
-            jobs = {r.name: pool.submit(run_one, r, work, scale) for r in batch if wanted is None or r.name in wanted}
+        for batch in ([r for r in todo if r.kind != "grown"], [r for r in todo if r.kind == "grown"]):  # grown runs need a small one
+            jobs = {r.name: pool.submit(run_one, r, work, scale) for r in batch}
             for name, job in jobs.items():
                 results[name] = job.result()
                 print(f"{name}: final loss {results[name]['curve'][-1][1]:.4f} ({results[name]['seconds']:.0f}s)", flush=True)
