@@ -96,6 +96,14 @@ def documents() -> tuple[list[str], list[str]]:
     return train, val
 
 
+def docs_version() -> str:
+    """The text's package version: the curves are comparable only on the same text."""
+    try:
+        return subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "python3.11-doc"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown version"
+
+
 def prepare(work: Path, scale: Scale) -> None:
     """Tokenizer and token blocks, once per work folder."""
     import torch
@@ -378,7 +386,7 @@ def main() -> None:
         done = {k: results[k] for k in sorted(results, key=lambda k: (results[k]["kind"] != "small", results[k]["kind"], k))}
         summary = summarise(done, scale) if "small" in done and any(r["kind"] == "grown" for r in done.values()) \
             and any(r["kind"] == "scratch" for r in done.values()) else None
-        json_path.write_text(json.dumps({"scale": asdict(scale), "text": f"{DOCS} (Debian's python3.11-doc)", "summary": summary,
+        json_path.write_text(json.dumps({"scale": asdict(scale), "text": f"{DOCS} (Debian's python3.11-doc {docs_version()})", "summary": summary,
                                          "results": done}, indent=1) + "\n")
         if summary:
             plot(done, summary, json_path.with_suffix(".png"))

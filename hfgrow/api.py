@@ -15,7 +15,7 @@ import torch
 from . import hub
 from .checkpoint import CheckpointReader, TensorInfo
 from .errors import GrowthError
-from .grow import compute_dtype, grow_one
+from .grow import grow_one
 from .plan import GrowthOptions, GrowthPlan, find_recipe, make_plan
 
 
@@ -46,9 +46,7 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
         "plan": plan.summary(),
         "groups": groups,
         "dropped": plan.dropped,
-        # the tensor being written, the one growing and its intermediates (float32 ones where it rounds)
-        "peak_memory_estimate_bytes": max((t.out.nbytes + 2 * t.out.nbytes // t.out.dtype.itemsize * compute_dtype(t, plan).itemsize
-                                           for t in plan.tensors), default=0),
+        "peak_memory_estimate_bytes": plan.peak_bytes()[0],
         "largest_output_tensor_bytes": largest,
         "verification": {"full_pass_bytes": verify_need, "available_bytes": available,
                          "auto_mode": "full" if verify_need <= 0.8 * available else "blockwise"},

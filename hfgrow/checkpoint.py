@@ -94,16 +94,31 @@ class CheckpointReader:
     def _weight_files(self) -> list[str]:
         for index, single in ((SAFE_INDEX, "model.safetensors"), (BIN_INDEX, "pytorch_model.bin")):
             if (self.folder / index).is_file():
+                self._check_inside(index, None)
                 self._index = self._read_index(index)
                 files = sorted(set(self._index.values()))
+                for f in files:
+                    self._check_inside(f, index)
                 missing = [f for f in files if not (self.folder / f).is_file()]
                 if missing:
                     raise GrowthError(f"{index} names missing shard(s): {', '.join(missing)}")
                 return files
             if (self.folder / single).is_file():
+                self._check_inside(single, None)
                 self._index = None
                 return [single]
         raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index)")
+
+    def _check_inside(self, file: str, index: str | None) -> None:
+        """A checkpoint from anywhere must not make hfgrow read outside its folder: a shard name is a
+        plain relative path whose file (links followed) lies in the folder, or in the Hub cache's blobs."""
+        where = f"{index} names shard {file!r}" if index else f"{file} is a link"
+        parts = Path(file).parts
+        if not parts or Path(file).is_absolute() or ".." in parts or "\\" in file:
+            raise GrowthError(f"{where}: shard names must be relative paths inside the checkpoint folder")
+        root, real = self.folder.resolve(), (self.folder / file).resolve()
+        if root not in real.parents and not _in_hub_blobs(root, real):
+            raise GrowthError(f"{where} that resolves outside the checkpoint folder ({real}): refused")
 
     def _read_index(self, name: str) -> dict[str, str]:
         try:

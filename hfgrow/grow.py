@@ -53,7 +53,9 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         check_verification_inputs(src, options.text_file)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
-    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {plan.widths.hidden[0]} → {plan.widths.hidden[1]}, "
+    w = plan.widths
+    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {w.hidden[0]} → {w.hidden[1]}, "
+        f"{w.heads[0]} → {w.heads[1]} heads of {w.head_dim[0]} → {w.head_dim[1]}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
     for why in plan.approximate:
         log(f"warning: not lossless: {why}")
@@ -127,12 +129,6 @@ def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -
     return {"repo_id": options.push_to_hub, "pushed": True, "url": url}
 
 
-def compute_dtype(tp: TensorPlan, plan: GrowthPlan) -> torch.dtype:
-    """The storage dtype when growing only copies and scales by powers of two, else float32."""
-    exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, plan.maps)
-    return tp.out.dtype if exact else torch.float32
-
-
 def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype; or, when that dtype is the
     tensor's own and growing it only copies and multiplies by powers of two, in that dtype (nothing
@@ -145,7 +141,7 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
         return t
     if not bool(torch.isfinite(t).all()):  # growing would spread it; verification could only say "no gap"
         raise GrowthError(f"'{tp.source.name}' holds non-finite values (NaN or inf): the source checkpoint is broken")
-    t = t.to(compute_dtype(tp, plan))
+    t = t.to(plan.compute_dtype(tp))
     if tp.zero:
         t = torch.zeros_like(t)
     elif tp.gain != 1.0:

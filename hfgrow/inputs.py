@@ -34,6 +34,13 @@ def check_tolerance(value: Any) -> float:
     return number
 
 
+def check_seed(value: Any) -> int:
+    """``--seed``: an integer torch's generators take (0 to 2^63 - 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise GrowthError(f"--seed must be an integer from 0 to 2^63-1, got {value!r}")
+    return value
+
+
 def text_file_problem(text_file: str | os.PathLike) -> str | None:
     """Why ``text_file`` cannot be read, from its metadata alone (cheap); None when it may be."""
     path = Path(text_file)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from . import algebra
 from .algebra import Convention, Expansion, Symmetry, Widths
-from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
+from .checkpoint import CheckpointReader, OutTensor, TensorInfo, _first_line, assign_shards, parse_size
 from .errors import GrowthError
-from .inputs import check_tolerance, text_file_problem
+from .inputs import check_seed, check_tolerance, text_file_problem
 from .recipe import Recipe, TensorRule
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -120,6 +121,7 @@ class GrowthOptions:
         if self.dtype is not None and self.dtype not in DTYPES:
             raise GrowthError(f"--dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         parse_size(self.max_shard_size)
+        self.seed = check_seed(self.seed)
         self.tolerance = check_tolerance(self.tolerance)
         try:  # the device grows the tensors and runs the verification
             device = torch.device(self.device)
@@ -173,6 +175,24 @@ class GrowthPlan:
         if narrowed:
             return narrowed[0]
         return self.tensors_by_name()[self.rounded[0]].out.dtype if self.rounded else None
+
+    def compute_dtype(self, tp: TensorPlan) -> torch.dtype:
+        """The storage dtype when growing only copies and scales by powers of two, else float32."""
+        exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps)
+        return tp.out.dtype if exact else torch.float32
+
+    def peak_bytes(self) -> tuple[int, str | None]:
+        """The memory growing the largest tensor takes (the tensor being written, the one growing and its
+        intermediates, in the compute dtype), and that tensor's name."""
+        itemsize: dict[tuple, int] = {}  # tensors of one rule and dtypes share it (new blocks are many)
+
+        def need(t: TensorPlan) -> int:
+            key = (id(t.rule), t.source.dtype, t.out.dtype, t.gain)
+            if key not in itemsize:
+                itemsize[key] = self.compute_dtype(t).itemsize
+            return t.out.nbytes + 2 * t.out.nbytes // t.out.dtype.itemsize * itemsize[key]
+        largest = max(self.tensors, key=need, default=None)
+        return (need(largest), largest.out.name) if largest else (0, None)
 
     def tensors_by_name(self) -> dict[str, TensorPlan]:
         return {t.out.name: t for t in self.tensors}
@@ -307,6 +327,13 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
             big_heads = big_hidden // big_dim
         _no_shrink(("number of heads", heads, big_heads), ("head_dim", head_dim, big_dim))  # as derived
     else:
+        # a head_dim of its own: the attention width grows with --factor; with --hidden-size alone it follows the
+        # hidden size where the source's does (heads × head_dim = hidden) and one head count (or head_dim) keeps it so
+        follows = not o.factor and o.hidden_size and heads * head_dim == hidden and not big_heads and not big_dim
+        if follows and by_heads and big_hidden % head_dim == 0 and (big_hidden // head_dim) % (heads // kv) == 0:
+            big_heads = big_hidden // head_dim
+        elif follows and not by_heads and big_hidden % heads == 0:
+            big_dim = big_hidden // heads
         big_heads = big_heads or (k * heads if by_heads else heads)
         big_dim = big_dim or (head_dim if by_heads else k * head_dim)
     group = heads // kv
@@ -325,9 +352,14 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
             raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
+MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
+
+
 def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
     """After which original blocks the new blocks go: spread evenly, or where ``--insert-at`` says."""
     added = n_new - n_old
+    if n_new > MAX_BLOCKS:
+        raise GrowthError(f"--layers {n_new}: hfgrow grows a stack to at most {MAX_BLOCKS} blocks ({stack} has {n_old})")
     if added < 0:
         raise GrowthError(f"--layers {n_new} is fewer than the {n_old} blocks of {stack}: hfgrow only grows")
     if at is None:
@@ -372,10 +404,14 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
+    rules = recipe.rules_for(cls)
+    _check_blocks(reader, recipe, config)
+    skeleton = _skeleton(recipe, cls, cfg)
+    _check_shapes(reader, recipe, skeleton, rules)
+    _check_widths_fit(widths, options.device)
     maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags,
                               mean_extras=recipe.norm == "layer")
 
-    rules = recipe.rules_for(cls)
     tensors, unmatched, norm_inputs = [], [], {}
     dropped = _tied_copies(reader, recipe, cls, cfg)
     for info in reader.tensors.values():
@@ -404,7 +440,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         where = f"{cls or recipe.classes[0] + ' (config.json names no architectures)'}"
         shown = ", ".join(unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else "")
         raise GrowthError(f"no {recipe.name} rule matches key(s) {shown} for {where}")
-    absent = _absent_keys(reader, recipe, cls, cfg, rules)
+    absent = _absent_keys(reader, recipe, skeleton, rules)
     if absent:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
         raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {shown} "
@@ -445,6 +481,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if "torch_dtype" in config:
             new_config["torch_dtype"] = options.dtype
 
+    # custom code (auto_map) describes the small model and is never copied: the grown config must not point at it
+    new_config.pop("auto_map", None)
     _check_config(new_config)
     rounded = [t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
                and (algebra.rounds_in_storage(t.rule.axes, maps) or not algebra.is_power_of_two(t.gain))]
@@ -452,7 +490,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
     params = (sum(i.numel for i in reader.tensors.values() if i.dtype.is_floating_point and i.name not in dropped),
               sum(math.prod(t.out.shape) for t in floating))
-    return GrowthPlan(
+    plan = GrowthPlan(
         recipe=recipe,
         model_class=cls,
         options=dataclasses.replace(options),
@@ -470,17 +508,28 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         layers=layers,
         new_blocks=new_blocks,
     )
+    _check_peak_fits(plan)
+    return plan
+
+
+def _check_peak_fits(plan: GrowthPlan) -> None:
+    """The largest tensor must fit where it is grown, before any weight is read."""
+    from .checkpoint import format_size
+    from .verification import available_memory
+
+    need, name = plan.peak_bytes()
+    have = available_memory(plan.options.device)
+    if need > have:
+        raise GrowthError(f"growing '{name}' needs {format_size(need)} of memory and {plan.options.device} has "
+                          f"{format_size(have)} available")
 
 
 LEGACY_NAMES = {"gamma": "weight", "beta": "bias"}  # norm parameters, renamed by transformers on load
 
 
-def _absent_keys(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any,
-                 rules: list[tuple[re.Pattern[str], TensorRule]]) -> list[str]:
-    """The weights the model class expects that the checkpoint does not hold, from a skeleton built on the
-    meta device (no memory): tied copies, keys transformers does not require, non-persistent buffers and
-    the recipe's dropped or generated keys aside; the base-model prefix may be there or not. Empty
-    where the class cannot be built so (the verification still reports missing keys)."""
+def _skeleton(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module | None:
+    """The model class built from the config on the meta device (no memory), or None where it cannot
+    be built so (the verification still compares the two models)."""
     import copy
 
     import transformers
@@ -489,13 +538,18 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg:
 
     model_cls = getattr(transformers, cls or recipe.classes[0], None)
     if model_cls is None:
-        return []
+        return None
     try:
         with quiet_transformers(), torch.device("meta"):
-            skeleton = model_cls(copy.deepcopy(cfg))
-        expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
-    except Exception:
-        return []
+            return model_cls(copy.deepcopy(cfg))
+    except Exception as e:
+        if isinstance(e, RuntimeError) and "overflow" in str(e):  # sizes no tensor can address: refused with the widths
+            return None
+        raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {_first_line(e)}") from None
+
+
+def _plain_names(recipe: Recipe, skeleton: torch.nn.Module) -> Callable[[str], str]:
+    """Key names as the skeleton's, stored ones included: without the base-model prefix, legacy norm names renamed."""
     prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
     prefixes.add(getattr(skeleton, "base_model_prefix", "") or "")
     prefixes.discard("")
@@ -507,7 +561,70 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg:
                 break
         head, _, last = name.rpartition(".")
         return f"{head}.{LEGACY_NAMES.get(last, last)}" if head else name
+    return plain
 
+
+def _stack_regex(recipe: Recipe, stack: str) -> re.Pattern[str]:
+    """Keys of a stack's blocks: (prefix and stack name)(block number)(the rest)."""
+    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
+    lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
+    return re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
+
+
+def _check_blocks(reader: CheckpointReader, recipe: Recipe, config: dict[str, Any]) -> None:
+    """The stored blocks are exactly those the config declares (transformers would ignore extra ones and
+    initialise missing ones at random); checked before a model is built from the config."""
+    for stack, field_name, fallback in recipe.stacks:
+        n = _field(config, field_name, config.get(fallback) if fallback else None)
+        rx = _stack_regex(recipe, stack)
+        stored = {int(m.group(2)): name for name in reader.tensors if (m := rx.match(name))}
+        beyond = sorted(i for i in stored if i >= n)
+        if beyond:
+            raise GrowthError(f"config.json says {field_name}={n} but the weights hold block {beyond[0]} of {stack} "
+                              f"('{stored[beyond[0]]}'): does config.json belong to these weights?")
+        # a class without this stack (T5's encoder-only classes and the decoder) stores none of its blocks
+        missing = [i for i in range(min(n, len(stored) + 1)) if i not in stored] if stored or n > MAX_BLOCKS else []
+        if missing:
+            raise GrowthError(f"config.json says {field_name}={n} but the weights hold no block {missing[0]} of {stack} "
+                              f"(they hold {len(stored)}): is a shard missing, or does config.json belong to other weights?")
+
+
+def _check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+                  rules: list[tuple[re.Pattern[str], TensorRule]]) -> None:
+    """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
+    if skeleton is None:
+        return
+    plain = _plain_names(recipe, skeleton)
+    expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
+    for info in reader.tensors.values():
+        want = expected.get(plain(info.name))
+        if want is not None and want != info.shape and not any(rule.drop for rx, rule in rules if rx.match(info.name)):
+            raise GrowthError(f"config.json and the weights disagree: '{info.name}' is stored as {list(info.shape)} "
+                              f"but config.json makes it {list(want)}")
+
+
+def _check_widths_fit(widths: Widths, device: str) -> None:
+    """Absurd sizes are refused before the expansions (a few bytes per unit of every width) are allocated."""
+    from .checkpoint import format_size
+    from .verification import available_memory
+
+    units = widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + 2 * widths.heads[1] * widths.head_dim[1]
+    need, have = 32 * units, available_memory("cpu")
+    if need > have // 2:
+        raise GrowthError(f"the grown sizes (hidden {widths.hidden[1]}, intermediate {widths.ffn[1]}, {widths.heads[1]} heads of "
+                          f"{widths.head_dim[1]}) would need more than {format_size(need)} of memory just to plan; "
+                          f"{format_size(have)} is available")
+
+
+def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+                 rules: list[tuple[re.Pattern[str], TensorRule]]) -> list[str]:
+    """The weights the model class expects that the checkpoint does not hold, from the skeleton: tied
+    copies, keys transformers does not require, non-persistent buffers and the recipe's dropped or
+    generated keys aside; the base-model prefix may be there or not."""
+    if skeleton is None:
+        return []
+    expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
+    plain = _plain_names(recipe, skeleton)
     stored = {plain(name) for name in reader.tensors}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
@@ -547,18 +664,16 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
     writes into the residual stream are zero, so that each new block is the identity (pre-norm)."""
     if not recipe.stacks:
         raise GrowthError(f"the {recipe.name} recipe does not declare its stacks of blocks: --layers is not supported")
-    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
-    lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
     layers, new_blocks = {}, {}
     for stack, field_name, fallback in recipe.stacks:
         n_old = _field(config, field_name, config.get(fallback) if fallback else None)
         if n_old == options.layers and options.insert_at is None:
             continue  # this stack already has that many blocks
         after = _insertions(n_old, options.layers, options.insert_at, stack)
-        rx = re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
+        rx = _stack_regex(recipe, stack)
         blocks: dict[int, dict[str, TensorPlan]] = {}
         renamed = []
-        new_index = {old: old + sum(a < old for a in after) for old in range(n_old)}
+        new_index = {old: old + bisect.bisect_left(after, old) for old in range(n_old)}  # after is sorted
         for tp in tensors:
             m = rx.match(tp.out.name)
             if not m:
@@ -569,9 +684,10 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
             name = f"{m.group(1)}{new_index[old]}{m.group(3)}"
             renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)))
         common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
-        added = []
-        for j, a in enumerate(after):
-            index = new_index[a] + 1 + sum(1 for b in after[:j] if b == a)
+        added, before = [], {}  # before[a]: new blocks already placed after block a
+        for a in after:
+            index = new_index[a] + 1 + before.get(a, 0)
+            before[a] = before.get(a, 0) + 1
             added.append(index)
             for suffix in sorted(common):
                 tp = blocks[a][suffix]
@@ -586,11 +702,8 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
         new_config[field_name] = options.layers
         for list_field in ("layer_types",):  # per-layer lists follow their blocks (as transformers derives them)
             values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
-            if isinstance(values, list) and len(values) == n_old:
-                grown = list(values)
-                for j, a in enumerate(after):
-                    grown.insert(added[j], values[a])
-                new_config[list_field] = grown
+            if isinstance(values, list) and len(values) == n_old:  # a new block is of its original's type
+                new_config[list_field] = [v for old, v in enumerate(values) for _ in range(1 + before.get(old, 0))]
     return tensors, layers, new_blocks
 
 

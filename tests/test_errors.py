@@ -147,7 +147,7 @@ def source_does_not_exist(src):
 
 def hidden_size_mismatch(src):
     edit_config(src, hidden_size=32)
-    return src, {}, [], ("size 16", "size 32", "config.json")
+    return src, {}, [], ("config.json and the weights disagree", "16]", "32]")
 
 
 def missing_config(src):
@@ -210,6 +210,71 @@ def bad_tolerance(src):
     return src, {"tolerance": 0.0, "verify": True}, ["--tolerance", "0"], ("--tolerance", "positive")
 
 
+def shard_index(src, name: str) -> None:
+    """Index the weights (already moved) as one shard called ``name``."""
+    weight_map = {k: name for k in load_file(src.parent / "x.safetensors")}
+    (src / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+
+
+def index_names_shard_outside(src):
+    """A lying index must not make hfgrow read (and then write, or push) tensors from elsewhere."""
+    (src / "model.safetensors").rename(src.parent / "x.safetensors")
+    shard_index(src, "../x.safetensors")
+    return src, {}, [], ("model.safetensors.index.json", "../x.safetensors", "inside the checkpoint folder")
+
+
+def index_names_absolute_shard(src):
+    (src / "model.safetensors").rename(src.parent / "x.safetensors")
+    shard_index(src, str(src.parent / "x.safetensors"))
+    return src, {}, [], ("model.safetensors.index.json", "x.safetensors", "relative paths")
+
+
+def shard_links_outside(src):
+    (src / "model.safetensors").rename(src.parent / "x.safetensors")
+    (src / "model-00001-of-00001.safetensors").symlink_to(src.parent / "x.safetensors")
+    shard_index(src, "model-00001-of-00001.safetensors")
+    return src, {}, [], ("model-00001-of-00001.safetensors", "resolves outside the checkpoint folder")
+
+
+def weights_link_outside(src):
+    (src / "model.safetensors").rename(src.parent / "x.safetensors")
+    (src / "model.safetensors").symlink_to(src.parent / "x.safetensors")
+    return src, {}, [], ("model.safetensors is a link", "outside the checkpoint folder")
+
+
+def fewer_layers_than_blocks(src):
+    edit_config(src, num_hidden_layers=1)
+    return src, {}, [], ("num_hidden_layers=1", "block 1", "bert.encoder.layer.1.")
+
+
+def negative_layers(src):
+    edit_config(src, num_hidden_layers=-1)
+    return src, {}, [], ("num_hidden_layers", "positive integer", "-1")
+
+
+def vocab_size_mismatch(src):
+    edit_config(src, vocab_size=40)
+    return src, {}, [], ("config.json and the weights disagree", "40")
+
+
+def absurd_hidden_size(src):
+    """Planned from the config, a billion-wide hidden size would allocate gigabytes: the weights say otherwise."""
+    edit_config(src, hidden_size=1_000_000_000)
+    return src, {}, [], ("config.json and the weights disagree", "1000000000")
+
+
+def absurd_factor(src):
+    return src, {"factor": 10**8}, ["--factor", str(10**8)], ("grown sizes", "hidden 1600000000", "memory")
+
+
+def absurd_layers(src):
+    return src, {"layers": 200_000, "allow_lossy": True}, ["--layers", "200000", "--allow-lossy"], ("--layers 200000", "at most 4096 blocks")
+
+
+def seed_beyond_64_bits(src):
+    return src, {"seed": 2**64}, ["--seed", str(2**64)], ("--seed", "2^63-1", str(2**64))
+
+
 CASES = [
     unsupported_architecture,
     factor(1),
@@ -237,6 +302,17 @@ CASES = [
     bad_device,
     missing_text_file,
     gpt2_summary_not_to_labels,
+    index_names_shard_outside,
+    index_names_absolute_shard,
+    shard_links_outside,
+    weights_link_outside,
+    fewer_layers_than_blocks,
+    negative_layers,
+    vocab_size_mismatch,
+    absurd_hidden_size,
+    absurd_factor,
+    absurd_layers,
+    seed_beyond_64_bits,
 ]
 
 

@@ -262,3 +262,19 @@ def test_sliding_window_layers_follow_their_blocks(tmp_path):
 def test_orthogonal_eps_is_written_exactly(tmp_path):
     check(build_model(tmp_path / "small", "LlamaForCausalLM"), tmp_path / "big", factor=2, convention="orthogonal")
     assert json.loads((tmp_path / "big" / "config.json").read_text())["rms_norm_eps"] == 0.025
+
+
+@pytest.mark.parametrize("cls,small,hidden,heads", [
+    ("GPT2LMHeadModel", dict(n_embd=32, n_head=2), 80, 5),  # head_dim 16 kept: 5 heads is the one answer
+    ("LlamaForCausalLM", {}, 24, 6),  # head_dim 4 of its own, 4 heads = the hidden size: they follow it, 2 → 3 KV heads
+    ("LlamaForCausalLM", {}, 20, 4),  # 5 heads cannot keep the query groups: the attention width stays 16
+])
+def test_hidden_size_alone_infers_the_heads(tmp_path, cls, small, hidden, heads):
+    lines = []
+    report = hfgrow.grow(build_model(tmp_path / "small", cls, **small), tmp_path / "big", hidden_size=hidden, log=lines.append)
+    assert report["verification"]["passed"]
+    head_dim = report["plan"]["head_dim"][0]
+    assert report["plan"]["num_heads"][1] == heads and report["plan"]["head_dim"][1] == head_dim
+    assert any(f"→ {heads} heads of {head_dim} → {head_dim}" in line for line in lines), lines  # says what it inferred
+    a, b = logits(load(tmp_path / "small")), logits(load(tmp_path / "big"))
+    assert ((a - b).abs().max() / a.abs().max()).item() <= 1e-5

@@ -1,0 +1,217 @@
+"""A checkpoint from anywhere: corrupted headers, lying indexes, hostile pickles, inconsistent configs and
+custom code, generated from a tiny fixture. Each must end cleanly — success, or exit 2 with one line and
+nothing written — and nothing from the source folder may ever run."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from safetensors.torch import load_file, save_file
+
+from hfgrow import ExitCode
+from hfgrow.cli import main
+from hfgrow.testing import build_model
+
+SEED = 1234
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """A tiny randomised Llama with GQA (2 KV heads for 4 query heads): every kind of axis."""
+    return build_model(tmp_path_factory.mktemp("llama") / "src", "LlamaForCausalLM")
+
+
+def run(src: Path, out: Path, *args: str):
+    return CliRunner().invoke(main, [str(src), "--out", str(out), "--no-verify", "-q", *args])
+
+
+def assert_clean(result, out: Path) -> None:
+    """Success, or one `error:` line with exit 2 and no --out (nor a temp folder beside it)."""
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    if result.exit_code == 0:
+        assert (out / "model.safetensors").is_file()
+        return
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert list(out.parent.iterdir()) == []
+
+
+def fresh(llama: Path, tmp_path: Path) -> tuple[Path, Path]:
+    src = tmp_path / "src"
+    shutil.copytree(llama, src)
+    (tmp_path / "outs").mkdir()
+    return src, tmp_path / "outs" / "big"
+
+
+# -- corrupted safetensors headers -------------------------------------------------------------------
+
+
+def header_mutations() -> list[tuple[str, int, bytes | None]]:
+    """(what, byte offset, replacement) in model.safetensors; offset -1: truncate at a random point."""
+    rng = random.Random(SEED)
+    cases = [("length field huge", 0, struct.pack("<Q", 2**62)), ("length field zero", 0, struct.pack("<Q", 0)),
+             ("length field past the end", 0, struct.pack("<Q", 10**6)), ("truncated", -1, None)]
+    for i in range(10):
+        cases.append((f"header byte {i}", 8 + rng.randrange(0, 400), bytes([rng.randrange(256)])))
+    return cases
+
+
+@pytest.mark.parametrize("what,offset,replacement", header_mutations(), ids=[c[0] for c in header_mutations()])
+def test_corrupted_header(llama, tmp_path, what, offset, replacement):
+    src, out = fresh(llama, tmp_path)
+    path = src / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    if offset < 0:
+        del data[random.Random(SEED).randrange(8, len(data)):]
+    else:
+        data[offset:offset + len(replacement)] = replacement
+    path.write_bytes(bytes(data))
+    assert_clean(run(src, out), out)
+
+
+# -- lying indexes -----------------------------------------------------------------------------------
+
+
+def lying_indexes(names: list[str]) -> dict[str, object]:
+    shard = "model-00001-of-00001.safetensors"
+    return {
+        "names a shard outside": {n: "../" + shard for n in names},
+        "names an absolute path": {n: "/etc/passwd" for n in names},
+        "names a folder": {n: "." for n in names},
+        "names an empty string": {n: "" for n in names},
+        "names a tensor the shard lacks": {**{n: shard for n in names}, "model.extra.weight": shard},
+        "omits a tensor": {n: shard for n in names[1:]},
+        "maps to a number": {n: 1 for n in names},
+        "is a list": [shard],
+        "is empty": {},
+        "backslashes": {n: "..\\" + shard for n in names},
+    }
+
+
+@pytest.mark.parametrize("case", list(lying_indexes(["x"])))
+def test_lying_index(llama, tmp_path, case):
+    src, out = fresh(llama, tmp_path)
+    names = sorted(load_file(src / "model.safetensors"))
+    (src / "model.safetensors").rename(src / "model-00001-of-00001.safetensors")
+    shutil.copy(src / "model-00001-of-00001.safetensors", tmp_path / "model-00001-of-00001.safetensors")  # the "outside" file
+    weight_map = lying_indexes(names)[case]
+    (src / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    result = run(src, out)
+    assert_clean(result, out)
+    if case in ("omits a tensor",):  # an index need not list every tensor of its shards: transformers reads them all
+        return
+    assert result.exit_code == 2, result.output
+
+
+# -- hostile pickles ---------------------------------------------------------------------------------
+
+
+class Payload:
+    """Unpickling this runs ``exec``: a weights file must never be unpickled with arbitrary globals."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return exec, (f"open({str(self.marker)!r}, 'w').write('ran')",)
+
+
+@pytest.mark.parametrize("shape", ["top level", "inside the state dict", "plain pickle, not zip"])
+def test_hostile_pickle_never_runs(llama, tmp_path, shape):
+    src, out = fresh(llama, tmp_path)
+    marker = tmp_path / "marker"
+    sd = load_file(src / "model.safetensors")
+    (src / "model.safetensors").unlink()
+    if shape == "top level":
+        torch.save(Payload(marker), src / "pytorch_model.bin")
+    elif shape == "inside the state dict":
+        torch.save({**sd, "evil": Payload(marker)}, src / "pytorch_model.bin")
+    else:
+        (src / "pytorch_model.bin").write_bytes(pickle.dumps({"x": Payload(marker)}))
+    result = run(src, out)
+    assert_clean(result, out)
+    assert result.exit_code == 2
+    assert not marker.exists()
+
+
+# -- inconsistent configs ----------------------------------------------------------------------------
+
+FIELDS = ["hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim", "num_hidden_layers",
+          "vocab_size", "max_position_embeddings"]
+VALUES = [0, -3, 7, 10**12, "16", None, 1.5, True]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+@pytest.mark.parametrize("field", FIELDS)
+def test_inconsistent_config(llama, tmp_path, field, value):
+    src, out = fresh(llama, tmp_path)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg[field] = value
+    (src / "config.json").write_text(json.dumps(cfg))
+    result = run(src, out)
+    assert_clean(result, out)
+    # the weights pin every field but the positions (rotary), and head_dim may be left to derive (16 / 4 heads)
+    if field != "max_position_embeddings" and (field, value) != ("head_dim", None):
+        assert result.exit_code == 2, result.output
+
+
+# -- custom code -------------------------------------------------------------------------------------
+
+
+def test_custom_code_is_never_run_nor_copied(llama, tmp_path):
+    """A source with its own modeling code and an auto_map: hfgrow grows it with transformers' class, never
+    imports the code, leaves it behind, and drops auto_map from the grown config."""
+    src, out = fresh(llama, tmp_path)
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').write('ran')\n"
+    for name in ("configuration_evil.py", "modeling_evil.py", "tokenization_evil.py"):
+        (src / name).write_text(code)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["auto_map"] = {"AutoConfig": "configuration_evil.EvilConfig", "AutoModelForCausalLM": "modeling_evil.EvilModel"}
+    (src / "config.json").write_text(json.dumps(cfg))
+
+    result = CliRunner().invoke(main, [str(src), "--out", str(out), "-q"])  # verified: both models are loaded
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["verify", str(src), str(out)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["inspect", str(src)])
+    assert result.exit_code == 0, result.output
+    assert not marker.exists()
+    assert not list(out.glob("*.py"))
+    assert "auto_map" not in json.loads((out / "config.json").read_text())
+    report = json.loads((out / "growth_report.json").read_text())
+    assert set(report["not_copied"]) >= {"configuration_evil.py", "modeling_evil.py", "tokenization_evil.py"}
+
+
+def test_legit_index_and_hub_links_still_work(llama, tmp_path):
+    """The guards refuse only what leaves the folder: a sharded checkpoint whose shards are links into a
+    Hub-style blobs folder grows."""
+    repo = tmp_path / "models--org--tiny"
+    snap, blobs = repo / "snapshots" / "abc", repo / "blobs"
+    snap.mkdir(parents=True)
+    blobs.mkdir()
+    sd = load_file(llama / "model.safetensors")
+    names = sorted(sd)
+    half = len(names) // 2
+    weight_map = {}
+    for i, part in enumerate((names[:half], names[half:])):
+        shard = f"model-0000{i + 1}-of-00002.safetensors"
+        save_file({n: sd[n] for n in part}, blobs / f"blob{i}", metadata={"format": "pt"})
+        (snap / shard).symlink_to(Path("../../blobs") / f"blob{i}")
+        weight_map.update({n: shard for n in part})
+    (snap / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    shutil.copy(llama / "config.json", snap / "config.json")
+    (tmp_path / "outs").mkdir()
+    out = tmp_path / "outs" / "big"
+    result = CliRunner().invoke(main, [str(snap), "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
