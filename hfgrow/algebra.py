@@ -458,19 +458,23 @@ def _head_layout(d: int, big_d: int, rope: str | None) -> tuple[torch.Tensor, to
     return src, torch.ones(big_d, dtype=torch.bool)
 
 
-def _attention_layout(groups: tuple[int, int], per_group: int, d: tuple[int, int], rope: str | None):
-    """Heads come in groups (the query heads that share one KV head); groups are tiled, whole, and
-    each head's dims laid out by :func:`_head_layout`. Returns src, aligned, and the number of
-    copies of each small dim within its head (for the score correction)."""
-    (g, big_g), (hd, big_hd) = groups, d
+def _attention_layout(groups: tuple[int, int], per_group: tuple[int, int], d: tuple[int, int], rope: str | None):
+    """Heads come in groups (the query heads that share one KV head): big group j copies group j mod g,
+    and the query heads of all the copies of one group copy its query heads, spread over them (each at
+    least once, uneven where the sizes ask); each head's dims laid out by :func:`_head_layout`. Returns
+    src, aligned, and the number of copies of each small dim within its head (for the score correction)."""
+    (g, big_g), (p, big_p), (hd, big_hd) = groups, per_group, d
     if big_g < g:
-        raise GrowthError(f"cannot reduce the number of heads ({g * per_group} → {big_g * per_group})")
-    group_src = torch.arange(big_g) % g  # tile: each copy of a query head still reads its KV head's copy
+        raise GrowthError(f"cannot reduce the number of heads ({g * p} → {big_g * big_p})")
+    group_src = torch.arange(big_g) % g  # each copy of a query head still reads a copy of its own KV head
+    copies = torch.bincount(group_src, minlength=g)
+    slot = torch.arange(big_g) // g  # which copy of its group a big group is
+    heads = torch.stack([group_src[j] * p + spread(p, int(copies[group_src[j]]) * big_p, "a group of query heads")
+                         [slot[j] * big_p: (slot[j] + 1) * big_p] for j in range(big_g)]).reshape(-1)  # big head → small head
     inner, aligned = _head_layout(hd, big_hd, rope)
-    heads = (group_src[:, None] * per_group + torch.arange(per_group)).reshape(-1)  # big head → small head
     src = (heads[:, None] * hd + inner).reshape(-1)
     within = torch.zeros(hd).index_add_(0, inner, aligned.float())
-    return src, aligned.repeat(big_g * per_group), within[inner].repeat(big_g * per_group)
+    return src, aligned.repeat(big_g * big_p), within[inner].repeat(big_g * big_p)
 
 
 def expansions(
@@ -503,7 +507,7 @@ def expansions(
       carries √(hidden'/hidden) more (``Expansion.rescale``), so it equals E_hidden again.
     """
     flags = flags or {}
-    group_size = widths.heads[0] // widths.kv_heads[0]
+    group_size = (widths.heads[0] // widths.kv_heads[0], widths.heads[1] // widths.kv_heads[1])
     layouts: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     def layout(dim: str, rope: str | None):
@@ -517,13 +521,11 @@ def expansions(
                 n, big = widths.ffn
                 layouts[key] = (n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big))
             elif dim in ("attention", "kv_attention", "heads", "head_dim"):
-                per_group = group_size if dim in ("attention", "heads") else 1
+                per_group = group_size if dim in ("attention", "heads") else (1, 1)
                 groups = widths.kv_heads if dim != "head_dim" else (1, 1)
                 d = widths.head_dim if dim != "heads" else (1, 1)
-                if dim == "head_dim":
-                    per_group = 1
                 src, aligned, within = _attention_layout(groups, per_group, d, rope)
-                layouts[key] = (groups[0] * per_group * d[0], src, aligned, within)
+                layouts[key] = (groups[0] * per_group[0] * d[0], src, aligned, within)
             else:
                 raise GrowthError(f"unknown dimension {dim!r}")
         return layouts[key]

@@ -67,7 +67,7 @@ def relate(reader: Any, big_cfg: dict[str, Any], unrelated: str) -> GrowthPlan:
         raise GrowthError(f"{unrelated}: a {big_cfg.get('model_type')} model and a {small_cfg.get('model_type')} one")
     f = recipe.config
     sizes: dict[str, Any] = {"hidden_size": big_cfg.get(f.hidden), "intermediate_size": big_cfg.get(f.ffn),
-                             "num_heads": big_cfg.get(f.heads)}
+                             "num_heads": big_cfg.get(f.heads), "num_kv_heads": big_cfg.get(f.kv_heads) if f.kv_heads else None}
     if f.head_dim and big_cfg.get(f.head_dim) is not None:
         sizes["head_dim"] = big_cfg[f.head_dim]
     elif sizes["hidden_size"] and sizes["num_heads"]:

@@ -90,6 +90,8 @@ def growth_options(f: Callable) -> Callable:
         click.option("--hidden-size", type=int, default=None, help="Target hidden size (any for pre-norm models; post-norm: multiples)."),
         click.option("--intermediate-size", type=int, default=None, help="Target FFN size (any)."),
         click.option("--num-heads", type=int, default=None, help="Target number of attention heads."),
+        click.option("--num-kv-heads", type=int, default=None,
+                     help="Target number of KV heads (GQA) [default: keep the query groups, else the nearest group size]."),
         click.option("--head-dim", type=int, default=None, help="Target head_dim (rotary models: whole multiples)."),
         click.option("--layers", type=int, default=None, help="Target number of blocks per stack; new blocks are exactly the identity (pre-norm)."),
         click.option("--insert-at", default=None, help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly]."),

@@ -51,6 +51,7 @@ class GrowthOptions:
     hidden_size: int | None = None
     intermediate_size: int | None = None
     num_heads: int | None = None
+    num_kv_heads: int | None = None  # GQA: KV heads after growth [default: chosen from the heads, see _kv_heads]
     head_dim: int | None = None
     layers: int | None = None  # total blocks per stack after growth; new blocks are exactly the identity
     insert_at: tuple[int, ...] | str | None = None  # insert a new block after these original blocks
@@ -94,7 +95,7 @@ class GrowthOptions:
 
     def validate(self) -> None:
         self.factor = _int_option("factor", self.factor, minimum=2)
-        for name in ("hidden_size", "intermediate_size", "num_heads", "head_dim", "layers"):
+        for name in ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "layers"):
             setattr(self, name, _int_option(name.replace("_", "-"), getattr(self, name)))
         if self.factor is None and not any((self.hidden_size, self.intermediate_size, self.num_heads, self.head_dim, self.layers)):
             self.factor = 2
@@ -330,20 +331,47 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
         # a head_dim of its own: the attention width grows with --factor; with --hidden-size alone it follows the
         # hidden size where the source's does (heads × head_dim = hidden) and one head count (or head_dim) keeps it so
         follows = not o.factor and o.hidden_size and heads * head_dim == hidden and not big_heads and not big_dim
-        if follows and by_heads and big_hidden % head_dim == 0 and (big_hidden // head_dim) % (heads // kv) == 0:
+        if follows and by_heads and big_hidden % head_dim == 0 and _kv_fits(heads, kv, big_hidden // head_dim):
             big_heads = big_hidden // head_dim
         elif follows and not by_heads and big_hidden % heads == 0:
             big_dim = big_hidden // heads
         big_heads = big_heads or (k * heads if by_heads else heads)
         big_dim = big_dim or (head_dim if by_heads else k * head_dim)
-    group = heads // kv
-    if big_heads % group:
-        raise GrowthError(f"{big_heads} heads cannot keep groups of {group} query heads per KV head")
+    big_kv = _kv_heads(heads, kv, big_heads, o.num_kv_heads)
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
     return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
-                  kv_heads=(kv, big_heads // group), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding))
+                  kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding))
+
+
+def _kv_fits(heads: int, kv: int, big_heads: int, big_kv: int | None = None) -> bool:
+    """Whether ``big_heads`` query heads on ``big_kv`` KV heads (any, if None) hold the source's exactly: KV
+    head j copies KV head j mod kv, and the query heads of the copies of one KV head copy its query heads,
+    each at least once (unevenly where they must; the output projection reads copies back by 1/count)."""
+    group = heads // kv
+    if big_kv is None:
+        return any(_kv_fits(heads, kv, big_heads, c) for c in range(kv, big_heads + 1))
+    return big_kv >= kv and big_heads % big_kv == 0 and (big_kv // kv) * (big_heads // big_kv) >= group
+
+
+def _kv_heads(heads: int, kv: int, big_heads: int, wanted: int | None) -> int:
+    """The KV heads after growth: ``wanted``, else the count that keeps the query groups, else the one whose
+    group size is nearest the source's (more KV heads on a tie)."""
+    group = heads // kv
+    if wanted is not None:
+        if not _kv_fits(heads, kv, big_heads, wanted):
+            raise GrowthError(f"--num-kv-heads {wanted} cannot hold {heads} query heads on {kv} KV heads as {big_heads} "
+                              f"heads: it must divide {big_heads}, be at least {kv}, and give each KV head's copies "
+                              f"room for its {group} query heads")
+        return wanted
+    if big_heads % group == 0 and _kv_fits(heads, kv, big_heads, big_heads // group):
+        return big_heads // group
+    fits = [c for c in range(kv, big_heads + 1) if _kv_fits(heads, kv, big_heads, c)]
+    if not fits:
+        raise GrowthError(f"{big_heads} heads cannot hold the {heads} query heads of {kv} KV heads "
+                          f"(each KV head needs room for its {group} query heads)")
+    return min(fits, key=lambda c: (abs(big_heads / c - group), -c))
 
 
 def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:

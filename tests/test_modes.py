@@ -67,8 +67,8 @@ def test_uneven_heads_keep_each_query_head_on_its_kv_head(tmp_path):
     # 4 query heads on 2 KV heads → 6 on 3: the first group is copied twice, the second once
     report = check(build_model(tmp_path / "small", "LlamaForCausalLM"), tmp_path / "big", hidden_size=24, num_heads=6)
     assert report["plan"]["num_kv_heads"] == [2, 3]
-    with pytest.raises(hfgrow.GrowthError, match="groups of 2"):
-        hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=5)
+    with pytest.raises(hfgrow.GrowthError, match="--num-kv-heads 4 cannot hold"):
+        hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=6, num_kv_heads=4)
     with pytest.raises(hfgrow.GrowthError, match="transformers rejects the grown config.*multiple"):
         hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=6)  # LLaMA wants hidden % heads == 0
 
@@ -267,7 +267,7 @@ def test_orthogonal_eps_is_written_exactly(tmp_path):
 @pytest.mark.parametrize("cls,small,hidden,heads", [
     ("GPT2LMHeadModel", dict(n_embd=32, n_head=2), 80, 5),  # head_dim 16 kept: 5 heads is the one answer
     ("LlamaForCausalLM", {}, 24, 6),  # head_dim 4 of its own, 4 heads = the hidden size: they follow it, 2 → 3 KV heads
-    ("LlamaForCausalLM", {}, 20, 4),  # 5 heads cannot keep the query groups: the attention width stays 16
+    ("LlamaForCausalLM", {}, 20, 5),  # 5 heads on 5 KV heads: KV head 0's query heads twice over, 1's once more
 ])
 def test_hidden_size_alone_infers_the_heads(tmp_path, cls, small, hidden, heads):
     lines = []
@@ -278,3 +278,19 @@ def test_hidden_size_alone_infers_the_heads(tmp_path, cls, small, hidden, heads)
     assert any(f"→ {heads} heads of {head_dim} → {head_dim}" in line for line in lines), lines  # says what it inferred
     a, b = logits(load(tmp_path / "small")), logits(load(tmp_path / "big"))
     assert ((a - b).abs().max() / a.abs().max()).item() <= 1e-5
+
+
+@pytest.mark.parametrize("cls", ["LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM"])
+@pytest.mark.parametrize("kv,heads,kv_option,big_kv", [
+    (1, 6, None, 2),  # 4 query heads on 1 KV head → 6 heads: groups of 3 (nearest to 4) on 2 copies of the KV head
+    (1, 6, 1, 1),  # the KV head kept: its 4 query heads copied unevenly (2, 2, 1, 1) into one group of 6
+    (2, 6, 6, 6),  # KV heads grow by 3, query heads by 1.5: one query head per KV head
+    (2, 10, None, 5),  # groups of 2 kept
+])
+def test_gqa_any_head_count_transformers_accepts(tmp_path, cls, kv, heads, kv_option, big_kv):
+    small = build_model(tmp_path / "small", cls, hidden_size=64, num_attention_heads=4, num_key_value_heads=kv, head_dim=16)
+    report = check(small, tmp_path / "big", hidden_size=16 * heads, num_kv_heads=kv_option)
+    assert report["plan"]["num_heads"] == [4, heads] and report["plan"]["num_kv_heads"] == [kv, big_kv]
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (config["num_attention_heads"], config["num_key_value_heads"]) == (heads, big_kv)
+    assert hfgrow.verify(tmp_path / "small", tmp_path / "big")["passed"]  # the pair alone tells the same expansion
