@@ -24,8 +24,8 @@ continuations:
   state       the small model's AdamW state grown with the weights (hfgrow.grow_optimizer_state)
   lrmult      a new AdamW with hfgrow's per-tensor multipliers (hfgrow.param_groups)
   state+lrmult  both: the continuation hfgrow recommends
-  state+relax   both, with every multiplier relaxed linearly to 1 over the first quarter of the big phase
-                (weight decay relaxed with it, so that lr·wd ends at the big model's own)
+  state+relax   both, every multiplier relaxed linearly to 1 over the first quarter of the big phase
+                (hfgrow.optim.RelaxedMultipliers; AdamW's lr·wd kept)
 A suffix @N grows at N small-model steps instead of the default (`small@N` is then that small run).
 
 Output: bench/results/training.json (every curve and the summary figures) and bench/results/training.png.
@@ -67,7 +67,7 @@ class Scale:
     eval_every: int = 50
     eval_blocks: int = 128
     small_lr: float = 3e-3
-    sweep: tuple[float, ...] = (1e-3, 2e-3, 4e-3)
+    sweep: tuple[float, ...] = (1e-3, 2e-3, 4e-3, 8e-3)
     warmup: float = 0.03  # of the budget
     weight_decay: float = 0.1
     threads: int = 1
@@ -202,23 +202,22 @@ def train(model, optimizer, groups_lr: list[float], data, scale: Scale, budget: 
           curve: list, peak_of_schedule: float, rewarm: int = 0, relax: int = 0):
     """``steps`` AdamW steps from ``spent`` FLOPs on; every group's lr follows the schedule times its own
     multiplier (its initial lr / the peak); ``rewarm`` steps ramp linearly from 0 first (a fresh optimizer);
-    with ``relax``, each multiplier moves linearly to 1 over that many steps, weight decay inversely, so
-    that the decoupled decay lr·wd stays what it is (the same for every copy and the small model's)."""
+    with ``relax``, hfgrow's RelaxedMultipliers moves each multiplier to 1 over that many steps."""
     import torch
+
+    from hfgrow.optim import RelaxedMultipliers
 
     gen = torch.Generator().manual_seed(seed)
     per_step = flops_per_step(model, scale)
     train_blocks = data["train"]
-    decay = [g["weight_decay"] * m for g, m in zip(optimizer.param_groups, groups_lr)]  # lr·wd / base lr
+    start = spent
+    sched = RelaxedMultipliers(optimizer, peak_of_schedule, relax, schedule=lambda s: lr_at(
+        (start + s * per_step) / budget, peak_of_schedule, scale) / peak_of_schedule) if relax else None
     for step in range(steps):
-        progress = spent / budget
-        base = lr_at(progress, peak_of_schedule, scale) * (min(1.0, (step + 1) / rewarm) if rewarm else 1.0)
-        t = min(1.0, step / relax) if relax else 0.0
-        for g, mult, d0 in zip(optimizer.param_groups, groups_lr, decay):
-            m = mult + (1.0 - mult) * t
-            g["lr"] = base * m
-            if relax:
-                g["weight_decay"] = d0 / m
+        if sched is None:
+            base = lr_at(spent / budget, peak_of_schedule, scale) * (min(1.0, (step + 1) / rewarm) if rewarm else 1.0)
+            for g, mult in zip(optimizer.param_groups, groups_lr):
+                g["lr"] = base * mult
         idx = torch.randint(0, train_blocks.shape[0], (scale.batch,), generator=gen)
         x = train_blocks[idx]
         loss = model(input_ids=x[:, :-1], labels=x[:, :-1]).loss
@@ -226,6 +225,8 @@ def train(model, optimizer, groups_lr: list[float], data, scale: Scale, budget: 
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        if sched is not None:
+            sched.step()
         spent += per_step
         if (step + 1) % scale.eval_every == 0 or step + 1 == steps:
             curve.append((spent, evaluate(model, data["val"]), loss.item()))

@@ -286,6 +286,55 @@ def param_groups(model: torch.nn.Module, lr: float, *, optimizer: str = "adamw",
     return groups
 
 
+class RelaxedMultipliers(torch.optim.lr_scheduler.LRScheduler):
+    """A learning-rate schedule for the param groups of :func:`param_groups`: each group's multiplier moves
+    linearly from its own value to 1 over ``steps`` steps, times ``schedule(step)`` (a factor on ``lr``,
+    e.g. the rest of the small model's cosine; constant 1 by default).
+
+    The multipliers make the first steps continue the small model's training (no loss jump); kept for
+    good they also keep the grown model learning at the small model's pace. Relaxed, the grown model ends
+    at its own lr: on the CPU benchmark (``bench/training.py``) over the first quarter of the continued run.
+    With AdamW the decoupled decay lr·wd of each group is kept as it moves (weight decay moves inversely),
+    so it is the small model's throughout; Adam's and SGD's L2 decay is left as the groups set it::
+
+        groups = hfgrow.param_groups(big, lr=3e-3, weight_decay=0.1, grown_from=small)
+        opt = torch.optim.AdamW(groups, lr=3e-3)
+        sched = hfgrow.optim.RelaxedMultipliers(opt, lr=3e-3, steps=1000, schedule=lambda step: cosine(step))
+        ...  # opt.step(); sched.step()
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer, lr: float, steps: int, schedule: Any = None, last_epoch: int = -1):
+        if not (isinstance(lr, (int, float)) and lr > 0):
+            raise GrowthError(f"lr must be a positive number, got {lr!r}")
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+            raise GrowthError(f"steps must be a whole number >= 0, got {steps!r}")
+        self.lr, self.steps, self.schedule = float(lr), steps, schedule
+        self.decoupled = isinstance(optimizer, torch.optim.AdamW)
+        groups = optimizer.param_groups
+        self.multipliers = [g.get("initial_lr", g["lr"]) / self.lr for g in groups]
+        self.decay = [g.get("weight_decay", 0.0) * m for g, m in zip(groups, self.multipliers)]  # lr·wd, over lr
+        super().__init__(optimizer, last_epoch)
+
+    def multiplier(self, i: int, step: int) -> float:
+        """Group ``i``'s multiplier at ``step``."""
+        t = min(1.0, step / self.steps) if self.steps else 1.0
+        m = self.multipliers[i]
+        return m + (1.0 - m) * t
+
+    def get_lr(self) -> list[float]:
+        factor = self.schedule(self.last_epoch) if self.schedule is not None else 1.0
+        lrs = []
+        for i, group in enumerate(self.optimizer.param_groups):
+            m = self.multiplier(i, self.last_epoch)
+            if self.decoupled:
+                group["weight_decay"] = self.decay[i] / m
+            lrs.append(self.lr * factor * m)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "schedule")}
+
+
 def save_scales(folder: str | os.PathLike, scales: Mapping[str, TensorScales], **extra: Any) -> Path:
     """Write the per-tensor scales as ``hfgrow_param_groups.json`` in ``folder``."""
     from . import __version__

@@ -343,3 +343,33 @@ def test_trainer_checkpoint_errors(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="unsupported optimizer"):
         grow_trainer_checkpoint(src, tmp_path / "out", verify=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_relaxed_multipliers_move_every_group_to_the_base_lr(tmp_path):
+    from hfgrow.optim import RelaxedMultipliers
+    from hfgrow.testing import make_model
+
+    small = make_model("LlamaForCausalLM", seed=0)
+    big = hfgrow.grow_model(small, factor=2)
+    groups = hfgrow.param_groups(big, lr=1e-3, weight_decay=0.1, grown_from=small)
+    mults = [g["lr"] / 1e-3 for g in groups]
+    assert len(set(mults)) > 1  # the test needs groups that differ
+    products = [g["lr"] * g["weight_decay"] for g in groups]
+    opt = torch.optim.AdamW(groups, lr=1e-3)
+    sched = RelaxedMultipliers(opt, lr=1e-3, steps=4, schedule=lambda step: 0.5 ** step)
+    assert [g["lr"] for g in opt.param_groups] == pytest.approx([1e-3 * m for m in mults])
+    for step in range(1, 7):
+        opt.step()
+        sched.step()
+        t = min(1.0, step / 4)
+        for g, m, p in zip(opt.param_groups, mults, products):
+            assert g["lr"] == pytest.approx(1e-3 * 0.5 ** step * (m + (1 - m) * t))
+            assert g["lr"] * g["weight_decay"] / 0.5 ** step == pytest.approx(p)  # the decoupled decay is kept
+    assert {round(g["lr"], 12) for g in opt.param_groups} == {round(1e-3 * 0.5 ** 6, 12)}
+    state = sched.state_dict()
+    torch.save(state, tmp_path / "sched.pt")  # no lambda in it
+    again = RelaxedMultipliers(opt, lr=1e-3, steps=4, schedule=lambda step: 0.5 ** step)
+    again.load_state_dict(torch.load(tmp_path / "sched.pt", weights_only=False))
+    assert again.last_epoch == 6 and again.multipliers == pytest.approx(mults)
+    with pytest.raises(hfgrow.GrowthError, match="steps"):
+        RelaxedMultipliers(opt, lr=1e-3, steps=-1)
