@@ -67,8 +67,14 @@ tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
 ```
 
 The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
-New blocks (if any) start as the identity: their output projections are zero. Use a learning-rate warm-up: the
-grown model starts where the small one ended, not from a random initialisation.
+New blocks (if any) start as the identity: their output projections are zero.
+
+The grown model starts where the small one ended, not from a random initialisation. To keep that head start,
+continue with the small model's optimizer state grown with the weights (`hfgrow.grow_optimizer_state`, or
+`hfgrow.grow_trainer_checkpoint` for a Trainer checkpoint) and hfgrow's per-tensor learning rates
+(`hfgrow.param_groups`), relaxed to the plain learning rate over the first quarter of the continued run
+(`hfgrow.optim.RelaxedMultipliers`); a fresh optimizer makes the loss jump after growth. Without the small
+model's optimizer state, use a learning-rate warm-up.
 """
     return ModelCard(body)
 

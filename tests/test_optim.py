@@ -373,3 +373,11 @@ def test_relaxed_multipliers_move_every_group_to_the_base_lr(tmp_path):
     assert again.last_epoch == 6 and again.multipliers == pytest.approx(mults)
     with pytest.raises(hfgrow.GrowthError, match="steps"):
         RelaxedMultipliers(opt, lr=1e-3, steps=-1)
+
+
+def test_model_card_says_how_to_continue(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    hfgrow.grow(src, tmp_path / "big", verify=False)
+    card = (tmp_path / "big" / "README.md").read_text()
+    for name in ("grow_optimizer_state", "grow_trainer_checkpoint", "param_groups", "RelaxedMultipliers"):
+        assert name in card
