@@ -38,7 +38,7 @@ CASES = {  # name: (class, model overrides, growth options)
     "bert-x2": ("BertForMaskedLM", {}, dict(factor=2, symmetry="none")),
     "t5-x2": ("T5ForConditionalGeneration", {}, dict(factor=2, symmetry="none")),
     "llama-x2": ("LlamaForCausalLM", {}, dict(factor=2, symmetry="none")),
-    "llama-hidden-16-24": ("LlamaForCausalLM", {}, dict(hidden_size=24, symmetry="none")),
+    "llama-hidden-16-24": ("LlamaForCausalLM", {}, dict(hidden_size=24, num_heads=4, symmetry="none")),
     "llama-x2-split": ("LlamaForCausalLM", {}, dict(factor=2, symmetry="split")),
     "llama-x2-noise": ("LlamaForCausalLM", {}, dict(factor=2, symmetry="noise")),
     "llama-ffn-96-144": ("LlamaForCausalLM", LLAMA64, dict(intermediate_size=144, symmetry="none")),

@@ -460,17 +460,19 @@ def _head_layout(d: int, big_d: int, rope: str | None) -> tuple[torch.Tensor, to
 
 def _attention_layout(groups: tuple[int, int], per_group: tuple[int, int], d: tuple[int, int], rope: str | None):
     """Heads come in groups (the query heads that share one KV head): big group j copies group j mod g,
-    and the query heads of all the copies of one group copy its query heads, spread over them (each at
-    least once, uneven where the sizes ask); each head's dims laid out by :func:`_head_layout`. Returns
+    and the query heads of all the copies of one group copy its query heads (each at least once, uneven
+    where the sizes ask); each head's dims laid out by :func:`_head_layout`. Returns
     src, aligned, and the number of copies of each small dim within its head (for the score correction)."""
     (g, big_g), (p, big_p), (hd, big_hd) = groups, per_group, d
     if big_g < g:
         raise GrowthError(f"cannot reduce the number of heads ({g * p} → {big_g * big_p})")
     group_src = torch.arange(big_g) % g  # each copy of a query head still reads a copy of its own KV head
-    copies = torch.bincount(group_src, minlength=g)
-    slot = torch.arange(big_g) // g  # which copy of its group a big group is
-    heads = torch.stack([group_src[j] * p + spread(p, int(copies[group_src[j]]) * big_p, "a group of query heads")
-                         [slot[j] * big_p: (slot[j] + 1) * big_p] for j in range(big_g)]).reshape(-1)  # big head → small head
+    if big_g // g * big_p < p:
+        raise GrowthError(f"{big_g * big_p} heads on {big_g} KV heads leave no room for {p} query heads per KV head")
+    # the query slots of the copies of one group, in turn, take its heads round-robin: whole groups when
+    # big_p = p, else some heads once more than others (read back by 1/count)
+    slot = (torch.arange(big_g) // g)[:, None] * big_p + torch.arange(big_p)
+    heads = (group_src[:, None] * p + slot % p).reshape(-1)  # big head → small head
     inner, aligned = _head_layout(hd, big_hd, rope)
     src = (heads[:, None] * hd + inner).reshape(-1)
     within = torch.zeros(hd).index_add_(0, inner, aligned.float())

@@ -149,7 +149,7 @@ def one_step_gaps(cls, options, kind, overrides=None, lr=None, **kw):
 CASES = {  # name: (class, growth options, model overrides, exact with the multipliers)
     "gpt2 x2": ("GPT2LMHeadModel", dict(factor=2, symmetry="none"), None, 1e-9),
     "llama x2": ("LlamaForCausalLM", dict(factor=2, symmetry="none"), None, 1e-4),
-    "llama hidden 16→24": ("LlamaForCausalLM", dict(hidden_size=24, symmetry="none"), None, 1e-4),
+    "llama hidden 16→24": ("LlamaForCausalLM", dict(hidden_size=24, num_heads=4, symmetry="none"), None, 1e-4),  # extra units only
     "llama x2 split": ("LlamaForCausalLM", dict(factor=2, symmetry="split"), None, None),
     "llama 64→96, ffn 96→144, heads 4→6": ("LlamaForCausalLM", dict(hidden_size=96, intermediate_size=144, num_heads=6,
                                                                    symmetry="none"), LLAMA64, None),
