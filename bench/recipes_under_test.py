@@ -39,4 +39,6 @@ FAMILIES = [
                                 "LlamaForTokenClassification", "LlamaForQuestionAnswering"]),
     ("mistral", lambda f, c: build_model(f, c, **WIDE["llama"]), ["MistralForCausalLM", "MistralForSequenceClassification"]),
     ("qwen2", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"]),
+    ("qwen3", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification",
+                                                                 "Qwen3ForTokenClassification", "Qwen3ForQuestionAnswering"]),
 ]

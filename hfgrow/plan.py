@@ -477,7 +477,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     try:
         eps_scale = algebra.eps_scale(norm_inputs, maps)
     except GrowthError as e:
-        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; use --convention copy") from None
+        hint = "use --convention copy" if options.convention != "copy" else \
+            f"grow the hidden size by a whole factor of {widths.hidden[0]}"
+        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; {hint}") from None
 
     new_config = dict(config)
     layers, new_blocks = {}, {}

@@ -98,7 +98,7 @@ TINY = {
                   pad_token_id=0, tie_word_embeddings=False),
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
-TINY["mistral"] = TINY["qwen2"] = TINY["llama"]
+TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
 
 
 def load(folder: str | Path) -> Any:

@@ -6,4 +6,4 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 
 from . import bert, gpt2, llama, roformer, t5
 
-RECIPES = (bert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, llama.RECIPE, llama.MISTRAL, llama.QWEN2)
+RECIPES = (bert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3)

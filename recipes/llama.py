@@ -1,6 +1,12 @@
-"""LLaMA-style decoders (Llama, Mistral, Qwen2): pre-RMSNorm, rotary (rotate-half), GQA, gated SiLU FFN.
+"""LLaMA-style decoders (Llama, Mistral, Qwen2, Qwen3): pre-RMSNorm, rotary (rotate-half), GQA, gated SiLU FFN.
 
 Optional biases (Qwen2's q/k/v, Llama's attention_bias and mlp_bias) are covered by the bias rules.
+
+Qwen3 adds an RMSNorm over each head's dims on queries and keys, before the rotation, sharing
+``rms_norm_eps`` with the hidden norms. Heads growth leaves it as it is. Under head_dim growth the
+queries carry √(head_dim'/head_dim) in their aligned rotary slots and zeros elsewhere, so their mean
+square over head_dim' is the small one's: the normalised query keeps that factor, which is the score
+correction, and keys are plain copies; the norm weights are copied along the head layout and eps stays.
 """
 
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, drop, embedding, linear, norm
@@ -46,3 +52,8 @@ RECIPE = Recipe(
 
 MISTRAL = RECIPE.extend(name="mistral", model_types=("mistral",), classes=tuple(f"Mistral{h}" for h in HEADS))
 QWEN2 = RECIPE.extend(name="qwen2", model_types=("qwen2",), classes=tuple(f"Qwen2{h}" for h in HEADS))
+QWEN3 = RECIPE.extend(
+    name="qwen3", model_types=("qwen3",), classes=tuple(f"Qwen3{h}" for h in HEADS),
+    spaces={**RECIPE.spaces, "head": Space("head_dim", Kind.ACTIVATION, rope="half")},  # one head's dims, as q and k lay them out
+    body=(*norm(f"{LAYER}.self_attn.q_norm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False)),
+)

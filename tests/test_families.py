@@ -21,6 +21,8 @@ CLASSES = {
               "LlamaForQuestionAnswering"],
     "mistral": ["MistralForCausalLM"],
     "qwen2": ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"],
+    "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification",
+              "Qwen3ForQuestionAnswering"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 
@@ -213,3 +215,14 @@ def test_cast_to_bf16_is_verified_in_bf16(tmp_path, k):
     v = report["verification"]
     assert v["storage_rounding"] == "bfloat16" and v["passed"]  # the same verdict for the same cast, any k
     assert "outputs" in v["bfloat16"] and v["bfloat16"]["max_rel"] < 0.1
+
+
+def test_qwen3_qk_norm_shares_eps_with_the_hidden_norms(tmp_path):
+    """Qwen3's per-head q/k norms read spaces without extra units: hidden sizes that add some (16 → 24), or the
+    orthogonal convention, would need two eps scales for one rms_norm_eps, and are refused with the reason."""
+    src = build_model(tmp_path / "small", "Qwen3ForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*q_norm.*whole factor of 16"):
+        hfgrow.grow(src, tmp_path / "a", hidden_size=24)
+    with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*use --convention copy"):
+        hfgrow.grow(src, tmp_path / "b", factor=2, convention="orthogonal")
+    check(src, tmp_path / "c", 2, layers=3)  # depth: new blocks are the identity, q/k norms copied along
