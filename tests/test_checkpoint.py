@@ -478,7 +478,7 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
     (src / "notes.txt").write_text("made for a test\n")
     (src / "tf_model.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)
     (src / "flax_model.msgpack").write_bytes(b"\x80" * 16)
-    (src / "README.md").write_text("# the small model\n")
+    (src / "README.md").write_text("# the source card of this test\n")
     (src / "growth_report.json").write_text("{}\n")
     (src / "sub").mkdir()
     (src / "sub" / "x.txt").write_text("nested\n")
@@ -492,7 +492,7 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
     assert report["not_copied"] == {"flax_model.msgpack": "weights of another format (the small model's)", "notes.txt": "not a checkpoint file",
                                     "sub/": "folder", "tf_model.h5": "weights of another format (the small model's)"}
     assert json.loads((out / "growth_report.json").read_text())["plan"]["recipe"] == "bert"  # the new report
-    assert "the small model" not in (out / "README.md").read_text()  # a new model card, not the source's
+    assert "the source card of this test" not in (out / "README.md").read_text()  # a new model card, not the source's
     assert sorted(p.name for p in out.iterdir()) == sorted([
         "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
         "tokenizer.json", "tokenizer_config.json", "generation_config.json",
