@@ -41,4 +41,6 @@ FAMILIES = [
     ("qwen2", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"]),
     ("qwen3", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification",
                                                                  "Qwen3ForTokenClassification", "Qwen3ForQuestionAnswering"]),
+    ("gemma", lambda f, c: build_model(f, c, **WIDE["llama"], tie_word_embeddings=True),
+     ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"]),
 ]

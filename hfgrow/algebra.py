@@ -380,13 +380,17 @@ class Space:
     ``rope`` names the rotary layout of an attention space ("half": pairs (i, i + d/2) as in LLaMA;
     "interleaved": pairs (2i, 2i + 1) as in RoFormer). ``rescaled_by`` names a config attribute that,
     when true, makes the model multiply this space by hidden_size^-½ before its reader (T5's tied
-    decoder output), a factor that changes by 1/√k when the hidden size grows.
+    decoder output), a factor that changes by 1/√k when the hidden size grows; True: always so (a tied
+    output layer that shares an embedding stored times √(hidden/hidden'), see ``embed_scale``).
+    ``embed_scale``: the model multiplies what is written into this space by √hidden_size (Gemma's
+    embedding), so its writer is stored times √(hidden/hidden') and the product is unchanged.
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "embedding", "heads", "head_dim", "attention", "kv_attention"
     kind: Kind
     rope: str | None = None
-    rescaled_by: str | None = None
+    rescaled_by: str | bool | None = None
+    embed_scale: bool = False
 
 
 def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
@@ -533,6 +537,12 @@ def expansions(
         return layouts[key]
 
     ratio = math.sqrt(widths.head_dim[1] / widths.head_dim[0]) if attention_scaled else 1.0
+
+    def hidden_rescale(space: Space) -> float:
+        """√(hidden'/hidden) where the model multiplies the space by a power of hidden_size ±½, else 1."""
+        on = space.embed_scale or space.rescaled_by is True or bool(flags.get(space.rescaled_by or ""))
+        return math.sqrt(widths.hidden[1] / widths.hidden[0]) if on else 1.0
+
     out: dict[str, Expansion] = {}
     for name, space in spaces.items():
         n, src, aligned, within = layout(space.dim, space.rope)
@@ -543,12 +553,11 @@ def expansions(
         kind = space.kind
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
         if kind in (Kind.RESIDUAL, Kind.VALUE):
-            e = torch.full(src.shape, c, dtype=F64)
+            e = torch.full(src.shape, c / hidden_rescale(space) if space.embed_scale else c, dtype=F64)
         elif kind is Kind.ACTIVATION:
             e = torch.ones(src.shape, dtype=F64)
         elif kind is Kind.TIED_OUTPUT:
-            rescale = math.sqrt(widths.hidden[1] / widths.hidden[0]) if flags.get(space.rescaled_by or "") else 1.0
-            e = torch.full(src.shape, rescale / ((k or 1) * c), dtype=F64)
+            e = torch.full(src.shape, hidden_rescale(space) / ((k or 1) * c), dtype=F64)
         else:  # QUERY / KEY: n·e_q·e_k = ratio over the copies of a head dim that meet
             meet = torch.ones(src.shape, dtype=F64) if rotary else within.double()
             if convention is Convention.COPY:
@@ -562,9 +571,8 @@ def expansions(
         n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))
         r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones((), dtype=F64))),
                         torch.zeros((), dtype=F64))
-        rescale = math.sqrt(widths.hidden[1] / widths.hidden[0]) if flags.get(space.rescaled_by or "") else 1.0
         out[name] = Expansion(src, e.double(), r.double(), n, mean_extras=mean_extras and kind is Kind.RESIDUAL,
-                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT), rescale=rescale)
+                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT), rescale=hidden_rescale(space))
     return out
 
 

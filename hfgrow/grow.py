@@ -151,7 +151,12 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     if symmetry is not algebra.Symmetry.NONE and not tp.zero:
         gen = torch.Generator().manual_seed(zlib.crc32(tp.out.name.encode()) ^ plan.options.seed)
         shares = (gen, symmetry.spread, tp.out.dtype)
-    return algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares).to(tp.out.dtype)
+    grown = algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares)
+    offset = tp.rule.offset
+    if offset and not tp.zero:  # the model uses w + o, which grows linearly: w' = G(w) + o·(G(1) − 1), exact where G(1) = 1
+        ones = torch.full_like(t, tp.gain)
+        grown = grown + offset * (algebra.grow_tensor(ones, tp.rule.axes, plan.maps, None) - 1.0)
+    return grown.to(tp.out.dtype)
 
 
 def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, progress: bool = False) -> dict[str, str]:

@@ -179,7 +179,8 @@ class GrowthPlan:
 
     def compute_dtype(self, tp: TensorPlan) -> torch.dtype:
         """The storage dtype when growing only copies and scales by powers of two, else float32."""
-        exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps)
+        exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps) \
+            and not tp.rule.offset
         return tp.out.dtype if exact else torch.float32
 
     def peak_bytes(self) -> tuple[int, str | None]:
@@ -418,7 +419,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for flag in recipe.index_dependent:
         if options.layers and getattr(cfg, flag, False):
             approximate.append(f"{flag} is set: blocks depend on their index, and new blocks renumber the ones after them")
-    flag_names = {s.rescaled_by for s in recipe.spaces.values() if s.rescaled_by}
+    flag_names = {s.rescaled_by for s in recipe.spaces.values() if isinstance(s.rescaled_by, str)}
     if isinstance(recipe.attention_scaled, str):
         flag_names.add(recipe.attention_scaled)
     flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}

@@ -74,6 +74,7 @@ class TensorRule:
     norm_input: str | None = None  # for a norm's scale: the space it normalises (decides its eps)
     generate: Callable[[tuple[int, ...]], torch.Tensor] | None = None  # a fixed table rebuilt at its new shape
     drop: bool = False  # left out of the output: a buffer transformers rebuilds (and that a growth would change)
+    offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
 
     def regex(self, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
@@ -106,12 +107,13 @@ def embedding(module: str, space: str) -> tuple[TensorRule, ...]:
     return (TensorRule(f"{module}.weight", (None, writes(space))),)
 
 
-def norm(module: str, space: str, input: str | None = None, bias: bool = True) -> tuple[TensorRule, ...]:
-    """LayerNorm / RMSNorm over ``input`` (default: ``space``), writing into ``space``.
+def norm(module: str, space: str, input: str | None = None, bias: bool = True, offset: float = 0.0) -> tuple[TensorRule, ...]:
+    """LayerNorm / RMSNorm over ``input`` (default: ``space``), writing into ``space``; ``offset``: the
+    scale the model applies is weight + offset (Gemma's 1 + weight).
 
     Accepts the legacy gamma/beta names that transformers still renames on load.
     """
-    rules = (TensorRule(f"{module}.(weight|gamma)", (writes(space),), norm_input=input or space),)
+    rules = (TensorRule(f"{module}.(weight|gamma)", (writes(space),), norm_input=input or space, offset=offset),)
     if bias:
         rules += (TensorRule(f"{module}.(bias|beta)", (writes(space),)),)
     return rules

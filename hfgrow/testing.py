@@ -99,6 +99,7 @@ TINY = {
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
+TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default: the LM head is the embedding
 
 
 def load(folder: str | Path) -> Any:

@@ -23,6 +23,7 @@ CLASSES = {
     "qwen2": ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"],
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification",
               "Qwen3ForQuestionAnswering"],
+    "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 
@@ -226,3 +227,22 @@ def test_qwen3_qk_norm_shares_eps_with_the_hidden_norms(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*use --convention copy"):
         hfgrow.grow(src, tmp_path / "b", factor=2, convention="orthogonal")
     check(src, tmp_path / "c", 2, layers=3)  # depth: new blocks are the identity, q/k norms copied along
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("options", [dict(hidden_size=24, intermediate_size=30, layers=3), dict(factor=2, convention="orthogonal")])
+def test_gemma_embedding_multiplier_and_offset_norms(tmp_path, tied, options):
+    """Gemma multiplies the embedding by √hidden and scales by 1 + weight in its norms: the stored embedding
+    carries √(hidden/hidden'), the final norm the tied head's compensation, and 1 + w grows, not w."""
+    from safetensors.torch import load_file
+
+    src = build_model(tmp_path / "small", "GemmaForCausalLM", tie_word_embeddings=tied)
+    report = hfgrow.grow(src, tmp_path / "big", **options)
+    assert report["verification"]["passed"]
+    small, big = logits(load(src)), logits(load(tmp_path / "big"))
+    assert rel_gap(small["logits"], big["logits"]) <= 1e-5
+    if options.get("hidden_size") == 24:  # 16 → 24: one copy of every unit and 8 extra units at zero
+        a, b = load_file(src / "model.safetensors"), load_file(tmp_path / "big" / "model.safetensors")
+        emb = a["model.embed_tokens.weight"]
+        assert torch.allclose(b["model.embed_tokens.weight"][:, :16], emb * (16 / 24) ** 0.5)
+        assert torch.allclose(1 + b["model.layers.0.input_layernorm.weight"][:16], (1 + a["model.layers.0.input_layernorm.weight"]) * (16 / 24) ** 0.5)
