@@ -43,4 +43,6 @@ FAMILIES = [
                                                                  "Qwen3ForTokenClassification", "Qwen3ForQuestionAnswering"]),
     ("gemma", lambda f, c: build_model(f, c, **WIDE["llama"], tie_word_embeddings=True),
      ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"]),
+    ("phi3", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "head_dim"}),
+     ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"]),
 ]

@@ -67,7 +67,7 @@ class Scale:
     eval_every: int = 50
     eval_blocks: int = 128
     small_lr: float = 3e-3
-    sweep: tuple[float, ...] = (1e-3, 2e-3, 4e-3, 8e-3)
+    sweep: tuple[float, ...] = (1e-3, 2e-3, 3e-3, 4e-3, 5.7e-3, 8e-3)
     warmup: float = 0.03  # of the budget
     weight_decay: float = 0.1
     threads: int = 1

@@ -428,7 +428,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if inexact:
             approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
                                f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-        if getattr(cfg, "partial_rotary_factor", 1.0) not in (None, 1, 1.0):
+        params = getattr(cfg, "rope_parameters", None)
+        partial = getattr(cfg, "partial_rotary_factor", None) or (params.get("partial_rotary_factor") if isinstance(params, dict) else None)
+        if partial not in (None, 1, 1.0):
             approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")

@@ -100,6 +100,7 @@ TINY = {
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
 TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default: the LM head is the embedding
+TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 
 
 def load(folder: str | Path) -> Any:

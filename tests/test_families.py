@@ -24,6 +24,7 @@ CLASSES = {
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification",
               "Qwen3ForQuestionAnswering"],
     "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
+    "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 
@@ -246,3 +247,16 @@ def test_gemma_embedding_multiplier_and_offset_norms(tmp_path, tied, options):
         emb = a["model.embed_tokens.weight"]
         assert torch.allclose(b["model.embed_tokens.weight"][:, :16], emb * (16 / 24) ** 0.5)
         assert torch.allclose(1 + b["model.layers.0.input_layernorm.weight"][:16], (1 + a["model.layers.0.input_layernorm.weight"]) * (16 / 24) ** 0.5)
+
+
+@pytest.mark.parametrize("rope", [
+    {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},  # Phi-4-mini's partial rotary
+    {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": [1.0, 1.2], "long_factor": [1.5, 2.0],
+     "original_max_position_embeddings": 16, "partial_rotary_factor": 1.0},  # Phi-3's 128k variants
+])
+def test_phi3_rope_variants_grow_heads_and_refuse_head_dim(tmp_path, rope):
+    src = build_model(tmp_path / "small", "Phi3ForCausalLM", rope_parameters=rope, max_position_embeddings=64,
+                      original_max_position_embeddings=16)
+    check(src, tmp_path / "big", 2)  # heads: every head's rotary part stays as it is
+    with pytest.raises(hfgrow.GrowthError, match="not lossless.*(partial_rotary_factor|longrope)"):
+        hfgrow.grow(src, tmp_path / "bad", factor=2, attention="head-dim")

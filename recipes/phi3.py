@@ -1,0 +1,24 @@
+"""Phi-3: a LLaMA-style decoder with fused projections, q|k|v in ``qkv_proj`` and gate|up in ``gate_up_proj``
+(each part grown with its own space, as GPT-2's c_attn); head_dim is derived (hidden / heads).
+
+``partial_rotary_factor`` < 1 (Phi-4-mini) rotates the first part of each head only: exact under heads
+growth; head_dim growth is refused (the rotary part would change). ``longrope`` depends on head_dim too:
+heads growth only.
+"""
+
+from hfgrow.recipe import Packed, TensorRule, reads, writes
+
+from .llama import LAYER, RECIPE as LLAMA
+
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
+
+RECIPE = LLAMA.extend(
+    name="phi3",
+    model_types=("phi3",),
+    classes=tuple(f"Phi3{h}" for h in HEADS),
+    prefix=("model",),
+    body=(
+        TensorRule(f"{LAYER}.self_attn.qkv_proj.weight", (Packed((writes("q"), writes("k"), writes("v"))), reads("hidden"))),
+        TensorRule(f"{LAYER}.mlp.gate_up_proj.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
+    ),
+)
