@@ -45,4 +45,7 @@ FAMILIES = [
      ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"]),
     ("phi3", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "head_dim"}),
      ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"]),
+    ("granite", lambda f, c: build_model(f, c, **WIDE["llama"], embedding_multiplier=12.0, residual_multiplier=0.22,
+                                         logits_scaling=8.0, attention_multiplier=0.0625), ["GraniteModel", "GraniteForCausalLM"]),
+    ("olmo2", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"]),
 ]

@@ -481,6 +481,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         eps_scale = algebra.eps_scale(norm_inputs, maps)
     except GrowthError as e:
         hint = "use --convention copy" if options.convention != "copy" else \
+            "grow the heads by a whole factor (every head as many copies)" if "not uniform" in str(e) else \
             f"grow the hidden size by a whole factor of {widths.hidden[0]}"
         raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; {hint}") from None
 

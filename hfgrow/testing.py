@@ -101,6 +101,8 @@ TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
 TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default: the LM head is the embedding
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
+TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
+TINY["olmo2"] = TINY["llama"]
 
 
 def load(folder: str | Path) -> Any:

@@ -25,6 +25,8 @@ CLASSES = {
               "Qwen3ForQuestionAnswering"],
     "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
+    "granite": ["GraniteModel", "GraniteForCausalLM"],
+    "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 
@@ -260,3 +262,14 @@ def test_phi3_rope_variants_grow_heads_and_refuse_head_dim(tmp_path, rope):
     check(src, tmp_path / "big", 2)  # heads: every head's rotary part stays as it is
     with pytest.raises(hfgrow.GrowthError, match="not lossless.*(partial_rotary_factor|longrope)"):
         hfgrow.grow(src, tmp_path / "bad", factor=2, attention="head-dim")
+
+
+def test_olmo2_whole_width_qk_norm_needs_uniform_head_copies(tmp_path):
+    """OLMo-2 normalises q and k over all heads at once: exact when every head has as many copies (heads ×2
+    on kept KV groups, head_dim ×3, depth), refused when some heads would have more copies than others."""
+    src = build_model(tmp_path / "small", "Olmo2ForCausalLM")
+    check(src, tmp_path / "a", 2, layers=3)
+    report = hfgrow.grow(src, tmp_path / "b", hidden_size=32, num_heads=8, num_kv_heads=2)
+    assert report["verification"]["passed"] and report["plan"]["num_kv_heads"] == [2, 2]
+    with pytest.raises(hfgrow.GrowthError, match="k_norm.*not uniform.*whole factor"):
+        hfgrow.grow(src, tmp_path / "c", hidden_size=24)  # 6 heads on 3 KV heads: KV head 0 twice, 1 once
