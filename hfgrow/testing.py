@@ -103,6 +103,8 @@ TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
+TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
+                          bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
 
 def load(folder: str | Path) -> Any:

@@ -27,6 +27,7 @@ CLASSES = {
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
+    "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 

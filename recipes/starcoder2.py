@@ -1,0 +1,26 @@
+"""StarCoder2: a pre-LayerNorm decoder (norms with biases, ``norm_epsilon``), rotary, GQA, biases on every
+projection and a plain GELU MLP (``c_fc`` / ``c_proj``); the LM head is tied by default. Nothing beyond the
+shared algebra: LayerNorm's extra units sit at the mean, as BERT's and GPT-2's."""
+
+from hfgrow.recipe import ConfigFields, linear, norm
+
+from .llama import LAYER, RECIPE as LLAMA
+
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
+
+RECIPE = LLAMA.extend(
+    name="starcoder2",
+    model_types=("starcoder2",),
+    classes=tuple(f"Starcoder2{h}" for h in HEADS),
+    prefix=("model",),
+    norm="layer",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("norm_epsilon",)),
+    body=(
+        *norm(f"{LAYER}.input_layernorm", "hidden"),
+        *norm(f"{LAYER}.post_attention_layernorm", "hidden"),
+        *linear(f"{LAYER}.mlp.c_fc", "ffn", "hidden"),
+        *linear(f"{LAYER}.mlp.c_proj", "hidden", "ffn"),
+        *norm("norm", "final", input="hidden"),
+    ),
+)
