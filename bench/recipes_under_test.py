@@ -48,6 +48,9 @@ FAMILIES = [
     ("granite", lambda f, c: build_model(f, c, **WIDE["llama"], embedding_multiplier=12.0, residual_multiplier=0.22,
                                          logits_scaling=8.0, attention_multiplier=0.0625), ["GraniteModel", "GraniteForCausalLM"]),
     ("olmo2", lambda f, c: build_model(f, c, **WIDE["llama"]), ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"]),
+    ("mixtral", lambda f, c: build_model(f, c, **WIDE["llama"], num_local_experts=4, num_experts_per_tok=2),
+     ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
+      "MixtralForQuestionAnswering"]),
     ("starcoder2", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "rms_norm_eps"}, norm_epsilon=1e-5),
      ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"]),
 ]

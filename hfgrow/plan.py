@@ -582,6 +582,34 @@ def _skeleton(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module | No
         raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {_first_line(e)}") from None
 
 
+def _loaded_names(model_type: str) -> Callable[[str], tuple[str, bool]]:
+    """A stored key as transformers names it once loaded (its checkpoint conversion mapping: Mixtral's
+    per-expert ``block_sparse_moe.experts.N.w1`` become ``mlp.experts.gate_up_proj``), and whether it is
+    merged with other keys there (its loaded shape is then not its own)."""
+    try:
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+        from transformers.core_model_loading import WeightConverter
+
+        transforms = get_checkpoint_conversion_mapping(model_type) or []
+    except ImportError:
+        transforms = []
+    steps = []
+    for t in transforms:
+        merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
+        for source in t.source_patterns:
+            rx = re.escape(source).replace(r"\*", r"\d+") if isinstance(t, WeightConverter) else source
+            steps.append((re.compile(rx), t.target_patterns[0], merged))
+
+    def loaded(name: str) -> tuple[str, bool]:
+        any_merged = False
+        for rx, target, merged in steps:
+            new = rx.sub(target, name)
+            any_merged |= merged and new != name
+            name = new
+        return name, any_merged
+    return loaded
+
+
 def _plain_names(recipe: Recipe, skeleton: torch.nn.Module) -> Callable[[str], str]:
     """Key names as the skeleton's, stored ones included: without the base-model prefix, legacy norm names renamed."""
     prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
@@ -628,10 +656,11 @@ def _check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.M
     """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
     if skeleton is None:
         return
-    plain = _plain_names(recipe, skeleton)
+    plain, loaded = _plain_names(recipe, skeleton), _loaded_names(skeleton.config.model_type)
     expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
     for info in reader.tensors.values():
-        want = expected.get(plain(info.name))
+        name, merged = loaded(info.name)
+        want = None if merged else expected.get(plain(name))
         if want is not None and want != info.shape and not any(rule.drop for rx, rule in rules if rx.match(info.name)):
             raise GrowthError(f"config.json and the weights disagree: '{info.name}' is stored as {list(info.shape)} "
                               f"but config.json makes it {list(want)}")
@@ -659,7 +688,8 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
         return []
     expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
     plain = _plain_names(recipe, skeleton)
-    stored = {plain(name) for name in reader.tensors}
+    loaded = _loaded_names(skeleton.config.model_type)
+    stored = {plain(loaded(name)[0]) for name in reader.tensors}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
     absent = []

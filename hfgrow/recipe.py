@@ -75,6 +75,7 @@ class TensorRule:
     generate: Callable[[tuple[int, ...]], torch.Tensor] | None = None  # a fixed table rebuilt at its new shape
     drop: bool = False  # left out of the output: a buffer transformers rebuilds (and that a growth would change)
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
+    split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
 
     def regex(self, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
@@ -82,10 +83,12 @@ class TensorRule:
         return re.compile(rf"^{lead}{body}$")
 
 
-def linear(module: str, out: str | None, in_: str | None, bias: bool = True, rescaled: bool = False) -> tuple[TensorRule, ...]:
-    """``nn.Linear``: weight [out, in], bias [out]. ``None`` leaves that side as it is (labels, vocab)."""
+def linear(module: str, out: str | None, in_: str | None, bias: bool = True, rescaled: bool = False,
+           split: bool = True) -> tuple[TensorRule, ...]:
+    """``nn.Linear``: weight [out, in], bias [out]. ``None`` leaves that side as it is (labels, vocab);
+    ``split=False``: never split for symmetry (a router: its choice of experts must stay the small one's)."""
     w = (writes(out) if out else None, reads(in_, rescaled) if in_ else None)
-    rules = (TensorRule(f"{module}.weight", w),)
+    rules = (TensorRule(f"{module}.weight", w, split=split),)
     if bias:
         rules += (TensorRule(f"{module}.bias", (w[0],)),)
     return rules

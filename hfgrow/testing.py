@@ -103,6 +103,7 @@ TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
+TINY["mixtral"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
@@ -114,7 +115,8 @@ def load(folder: str | Path) -> Any:
     import transformers
 
     cls = json.loads((Path(folder) / "config.json").read_text())["architectures"][0]
-    return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager",
+                                                      experts_implementation="eager").eval()
 
 
 def make_model(cls: str, seed: int = 0, **overrides: Any) -> torch.nn.Module:

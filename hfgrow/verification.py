@@ -175,13 +175,15 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
     from .inputs import quiet_transformers
 
     cls = getattr(transformers, cls_name or base)
-    kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "eager", "output_loading_info": True}
+    # eager attention and experts: the reference implementations (grouped experts kernels need 16-byte strides)
+    kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "eager", "experts_implementation": "eager",
+                              "output_loading_info": True}
     try:
         with quiet_transformers():  # load reports ("UNEXPECTED", "MISSING"): we check keys ourselves
             if mode == "blockwise":
                 release_freed_memory()
                 config = transformers.AutoConfig.from_pretrained(path)
-                config._attn_implementation = "eager"
+                config._attn_implementation = config._experts_implementation = "eager"
                 kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
             elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
                 kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)

@@ -27,6 +27,8 @@ CLASSES = {
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
+    "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
+                "MixtralForQuestionAnswering"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -274,3 +276,18 @@ def test_olmo2_whole_width_qk_norm_needs_uniform_head_copies(tmp_path):
     assert report["verification"]["passed"] and report["plan"]["num_kv_heads"] == [2, 2]
     with pytest.raises(hfgrow.GrowthError, match="k_norm.*not uniform.*whole factor"):
         hfgrow.grow(src, tmp_path / "c", hidden_size=24)  # 6 heads on 3 KV heads: KV head 0 twice, 1 once
+
+
+def test_mixtral_router_is_never_split_and_experts_grow_like_ffns(tmp_path):
+    """The router keeps its choice (its columns are plain copies even under --symmetry split); the experts,
+    stored one key each as transformers saves them, grow like FFNs of the shared intermediate size."""
+    from safetensors.torch import load_file
+
+    src = build_model(tmp_path / "small", "MixtralForCausalLM")
+    check(src, tmp_path / "a", 2)
+    router = load_file(tmp_path / "a" / "model.safetensors")["model.layers.0.block_sparse_moe.gate.weight"]
+    assert torch.equal(router[:, 0::2], router[:, 1::2])  # copies, not split
+    report = hfgrow.grow(src, tmp_path / "b", hidden_size=24, intermediate_size=30, layers=3)  # uneven sizes, depth
+    assert report["verification"]["passed"]
+    small, big = logits(load(src)), logits(load(tmp_path / "b"))
+    assert rel_gap(small["logits"], big["logits"]) <= 1e-5
