@@ -51,6 +51,8 @@ FAMILIES = [
     ("mixtral", lambda f, c: build_model(f, c, **WIDE["llama"], num_local_experts=4, num_experts_per_tok=2),
      ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
       "MixtralForQuestionAnswering"]),
+    ("opt", lambda f, c: build_model(f, c, hidden_size=64, ffn_dim=256, num_hidden_layers=4, num_attention_heads=4, word_embed_proj_dim=64,
+                                     vocab_size=512), ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"]),
     ("starcoder2", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "rms_norm_eps"}, norm_epsilon=1e-5),
      ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"]),
 ]

@@ -485,6 +485,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             f"grow the hidden size by a whole factor of {widths.hidden[0]}"
         raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; {hint}") from None
 
+    if eps_scale != 1.0 and not any(name in config for name in fields.eps):
+        raise GrowthError(f"{recipe.name}'s norm eps is fixed in its code, not in config.json, and this growth would need it "
+                          f"×{eps_scale:g}: grow the hidden size by a whole factor of {widths.hidden[0]} with --convention copy")
     new_config = dict(config)
     layers, new_blocks = {}, {}
     if options.layers:

@@ -104,6 +104,9 @@ TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Ph
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
 TINY["mixtral"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2)
+TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
+                   max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                   num_labels=3)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 

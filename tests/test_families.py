@@ -29,6 +29,7 @@ CLASSES = {
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
     "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
                 "MixtralForQuestionAnswering"],
+    "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -291,3 +292,16 @@ def test_mixtral_router_is_never_split_and_experts_grow_like_ffns(tmp_path):
     assert report["verification"]["passed"]
     small, big = logits(load(src)), logits(load(tmp_path / "b"))
     assert rel_gap(small["logits"], big["logits"]) <= 1e-5
+
+
+def test_opt_fixed_eps_and_post_norm_variant_are_refused(tmp_path):
+    """OPT's LayerNorm eps is PyTorch's default, not a config field: only growths that keep it (whole multiples,
+    copy convention) are exact; the others, and the post-norm OPT-350m layout, are refused with the reason."""
+    src = build_model(tmp_path / "small", "OPTForCausalLM")
+    check(src, tmp_path / "a", 2, layers=3)
+    for options in (dict(hidden_size=24), dict(factor=2, convention="orthogonal")):
+        with pytest.raises(hfgrow.GrowthError, match="eps is fixed in its code"):
+            hfgrow.grow(src, tmp_path / "b", **options)
+    post = build_model(tmp_path / "post", "OPTForCausalLM", do_layer_norm_before=False)
+    with pytest.raises(hfgrow.GrowthError, match="do_layer_norm_before=False is not supported"):
+        hfgrow.grow(post, tmp_path / "c")

@@ -1,0 +1,46 @@
+"""OPT: a pre-LayerNorm decoder (biases everywhere, ReLU FFN ``fc1``/``fc2``, learned positions offset by 2)
+with its LM head tied to the embedding.
+
+Its LayerNorms take PyTorch's default eps (1e-5), which config.json cannot change: growths that would need
+another eps (extra hidden units, whose norms see a fill factor; the orthogonal convention) are refused, whole
+multiples with the copy convention are exact. The post-norm variant (``do_layer_norm_before=False``, OPT-350m)
+and ``word_embed_proj_dim`` ≠ hidden (its ``project_in``/``project_out``) are not supported.
+"""
+
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
+
+LAYER = "decoder.layers.*"
+
+RECIPE = Recipe(
+    name="opt",
+    model_types=("opt",),
+    classes=("OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"),
+    prefix=("model",),
+    requires={"do_layer_norm_before": True, "_remove_final_layer_norm": False, "layer_norm_elementwise_affine": True},
+    norm="layer",
+    stacks=(("decoder.layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="ffn_dim", heads="num_attention_heads", embedding="word_embed_proj_dim", eps=()),
+    spaces={
+        **block_spaces(),
+        "final": Space("hidden", Kind.TIED_OUTPUT),  # the final norm → LM head, tied to embed_tokens
+    },
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(
+        *embedding("decoder.embed_tokens", "hidden"),
+        *embedding("decoder.embed_positions", "hidden"),
+        *norm(f"{LAYER}.self_attn_layer_norm", "hidden"),
+        *linear(f"{LAYER}.self_attn.q_proj", "q", "hidden"),
+        *linear(f"{LAYER}.self_attn.k_proj", "k", "hidden"),
+        *linear(f"{LAYER}.self_attn.v_proj", "v", "hidden"),
+        *linear(f"{LAYER}.self_attn.out_proj", "hidden", "o"),
+        *norm(f"{LAYER}.final_layer_norm", "hidden"),
+        *linear(f"{LAYER}.fc1", "ffn", "hidden"),
+        *linear(f"{LAYER}.fc2", "hidden", "ffn"),
+        *norm("decoder.final_layer_norm", "final", input="hidden"),
+    ),
+    heads=(
+        *linear("lm_head", None, "final", bias=False),
+        *linear("score", None, "final", bias=False),
+        *linear("qa_outputs", None, "final"),
+    ),
+)
