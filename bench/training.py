@@ -316,6 +316,9 @@ def reach(curve: list, target: float) -> float | None:
     return None
 
 
+RECOMMENDED = "grown-state+relax-split"  # grown optimizer state, multipliers relaxed over a quarter, default symmetry
+
+
 def summarise(results: dict, scale: Scale) -> dict:
     scratch = {k: v for k, v in results.items() if v["kind"] == "scratch"}
     best = min(scratch, key=lambda k: scratch[k]["curve"][-1][1])
@@ -337,6 +340,9 @@ def summarise(results: dict, scale: Scale) -> dict:
             "flops_saving": (1 - at / budget) if at is not None else None,
             "pre_growth_loss": pre,
         }
+    if RECOMMENDED in summary["runs"]:  # the headline figures, for the continuation hfgrow recommends
+        summary = {"recommended": RECOMMENDED, **{k: summary["runs"][RECOMMENDED][k] for k in
+                                                  ("flops_saving", "max_spike_nats", "post_growth_loss_gap")}, **summary}
     return summary
 
 
