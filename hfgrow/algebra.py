@@ -227,12 +227,24 @@ class Axis:
 
 @dataclass(frozen=True)
 class Packed:
-    """An axis that concatenates several spaces (GPT-2's c_attn packs q|k|v along its output)."""
+    """An axis that concatenates several spaces (GPT-2's c_attn packs q|k|v along its output); with
+    ``per_head`` (the name of a space over the heads), they are interleaved head by head instead
+    (GPT-NeoX: [q₀ k₀ v₀ q₁ k₁ v₁ …])."""
 
     parts: tuple[Axis, ...]
+    per_head: str | None = None
 
     def __str__(self) -> str:
-        return "|".join(map(str, self.parts))
+        return "|".join(map(str, self.parts)) + (" per head" if self.per_head else "")
+
+
+def head_order(axis: Packed, maps: Mapping[str, "Expansion"], big: bool) -> torch.Tensor:
+    """For a per-head packed axis: at each position of the per-head layout, the position of the same unit
+    in the layout that concatenates the parts (small or big sizes)."""
+    heads = maps[axis.per_head].big if big else maps[axis.per_head].small
+    sizes = [(maps[a.space].big if big else maps[a.space].small) // heads for a in axis.parts]
+    starts = [heads * sum(sizes[:p]) for p in range(len(sizes))]
+    return torch.tensor([starts[p] + h * sizes[p] + j for h in range(heads) for p in range(len(sizes)) for j in range(sizes[p])])
 
 
 Role = Axis | Packed | None
@@ -269,9 +281,14 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         if axis is None:
             continue
         parts = _parts(axis)
+        per_head = isinstance(axis, Packed) and axis.per_head is not None
+        if per_head:  # to the concatenated layout, grown as such, and back
+            t = t.index_select(i, torch.argsort(head_order(axis, maps, big=False)))
         chunks = t.split([maps[a.space].small for a in parts], dim=i)
         grown = [grow_part(a, c, i) for a, c in zip(parts, chunks)]
         t = torch.cat(grown, dim=i) if len(grown) > 1 else grown[0]
+        if per_head:
+            t = t.index_select(i, head_order(axis, maps, big=True))
     return t
 
 

@@ -114,7 +114,11 @@ def _axis_vectors(axis: algebra.Axis | Packed, maps: Mapping[str, Expansion]) ->
         ws.append(r * rescale if a.reads else e)
         gs.append(e / rescale if a.reads else r)
         means |= m.mean_extras and not bool(copy.all())
-    return torch.cat(ws), torch.cat(gs), means
+    w, g = torch.cat(ws), torch.cat(gs)
+    if isinstance(axis, Packed) and axis.per_head is not None:
+        order = algebra.head_order(axis, maps, big=True)
+        w, g = w[order], g[order]
+    return w, g, means
 
 
 def tensor_scales(plan: GrowthPlan) -> dict[str, TensorScales]:

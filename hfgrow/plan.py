@@ -585,7 +585,7 @@ def _skeleton(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module | No
         raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {_first_line(e)}") from None
 
 
-def _loaded_names(model_type: str) -> Callable[[str], tuple[str, bool]]:
+def _loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]:
     """A stored key as transformers names it once loaded (its checkpoint conversion mapping: Mixtral's
     per-expert ``block_sparse_moe.experts.N.w1`` become ``mlp.experts.gate_up_proj``), and whether it is
     merged with other keys there (its loaded shape is then not its own)."""
@@ -593,7 +593,9 @@ def _loaded_names(model_type: str) -> Callable[[str], tuple[str, bool]]:
         from transformers.conversion_mapping import get_checkpoint_conversion_mapping
         from transformers.core_model_loading import WeightConverter
 
-        transforms = get_checkpoint_conversion_mapping(model_type) or []
+        # looked up as transformers does: by class first (GPT-NeoX's embed_out → lm_head), then by model type
+        transforms = get_checkpoint_conversion_mapping(type(skeleton).__name__) or \
+            get_checkpoint_conversion_mapping(skeleton.config.model_type) or []
     except ImportError:
         transforms = []
     steps = []
@@ -659,7 +661,7 @@ def _check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.M
     """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
     if skeleton is None:
         return
-    plain, loaded = _plain_names(recipe, skeleton), _loaded_names(skeleton.config.model_type)
+    plain, loaded = _plain_names(recipe, skeleton), _loaded_names(skeleton)
     expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
     for info in reader.tensors.values():
         name, merged = loaded(info.name)
@@ -691,7 +693,7 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
         return []
     expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
     plain = _plain_names(recipe, skeleton)
-    loaded = _loaded_names(skeleton.config.model_type)
+    loaded = _loaded_names(skeleton)
     stored = {plain(loaded(name)[0]) for name in reader.tensors}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]

@@ -104,6 +104,9 @@ TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Ph
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
 TINY["mixtral"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2)
+TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                        layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
+                        pad_token_id=0, num_labels=3, rotary_pct=1.0)  # Pythia's 0.25 refuses head_dim growth
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)

@@ -29,6 +29,8 @@ CLASSES = {
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
     "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
                 "MixtralForQuestionAnswering"],
+    "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM", "GPTNeoXForSequenceClassification", "GPTNeoXForTokenClassification",
+                 "GPTNeoXForQuestionAnswering"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
@@ -305,3 +307,17 @@ def test_opt_fixed_eps_and_post_norm_variant_are_refused(tmp_path):
     post = build_model(tmp_path / "post", "OPTForCausalLM", do_layer_norm_before=False)
     with pytest.raises(hfgrow.GrowthError, match="do_layer_norm_before=False is not supported"):
         hfgrow.grow(post, tmp_path / "c")
+
+
+def test_gpt_neox_pythia_layout(tmp_path):
+    """Pythia's defaults: q|k|v fused per head, rotary on a quarter of each head, parallel residual, embed_out as
+    the LM head (renamed lm_head on load). Heads growth (and depth) is exact; head_dim growth is refused."""
+    from safetensors.torch import load_file
+
+    src = build_model(tmp_path / "small", "GPTNeoXForCausalLM", rotary_pct=0.25)
+    check(src, tmp_path / "a", 2, layers=3)
+    qkv = load_file(tmp_path / "a" / "model.safetensors")["gpt_neox.layers.0.attention.query_key_value.bias"]
+    small = load_file(src / "model.safetensors")["gpt_neox.layers.0.attention.query_key_value.bias"]
+    assert torch.equal(qkv.view(8, 3, 4)[:, 2], small.view(4, 3, 4)[:, 2].repeat(2, 1))  # v of big head h = v of head h mod 4
+    with pytest.raises(hfgrow.GrowthError, match="partial_rotary_factor"):
+        hfgrow.grow(src, tmp_path / "b", factor=2, attention="head-dim")

@@ -1,0 +1,46 @@
+"""GPT-NeoX (Pythia): pre-LayerNorm blocks with a parallel residual (x + attention(ln₁ x) + mlp(ln₂ x)), rotary
+over the first ``partial_rotary_factor`` of each head (``rotary_pct``, 0.25 by default), and q|k|v fused in
+``query_key_value`` *per head* ([q₀ k₀ v₀ q₁ k₁ v₁ …], a per-head :class:`Packed`). The LM head is ``embed_out``.
+
+Partial rotary: heads growth is exact; head_dim growth is refused (the rotary part of each head would change).
+"""
+
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
+
+LAYER = "layers.*"
+PER_HEAD_QKV = Packed((writes("q"), writes("k"), writes("v")), per_head="heads")
+
+RECIPE = Recipe(
+    name="gpt_neox",
+    model_types=("gpt_neox",),
+    classes=tuple(f"GPTNeoX{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification",
+                                           "ForQuestionAnswering")),
+    prefix=("gpt_neox",),
+    rope=True,
+    norm="layer",
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
+    spaces={
+        **block_spaces(rope="half"),
+        "heads": Space("heads", Kind.ACTIVATION),  # the head count, for the per-head layout of query_key_value
+        "final": Space("hidden", Kind.TIED_OUTPUT),
+    },
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(
+        *embedding("embed_in", "hidden"),
+        *norm(f"{LAYER}.input_layernorm", "hidden"),
+        *norm(f"{LAYER}.post_attention_layernorm", "hidden"),
+        TensorRule(f"{LAYER}.attention.query_key_value.weight", (PER_HEAD_QKV, reads("hidden"))),
+        TensorRule(f"{LAYER}.attention.query_key_value.bias", (PER_HEAD_QKV,)),
+        *linear(f"{LAYER}.attention.dense", "hidden", "o"),
+        *linear(f"{LAYER}.mlp.dense_h_to_4h", "ffn", "hidden"),
+        *linear(f"{LAYER}.mlp.dense_4h_to_h", "hidden", "ffn"),
+        *norm("final_layer_norm", "final", input="hidden"),
+    ),
+    heads=(
+        *linear("embed_out", None, "final", bias=False),
+        *linear("score", None, "final", bias=False),
+        *linear("classifier", None, "final"),
+        *linear("qa_outputs", None, "final"),
+    ),
+)
