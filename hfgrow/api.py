@@ -156,6 +156,8 @@ def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **k
     state = {tp.out.name: grow_one(reader.get(tp.source.name), tp, plan) for tp in plan.tensors}
     config = type(model.config).from_dict({k: v for k, v in plan.config.items() if k != "architectures"})
     config._attn_implementation = getattr(model.config, "_attn_implementation", None)
+    if getattr(model.config, "_experts_implementation", None):  # mixtures of experts: the same kernels
+        config._experts_implementation = model.config._experts_implementation
     param = next(model.parameters())
     big = type(model)(config).to(param.dtype)
     missing, unexpected = big.load_state_dict(state, strict=False)

@@ -38,7 +38,8 @@ RECIPE = Recipe(
         *norm("final_layer_norm", "final", input="hidden"),
     ),
     heads=(
-        *linear("embed_out", None, "final", bias=False),
+        *linear("embed_out", None, "final", bias=False),  # as stored
+        *linear("lm_head", None, "final", bias=False),  # as transformers names it once loaded (a model in memory)
         *linear("score", None, "final", bias=False),
         *linear("classifier", None, "final"),
         *linear("qa_outputs", None, "final"),
