@@ -436,6 +436,12 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
     rules = recipe.rules_for(cls)
+    head_norms = [rule.pattern for _, rule in rules if rule.norm_input and recipe.spaces[rule.norm_input].dim == "head_dim"]
+    if head_norms and not scaled and widths.head_dim[0] != widths.head_dim[1] and not options.allow_lossy:
+        # q/k normalised per head under a constant score scale: the queries' copies would have to carry
+        # √(head_dim'/head_dim) for the norm's mean square and eps, and the norm weight its inverse
+        raise GrowthError(f"not lossless: per-head q/k norms ({head_norms[0]}) with a score scale that does not follow "
+                          f"head_dim: head_dim growth is not supported; grow the heads (--attention heads)")
     _check_blocks(reader, recipe, config)
     skeleton = _skeleton(recipe, cls, cfg)
     _check_shapes(reader, recipe, skeleton, rules)

@@ -100,6 +100,8 @@ TINY = {
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
 TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default: the LM head is the embedding
+TINY["gemma2"] = dict(TINY["gemma"], query_pre_attn_scalar=6, attn_logit_softcapping=2.0, final_logit_softcapping=10.0, sliding_window=4)
+TINY["gemma3_text"] = dict(TINY["gemma2"], layer_types=["sliding_attention", "full_attention"])
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
