@@ -381,6 +381,7 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
             raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers")  # config lists with one entry per block (SmolLM3: 1 = rotary)
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 
 
@@ -775,7 +776,7 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
         new_config[field_name] = options.layers
-        for list_field in ("layer_types",):  # per-layer lists follow their blocks (as transformers derives them)
+        for list_field in PER_LAYER_LISTS:  # per-layer lists follow their blocks (as transformers derives them)
             values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
             if isinstance(values, list) and len(values) == n_old:  # a new block is of its original's type
                 new_config[list_field] = [v for old, v in enumerate(values) for _ in range(1 + before.get(old, 0))]

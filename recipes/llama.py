@@ -52,6 +52,7 @@ RECIPE = Recipe(
 
 MISTRAL = RECIPE.extend(name="mistral", model_types=("mistral",), classes=tuple(f"Mistral{h}" for h in HEADS))
 QWEN2 = RECIPE.extend(name="qwen2", model_types=("qwen2",), classes=tuple(f"Qwen2{h}" for h in HEADS))
+SMOLLM3 = RECIPE.extend(name="smollm3", model_types=("smollm3",), classes=tuple(f"SmolLM3{h}" for h in HEADS))  # NoPE layers
 QWEN3 = RECIPE.extend(
     name="qwen3", model_types=("qwen3",), classes=tuple(f"Qwen3{h}" for h in HEADS),
     spaces={**RECIPE.spaces, "head": Space("head_dim", Kind.ACTIVATION, rope="half")},  # one head's dims, as q and k lay them out

@@ -24,6 +24,8 @@ CLASSES = {
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification",
               "Qwen3ForQuestionAnswering"],
     "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
+    "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM", "SmolLM3ForSequenceClassification", "SmolLM3ForTokenClassification",
+                "SmolLM3ForQuestionAnswering"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
     "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
@@ -330,3 +332,11 @@ def test_gpt_neox_pythia_layout(tmp_path):
     assert torch.equal(qkv.view(8, 3, 4)[:, 2], small.view(4, 3, 4)[:, 2].repeat(2, 1))  # v of big head h = v of head h mod 4
     with pytest.raises(hfgrow.GrowthError, match="partial_rotary_factor"):
         hfgrow.grow(src, tmp_path / "b", factor=2, attention="head-dim")
+
+
+def test_smollm3_no_rope_layers_follow_their_blocks(tmp_path):
+    """SmolLM3's per-layer no_rope_layers list is extended with the blocks, like layer_types."""
+    src = build_model(tmp_path / "small", "SmolLM3ForCausalLM")
+    check(src, tmp_path / "big", 2, layers=4)
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert config["num_hidden_layers"] == 4 and config["no_rope_layers"] == [1, 1, 0, 0]  # each new block copies the one before it
