@@ -46,6 +46,8 @@ FAMILIES = [
     ("smollm3", lambda f, c: build_model(f, c, **WIDE["llama"], no_rope_layers=[1, 1, 1, 0]),
      ["SmolLM3Model", "SmolLM3ForCausalLM", "SmolLM3ForSequenceClassification", "SmolLM3ForTokenClassification",
       "SmolLM3ForQuestionAnswering"]),
+    ("cohere", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "rms_norm_eps"}, layer_norm_eps=1e-5),
+     ["CohereModel", "CohereForCausalLM"]),
     ("gemma2", lambda f, c: build_model(f, c, **WIDE["llama"], tie_word_embeddings=True, query_pre_attn_scalar=16,
                                         attn_logit_softcapping=50.0, final_logit_softcapping=30.0, sliding_window=8),
      ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"]),

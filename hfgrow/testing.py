@@ -105,6 +105,8 @@ TINY["gemma3_text"] = dict(TINY["gemma2"], layer_types=["sliding_attention", "fu
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
+TINY["cohere"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, layer_norm_eps=0.05,
+                      logit_scale=0.25, bos_token_id=1, eos_token_id=2)
 TINY["smollm3"] = dict(TINY["llama"], no_rope_layers=[1, 0])  # layer 1 without rotary (NoPE)
 TINY["mixtral"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2)
 TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,

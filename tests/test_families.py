@@ -26,6 +26,7 @@ CLASSES = {
     "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
     "smollm3": ["SmolLM3Model", "SmolLM3ForCausalLM", "SmolLM3ForSequenceClassification", "SmolLM3ForTokenClassification",
                 "SmolLM3ForQuestionAnswering"],
+    "cohere": ["CohereModel", "CohereForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
     "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
