@@ -316,6 +316,16 @@ def reach(curve: list, target: float) -> float | None:
     return None
 
 
+def default_runs(scale: Scale) -> list[str]:
+    """Every run of the benchmark: the scratch sweep; at the default growth point every continuation (and every
+    symmetry mode with the recommended one); fresh and recommended at other growth points (in small steps)."""
+    later = [scale.small_steps // 2, scale.small_steps * 5 // 3, scale.small_steps * 7 // 3, scale.small_steps * 3]
+    return ["small", *(f"small@{n}" for n in later), *(f"scratch-lr={lr:g}" for lr in scale.sweep),
+            *(f"grown-{c}-split" for c in ("fresh", "state", "lrmult", "state+lrmult", "state+relax")),
+            "grown-state+relax-noise", "grown-state+relax-none",
+            *(f"grown-{c}-split@{n}" for n in later for c in ("fresh", "state+relax"))]
+
+
 RECOMMENDED = "grown-state+relax-split"  # grown optimizer state, multipliers relaxed over a quarter, default symmetry
 
 
@@ -344,6 +354,26 @@ def summarise(results: dict, scale: Scale) -> dict:
         summary = {"recommended": RECOMMENDED, **{k: summary["runs"][RECOMMENDED][k] for k in
                                                   ("flops_saving", "max_spike_nats", "post_growth_loss_gap")}, **summary}
     return summary
+
+
+def table(results: dict, summary: dict, scale: Scale) -> str:
+    """The README's table: every run's final loss, and for grown runs the growth point, the largest rise after
+    growth and the FLOPs saved against the best scratch run."""
+    rows = ["| run | grown at (share of the budget) | final loss | largest rise after growth | FLOPs saved |", "|---|---|---|---|---|"]
+    budget = summary["budget_flops"]
+    for name, r in sorted(results.items(), key=lambda kv: (kv[1]["kind"] != "scratch", kv[1].get("at", 0), kv[0])):
+        if r["kind"] == "small":
+            continue
+        final = f"{r['curve'][-1][1]:.4f}"
+        if r["kind"] == "scratch":
+            best = name == summary["best_scratch"]
+            rows.append(f"| {'**' + name + '**' if best else name} | — | {'**' + final + '**' if best else final} | — | — |")
+            continue
+        g = summary["runs"][name]
+        at = r["curve"][0][0] / budget
+        saving = f"{g['flops_saving']:.1%}" if g["flops_saving"] is not None else "none"
+        rows.append(f"| {name} | {(r.get('at') or scale.small_steps)} small steps ({at:.0%}) | {final} | {g['max_spike_nats']:+.3f} | {saving} |")
+    return "\n".join(rows)
 
 
 def plot(results: dict, summary: dict, path: Path) -> None:
@@ -375,17 +405,19 @@ def main() -> None:
     ap.add_argument("--work", default=None, help="folder for data and checkpoints [default: a folder under /tmp]")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--runs", default=None, help="comma-separated run names to (re)run, the rest read from the results")
+    ap.add_argument("--table", action="store_true", help="print the README's table from the results, run nothing")
     args = ap.parse_args()
     scale = SCALES[args.scale]
+    out = Path(args.out)
+    json_path = out / f"training{'' if args.scale == 'cpu' else '-' + args.scale}.json"
+    if args.table:
+        done = json.loads(json_path.read_text())
+        print(table(done["results"], done["summary"], scale))
+        return
     work = Path(args.work or f"/tmp/hfgrow-training-{args.scale}")
     work.mkdir(parents=True, exist_ok=True)
     prepare(work, scale)
-    runs = [Run(f"scratch-lr={lr:g}", "scratch", lr) for lr in scale.sweep]
-    grown = [("state+relax", "split"), ("fresh", "split"), ("state", "split"), ("lrmult", "split"), ("state+lrmult", "split"),
-             ("state+lrmult", "noise"), ("state+lrmult", "none")]
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    json_path = out / f"training{'' if args.scale == 'cpu' else '-' + args.scale}.json"
     results = json.loads(json_path.read_text())["results"] if json_path.is_file() and args.runs else {}
     wanted = set(args.runs.split(",")) if args.runs else None
 
@@ -400,7 +432,7 @@ def main() -> None:
             print(json.dumps(summary, indent=1))
 
     # every continuation follows the small model's schedule (its peak lr), as a user continuing would
-    names = sorted(wanted) if wanted else ["small", *(r.name for r in runs), *(f"grown-{c}-{s}" for c, s in grown)]
+    names = sorted(wanted) if wanted else default_runs(scale)
     todo = [parse(n, scale) for n in names]
     with ProcessPoolExecutor(max_workers=scale.workers) as pool:
         for batch in ([r for r in todo if r.kind != "grown"], [r for r in todo if r.kind == "grown"]):  # grown runs need a small one
