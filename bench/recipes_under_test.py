@@ -13,6 +13,11 @@ WIDE = {
 }
 
 
+ENCODER = dict(hidden_size=64, num_hidden_layers=4, num_attention_heads=4, intermediate_size=256, layer_norm_eps=1e-5, vocab_size=512)
+HEADS = ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+         "ForQuestionAnswering")
+
+
 def bert(folder, cls):
     return build_bert(folder, cls, tokenizer=False, vocab_size=512, hidden_size=64, num_hidden_layers=4,
                       num_attention_heads=4, intermediate_size=256, layer_norm_eps=1e-5)
@@ -26,6 +31,11 @@ FAMILIES = [
     ("bert", bert, ["BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForNextSentencePrediction",
                     "BertForSequenceClassification", "BertForMultipleChoice", "BertForTokenClassification",
                     "BertForQuestionAnswering", "BertLMHeadModel"]),
+    *((name, lambda f, c: build_model(f, c, **ENCODER), [prefix + h for h in HEADS])
+      for name, prefix in (("roberta", "Roberta"), ("xlm-roberta", "XLMRoberta"), ("camembert", "Camembert"))),
+    ("electra", lambda f, c: build_model(f, c, **ENCODER, embedding_size=32), [f"Electra{h}" for h in (*HEADS, "ForPreTraining")]),
+    ("distilbert", lambda f, c: build_model(f, c, dim=64, hidden_dim=256, n_layers=4, n_heads=4, vocab_size=512),
+     [f"DistilBert{h}" for h in HEADS if h != "ForCausalLM"]),
     ("roformer", family("roformer"), ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM",
                                       "RoFormerForSequenceClassification", "RoFormerForMultipleChoice",
                                       "RoFormerForTokenClassification", "RoFormerForQuestionAnswering"]),

@@ -98,6 +98,11 @@ TINY = {
                   pad_token_id=0, tie_word_embeddings=False),
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
+TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = dict(  # positions start after the padding index (1)
+    {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=1)
+TINY["distilbert"] = dict(vocab_size=97, dim=16, hidden_dim=24, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
+                          attention_dropout=0.0, seq_classif_dropout=0.0, qa_dropout=0.0, pad_token_id=0, num_labels=3)
+TINY["electra"] = dict(TINY["roformer"], max_position_embeddings=40, pad_token_id=0)
 TINY["mistral"] = TINY["qwen2"] = TINY["qwen3"] = TINY["llama"]
 TINY["gemma"] = dict(TINY["llama"], tie_word_embeddings=True)  # Gemma's default: the LM head is the embedding
 TINY["gemma2"] = dict(TINY["gemma"], query_pre_attn_scalar=6, attn_logit_softcapping=2.0, final_logit_softcapping=10.0, sliding_window=4)
@@ -117,6 +122,9 @@ TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=
                    num_labels=3)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
+
+
+ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
 
 
 def load(folder: str | Path) -> Any:
@@ -141,7 +149,7 @@ def make_model(cls: str, seed: int = 0, **overrides: Any) -> torch.nn.Module:
     config = dict(TINY[model_cls.config_class.model_type], **overrides)
     if cls.endswith("QuestionAnswering"):
         config["num_labels"] = 2
-    if cls.endswith("CausalLM") and "roformer" in cls.lower():
+    if cls.endswith("CausalLM") and model_cls.config_class.model_type in ENCODERS:
         config["is_decoder"] = True
     torch.manual_seed(seed)
     config = model_cls.config_class(**config)

@@ -463,7 +463,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
             section: dict[str, Any] = {"mode": pass_mode, "outputs": _gaps(outs[0], outs[1], recipe, maps), "missing_keys": missing}
             if "pooler_output" in outs[0]:
                 section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
-            if mlm_output:
+            if mlm_output in outs[0]:  # ELECTRA's pre-training head is a discriminator, not an MLM
                 section["mlm_accuracy"] = {
                     key: (o[mlm_output].argmax(-1).cpu()[where] == labels[where]).double().mean().item()
                     for key, o in zip(("small", "big"), outs)

@@ -68,7 +68,8 @@ def test_recipes_command():
     result = CliRunner().invoke(main, ["recipes", "--json"])
     table = json.loads(result.stdout)
     assert set(table) == {"bert", "roformer", "gpt2", "t5", "mt5", "llama", "mistral", "qwen2", "qwen3", "gemma", "phi3",
-                          "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere"}
+                          "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere",
+                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert"}
     assert "Qwen2ForCausalLM" in table["qwen2"]["classes"]
     assert "BertForMaskedLM" in CliRunner().invoke(main, ["recipes"]).stdout
 

@@ -17,6 +17,15 @@ CLASSES = {
     "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel", "MT5ForSequenceClassification"],
     "roformer": ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM", "RoFormerForSequenceClassification",
                  "RoFormerForMultipleChoice", "RoFormerForTokenClassification", "RoFormerForQuestionAnswering"],
+    "roberta": ["RobertaModel", "RobertaForMaskedLM", "RobertaForCausalLM", "RobertaForSequenceClassification",
+                "RobertaForMultipleChoice", "RobertaForTokenClassification", "RobertaForQuestionAnswering"],
+    "xlm-roberta": ["XLMRobertaModel", "XLMRobertaForMaskedLM", "XLMRobertaForCausalLM", "XLMRobertaForSequenceClassification",
+                    "XLMRobertaForMultipleChoice", "XLMRobertaForTokenClassification", "XLMRobertaForQuestionAnswering"],
+    "camembert": ["CamembertModel", "CamembertForMaskedLM", "CamembertForSequenceClassification", "CamembertForTokenClassification"],
+    "distilbert": ["DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification", "DistilBertForMultipleChoice",
+                   "DistilBertForTokenClassification", "DistilBertForQuestionAnswering"],
+    "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForCausalLM", "ElectraForSequenceClassification",
+                "ElectraForMultipleChoice", "ElectraForTokenClassification", "ElectraForQuestionAnswering"],
     "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
               "LlamaForQuestionAnswering"],
     "mistral": ["MistralForCausalLM"],
@@ -49,7 +58,7 @@ def logits(model, seed=0):
     mask = torch.ones_like(ids)
     mask[0, 6:] = 0
     feed = {"input_ids": ids, "attention_mask": mask}
-    if isinstance(model, transformers.RoFormerForMultipleChoice):
+    if type(model).__name__.endswith("ForMultipleChoice"):
         feed = {k: v[None] for k, v in feed.items()}
     if model.config.is_encoder_decoder:
         ids[:, -1] = model.config.eos_token_id  # one EOS per row, read by T5's sequence classifier
@@ -121,6 +130,22 @@ def test_t5_v1_1_and_tied_rescaled_decoder(tmp_path, overrides):
 @pytest.mark.parametrize("rotary_value", [True, False])
 def test_roformer_rotary_value(tmp_path, rotary_value):
     check(build_model(tmp_path / "small", "RoFormerForMaskedLM", rotary_value=rotary_value), tmp_path / "big", 2)
+
+
+def test_electra_without_projection_and_distilbert_sinusoidal_positions(tmp_path):
+    # embedding_size = hidden_size: no embeddings_project, the embedding width follows the hidden size
+    check(build_model(tmp_path / "e", "ElectraForMaskedLM", embedding_size=16), tmp_path / "e-big", 3)
+    # the sinusoidal table is stored and loaded as stored: grown as any embedding
+    check(build_model(tmp_path / "d", "DistilBertForMaskedLM", sinusoidal_pos_embds=True), tmp_path / "d-big", 2)
+
+
+@pytest.mark.parametrize("cls", ["RobertaForMaskedLM", "DistilBertForMaskedLM", "ElectraForPreTraining"])
+def test_post_norm_encoders_refuse_what_is_not_exact(tmp_path, cls):
+    src = build_model(tmp_path / "small", cls)
+    with pytest.raises(hfgrow.GrowthError, match="whole (multiples|factors)"):
+        hfgrow.grow(src, tmp_path / "big", hidden_size=24, num_heads=3)
+    with pytest.raises(hfgrow.GrowthError, match="post-norm.*identity"):
+        hfgrow.grow(src, tmp_path / "big", factor=2, layers=3)
 
 
 def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):

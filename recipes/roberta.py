@@ -1,0 +1,34 @@
+"""RoBERTa, XLM-RoBERTa and CamemBERT: BERT's encoder (post-norm, so whole multiples of the hidden size)
+under the ``roberta`` prefix, with their own heads. Position ids start after the padding index: the table's
+rows are grown like any embedding's, nothing moves."""
+
+import dataclasses
+
+from . import bert
+from hfgrow.recipe import keep, linear, norm
+
+HEADS = (
+    *linear("lm_head.dense", "mlm_inner", "hidden"),  # dense → gelu → LayerNorm → decoder tied to the embedding
+    *norm("lm_head.layer_norm", "mlm_out", input="mlm_inner"),
+    *linear("lm_head.decoder", None, "mlm_out"),
+    *keep("lm_head.bias"),
+    *linear("classifier.dense", "pooled", "hidden"),  # sequence classification: first token → dense → tanh → out_proj
+    *linear("classifier.out_proj", None, "pooled"),
+    *linear("classifier", None, "pooled"),  # multiple choice reads the pooler
+    *linear("qa_outputs", None, "hidden"),
+)
+HEAD_NAMES = ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
+              "ForTokenClassification", "ForQuestionAnswering")
+
+
+def family(name: str, model_type: str, class_prefix: str):
+    return dataclasses.replace(
+        bert.RECIPE, name=name, model_types=(model_type,), prefix="roberta", heads=HEADS,
+        classes=tuple(class_prefix + h for h in HEAD_NAMES),
+        class_heads={f"{class_prefix}ForTokenClassification": linear("classifier", None, "hidden")},
+    )
+
+
+RECIPE = family("roberta", "roberta", "Roberta")
+XLM_ROBERTA = family("xlm-roberta", "xlm-roberta", "XLMRoberta")
+CAMEMBERT = family("camembert", "camembert", "Camembert")
