@@ -41,7 +41,9 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
     try:
         report = hfgrow.grow(src, out, **options)
     except hfgrow.GrowthError as e:
-        reason = ("post-norm" if "post-norm" in str(e) else "one eps, two scales" if "sharing one eps" in str(e)
+        reason = ("post-norm" if "post-norm" in str(e)
+                  else "residual stream from a LayerNorm" if "embedding LayerNorm" in str(e)
+                  else "one eps, two scales" if "sharing one eps" in str(e)
                   else "uneven head copies under a whole-width q/k norm" if "not uniform" in str(e)
                   else "eps fixed in the code" if "fixed in its code" in str(e)
                   else "embedding width: whole factors only" if "only by whole factors" in str(e)

@@ -34,6 +34,10 @@ FAMILIES = [
     *((name, lambda f, c: build_model(f, c, **ENCODER), [prefix + h for h in HEADS])
       for name, prefix in (("roberta", "Roberta"), ("xlm-roberta", "XLMRoberta"), ("camembert", "Camembert"))),
     ("electra", lambda f, c: build_model(f, c, **ENCODER, embedding_size=32), [f"Electra{h}" for h in (*HEADS, "ForPreTraining")]),
+    *((name, lambda f, c: build_model(f, c, d_model=64, encoder_layers=4, decoder_layers=4, encoder_attention_heads=4,
+                                       decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, vocab_size=512),
+       [prefix + h for h in ("Model", "ForConditionalGeneration", "ForSequenceClassification", "ForQuestionAnswering", "ForCausalLM")])
+      for name, prefix in (("bart", "Bart"), ("mbart", "MBart"))),
     ("distilbert", lambda f, c: build_model(f, c, dim=64, hidden_dim=256, n_layers=4, n_heads=4, vocab_size=512),
      [f"DistilBert{h}" for h in HEADS if h != "ForCausalLM"]),
     ("roformer", family("roformer"), ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM",

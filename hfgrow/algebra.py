@@ -400,14 +400,15 @@ class Space:
     decoder output), a factor that changes by 1/√k when the hidden size grows; True: always so (a tied
     output layer that shares an embedding stored times √(hidden/hidden'), see ``embed_scale``).
     ``embed_scale``: the model multiplies what is written into this space by √hidden_size (Gemma's
-    embedding), so its writer is stored times √(hidden/hidden') and the product is unchanged.
+    embedding), so its writer is stored times √(hidden/hidden') and the product is unchanged; a str: the
+    config attribute that says so (BART's ``scale_embedding``).
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "embedding", "heads", "head_dim", "attention", "kv_attention"
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
-    embed_scale: bool = False
+    embed_scale: bool | str = False
 
 
 def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
@@ -555,9 +556,12 @@ def expansions(
 
     ratio = math.sqrt(widths.head_dim[1] / widths.head_dim[0]) if attention_scaled else 1.0
 
+    def flag(value: bool | str | None) -> bool:
+        return value is True or (isinstance(value, str) and bool(flags.get(value)))
+
     def hidden_rescale(space: Space) -> float:
         """√(hidden'/hidden) where the model multiplies the space by a power of hidden_size ±½, else 1."""
-        on = space.embed_scale or space.rescaled_by is True or bool(flags.get(space.rescaled_by or ""))
+        on = flag(space.embed_scale) or flag(space.rescaled_by)
         return math.sqrt(widths.hidden[1] / widths.hidden[0]) if on else 1.0
 
     out: dict[str, Expansion] = {}
@@ -570,7 +574,7 @@ def expansions(
         kind = space.kind
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
         if kind in (Kind.RESIDUAL, Kind.VALUE):
-            e = torch.full(src.shape, c / hidden_rescale(space) if space.embed_scale else c, dtype=F64)
+            e = torch.full(src.shape, c / hidden_rescale(space) if flag(space.embed_scale) else c, dtype=F64)
         elif kind is Kind.ACTIVATION:
             e = torch.ones(src.shape, dtype=F64)
         elif kind is Kind.TIED_OUTPUT:

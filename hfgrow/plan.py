@@ -407,11 +407,16 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if name in config and config[name] != want:
             raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")
     fields = recipe.config
+    for twin, name in fields.twins.items():
+        if twin in config and config[twin] != config.get(name):
+            raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "
+                              f"the {recipe.name} recipe grows stacks of one width only")
     widths = _widths(config, recipe, options)
 
     approximate = []
-    if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
-        approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
+    if (recipe.post_norm or recipe.stream_from_norm) and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
+        approximate.append(f"{recipe.name} is {'post-norm' if recipe.post_norm else 'pre-norm from an embedding LayerNorm'}: "
+                           f"a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
     cfg = reader.transformers_config()  # the installed transformers' reading of the config
@@ -420,7 +425,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for flag in recipe.index_dependent:
         if options.layers and getattr(cfg, flag, False):
             approximate.append(f"{flag} is set: blocks depend on their index, and new blocks renumber the ones after them")
-    flag_names = {s.rescaled_by for s in recipe.spaces.values() if isinstance(s.rescaled_by, str)}
+    flag_names = {f for s in recipe.spaces.values() for f in (s.rescaled_by, s.embed_scale) if isinstance(f, str)}
     if isinstance(recipe.attention_scaled, str):
         flag_names.add(recipe.attention_scaled)
     flags = {name: bool(getattr(cfg, name, False)) for name in flag_names}
@@ -436,7 +441,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
-    rules = recipe.rules_for(cls)
+    lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
+    rules = recipe.rules_for(cls, {s: _field(config, f, config.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
     head_norms = [rule.pattern for _, rule in rules if rule.norm_input and recipe.spaces[rule.norm_input].dim == "head_dim"]
     if head_norms and not scaled and widths.head_dim[0] != widths.head_dim[1] and not options.allow_lossy:
         # q/k normalised per head under a constant score scale: the queries' copies would have to carry
@@ -456,6 +462,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if info.name in dropped:
             continue
         hits = [rule for rx, rule in rules if rx.match(info.name)]
+        hits = [rule for rule in hits if rule.last] or hits  # a last block's own rule wins
         if len(hits) != 1:
             if hits:  # a recipe bug, not a user error: two rules claim one key
                 raise GrowthError(f"recipe '{recipe.name}': '{info.name}' matches {len(hits)} rules")
@@ -511,6 +518,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    for twin, name in fields.twins.items():
+        if twin in config:
+            new_config[twin] = new_config.get(name, config.get(name))
     for name in fields.eps:
         if name in config:
             if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:

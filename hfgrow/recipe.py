@@ -33,6 +33,7 @@ __all__ = [
     "embedding",
     "generated",
     "keep",
+    "last",
     "linear",
     "norm",
     "reads",
@@ -76,9 +77,10 @@ class TensorRule:
     drop: bool = False  # left out of the output: a buffer transformers rebuilds (and that a growth would change)
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
+    last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
 
-    def regex(self, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
-        body = self.pattern.replace(".", r"\.").replace("*", r"\d+")
+    def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
+        body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
         lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
         return re.compile(rf"^{lead}{body}$")
 
@@ -122,6 +124,11 @@ def norm(module: str, space: str, input: str | None = None, bias: bool = True, o
     return rules
 
 
+def last(rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    """The same rules for the last block of their stack only (BART's last norm feeds the tied LM head)."""
+    return tuple(dataclasses.replace(r, last=True) for r in rules)
+
+
 def drop(pattern: str) -> tuple[TensorRule, ...]:
     """A key transformers ignores or rebuilds on load (old causal-mask and rotary buffers): not written."""
     return (TensorRule(pattern, (), drop=True),)
@@ -150,6 +157,7 @@ class ConfigFields:
     kv_heads: str | None = None  # grouped-query attention (None or absent: as many as heads)
     embedding: str | None = None  # an embedding width field (None or absent: the hidden size)
     ffn_default: int | None = None  # when the ffn field is None, it means this multiple of hidden (GPT-2)
+    twins: Mapping[str, str] = field(default_factory=dict)  # fields that must equal another and grow with it (BART's decoder sizes)
 
 
 @dataclass(frozen=True)
@@ -175,15 +183,24 @@ class Recipe:
     stacks: tuple[tuple[str, str, str | None], ...] = ()
     index_dependent: tuple[str, ...] = ()  # config flags that make a block depend on its index (no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
+    stream_from_norm: bool = False  # pre-norm, but the residual stream starts at a LayerNorm's output: whole multiples
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the
         parent's rules of the same pattern and add the others."""
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
-    def rules_for(self, cls: str | None) -> list[tuple[re.Pattern[str], TensorRule]]:
-        """Compiled rules for one model class: body, heads, and that class's overrides of head rules."""
+    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
+        """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
+        ``blocks``: the number of blocks of each stack, for the rules of a last block."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
-        return [(r.regex(prefixes), r) for r in self.body] + [(r.regex(), r) for r in heads]
+
+        def compiled(r: TensorRule, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
+            if not r.last:
+                return r.regex(prefixes)
+            stack = next(path for path, _, _ in self.stacks if r.pattern.startswith(f"{path}.*."))
+            return r.regex(prefixes, block=(blocks or {}).get(stack, 0) - 1)
+
+        return [(compiled(r, prefixes), r) for r in self.body] + [(compiled(r), r) for r in heads]

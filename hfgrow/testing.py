@@ -100,6 +100,10 @@ TINY = {
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
 TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = dict(  # positions start after the padding index (1)
     {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=1)
+TINY["bart"] = TINY["mbart"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                                     decoder_attention_heads=2, encoder_ffn_dim=24, decoder_ffn_dim=24, max_position_embeddings=32,
+                                     dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, bos_token_id=0,
+                                     eos_token_id=1, decoder_start_token_id=1, num_labels=3, scale_embedding=True)
 TINY["distilbert"] = dict(vocab_size=97, dim=16, hidden_dim=24, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
                           attention_dropout=0.0, seq_classif_dropout=0.0, qa_dropout=0.0, pad_token_id=0, num_labels=3)
 TINY["electra"] = dict(TINY["roformer"], max_position_embeddings=40, pad_token_id=0)

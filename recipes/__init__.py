@@ -4,6 +4,6 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 "Adding a recipe") and list it below.
 """
 
-from . import bert, cohere, distilbert, electra, gemma, gpt2, gpt_neox, granite, llama, mixtral, olmo2, opt, phi3, roberta, roformer, starcoder2, t5
+from . import bart, bert, cohere, distilbert, electra, gemma, gpt2, gpt_neox, granite, llama, mixtral, olmo2, opt, phi3, roberta, roformer, starcoder2, t5
 
-RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE)
+RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE)

@@ -22,6 +22,10 @@ CLASSES = {
     "xlm-roberta": ["XLMRobertaModel", "XLMRobertaForMaskedLM", "XLMRobertaForCausalLM", "XLMRobertaForSequenceClassification",
                     "XLMRobertaForMultipleChoice", "XLMRobertaForTokenClassification", "XLMRobertaForQuestionAnswering"],
     "camembert": ["CamembertModel", "CamembertForMaskedLM", "CamembertForSequenceClassification", "CamembertForTokenClassification"],
+    "bart": ["BartModel", "BartForConditionalGeneration", "BartForSequenceClassification", "BartForQuestionAnswering",
+             "BartForCausalLM"],
+    "mbart": ["MBartModel", "MBartForConditionalGeneration", "MBartForSequenceClassification", "MBartForQuestionAnswering",
+              "MBartForCausalLM"],
     "distilbert": ["DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification", "DistilBertForMultipleChoice",
                    "DistilBertForTokenClassification", "DistilBertForQuestionAnswering"],
     "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForCausalLM", "ElectraForSequenceClassification",
@@ -146,6 +150,24 @@ def test_post_norm_encoders_refuse_what_is_not_exact(tmp_path, cls):
         hfgrow.grow(src, tmp_path / "big", hidden_size=24, num_heads=3)
     with pytest.raises(hfgrow.GrowthError, match="post-norm.*identity"):
         hfgrow.grow(src, tmp_path / "big", factor=2, layers=3)
+
+
+@pytest.mark.parametrize("cls", ["BartForConditionalGeneration", "MBartForConditionalGeneration"])
+def test_bart_unscaled_embedding_untied_head_and_what_is_refused(tmp_path, cls):
+    check(build_model(tmp_path / "a", cls, scale_embedding=False), tmp_path / "a-big", 2)
+    check(build_model(tmp_path / "b", cls, tie_word_embeddings=False), tmp_path / "b-big", 3)
+    src = build_model(tmp_path / "c", cls)
+    with pytest.raises(hfgrow.GrowthError, match="whole multiples"):
+        hfgrow.grow(src, tmp_path / "c-big", hidden_size=24, num_heads=3, intermediate_size=36)
+    if cls.startswith("MBart"):  # pre-norm: new blocks are the identity
+        report = check(src, tmp_path / "c-deep", 2, layers=3)
+        assert report["plan"]["layers"] == {"encoder.layers": [2, 3], "decoder.layers": [2, 3]}
+    else:
+        with pytest.raises(hfgrow.GrowthError, match="post-norm.*identity"):
+            hfgrow.grow(src, tmp_path / "c-big", factor=2, layers=3)
+    src = build_model(tmp_path / "d", cls, decoder_ffn_dim=32)
+    with pytest.raises(hfgrow.GrowthError, match="decoder_ffn_dim=32 differs from encoder_ffn_dim=24"):
+        hfgrow.grow(src, tmp_path / "d-big", factor=2)
 
 
 def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
