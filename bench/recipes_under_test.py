@@ -38,6 +38,13 @@ FAMILIES = [
                                        decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, vocab_size=512),
        [prefix + h for h in ("Model", "ForConditionalGeneration", "ForSequenceClassification", "ForQuestionAnswering", "ForCausalLM")])
       for name, prefix in (("bart", "Bart"), ("mbart", "MBart"))),
+    ("albert", lambda f, c: build_model(f, c, **ENCODER, embedding_size=32),
+     [f"Albert{h}" for h in ("Model", "ForPreTraining", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice",
+                             "ForTokenClassification", "ForQuestionAnswering")]),
+    ("deberta-v2", lambda f, c: build_model(f, c, **ENCODER),  # the tests' DeBERTa-v3 layout
+     [f"DebertaV2{h}" for h in HEADS if h != "ForCausalLM"]),
+    ("modernbert", lambda f, c: build_model(f, c, **{k: v for k, v in ENCODER.items() if k != "layer_norm_eps"}, norm_eps=1e-5),
+     [f"ModernBert{h}" for h in HEADS if h != "ForCausalLM"]),
     ("distilbert", lambda f, c: build_model(f, c, dim=64, hidden_dim=256, n_layers=4, n_heads=4, vocab_size=512),
      [f"DistilBert{h}" for h in HEADS if h != "ForCausalLM"]),
     ("roformer", family("roformer"), ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM",

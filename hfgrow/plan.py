@@ -228,13 +228,16 @@ class GrowthPlan:
 
 
 def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
-    from .recipes import RECIPES  # the recipes/ folder, installed as hfgrow.recipes
+    from .recipes import RECIPES, REFUSED  # the recipes/ folder, installed as hfgrow.recipes
 
     model_type = config.get("model_type")
     recipe = next((r for r in RECIPES if model_type in r.model_types), None)
+    if recipe is None and model_type in REFUSED:
+        raise GrowthError(f"unsupported architecture model_type={model_type!r}: {REFUSED[model_type]}")
     if recipe is None:
-        supported = "; ".join(f"{r.name} ({', '.join(r.classes)})" for r in RECIPES)
-        raise GrowthError(f"unsupported architecture model_type={model_type!r}; supported: {supported}")
+        supported = ", ".join(r.name for r in RECIPES)
+        raise GrowthError(f"unsupported architecture model_type={model_type!r}; supported: {supported} "
+                          f"(`hfgrow recipes` lists their classes)")
     archs = config.get("architectures") or []
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise GrowthError(f"config.json: 'architectures' should be a list of class names, got {archs!r}")

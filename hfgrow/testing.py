@@ -104,6 +104,14 @@ TINY["bart"] = TINY["mbart"] = dict(vocab_size=97, d_model=16, encoder_layers=2,
                                      decoder_attention_heads=2, encoder_ffn_dim=24, decoder_ffn_dim=24, max_position_embeddings=32,
                                      dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, bos_token_id=0,
                                      eos_token_id=1, decoder_start_token_id=1, num_labels=3, scale_embedding=True)
+TINY["albert"] = dict(TINY["roformer"], max_position_embeddings=40, pad_token_id=0, num_hidden_groups=1, inner_group_num=1)
+TINY["deberta-v2"] = dict(  # DeBERTa-v3's layout: shared position keys, buckets, LayerNorm'd table, no absolute positions
+    {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=0,
+    relative_attention=True, pos_att_type=["p2c", "c2p"], position_buckets=8, max_relative_positions=16, norm_rel_ebd="layer_norm",
+    share_att_key=True, position_biased_input=False, type_vocab_size=0)
+TINY["modernbert"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
+                          max_position_embeddings=40, norm_eps=0.05, pad_token_id=0, bos_token_id=2, eos_token_id=3, cls_token_id=2,
+                          sep_token_id=3, local_attention=4, global_attn_every_n_layers=2, num_labels=3)
 TINY["distilbert"] = dict(vocab_size=97, dim=16, hidden_dim=24, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
                           attention_dropout=0.0, seq_classif_dropout=0.0, qa_dropout=0.0, pad_token_id=0, num_labels=3)
 TINY["electra"] = dict(TINY["roformer"], max_position_embeddings=40, pad_token_id=0)

@@ -4,6 +4,14 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 "Adding a recipe") and list it below.
 """
 
-from . import bart, bert, cohere, distilbert, electra, gemma, gpt2, gpt_neox, granite, llama, mixtral, olmo2, opt, phi3, roberta, roformer, starcoder2, t5
+from . import (albert, bart, bert, cohere, deberta_v2, distilbert, electra, gemma, gpt2, gpt_neox, granite, llama, mixtral,
+               modernbert, olmo2, opt, phi3, roberta, roformer, starcoder2, t5)
 
-RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE)
+RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
+           deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE)
+
+# families hfgrow knows and refuses, with the reason (a growth that cannot be exact)
+REFUSED = {
+    "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
+              "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
+}

@@ -80,7 +80,12 @@ Case = Callable[[Path], tuple[Path, dict, list, tuple[str, ...]]]
 
 def unsupported_architecture(src):
     edit_config(src, model_type="gpt_neo", architectures=["GPTNeoForCausalLM"])
-    return src, {}, [], ("unsupported architecture", "gpt_neo", "bert", "BertForMaskedLM")
+    return src, {}, [], ("unsupported architecture", "gpt_neo", "bert", "hfgrow recipes")
+
+
+def refused_architecture(src):
+    edit_config(src, model_type="marian", architectures=["MarianMTModel"])
+    return src, {}, [], ("unsupported architecture", "marian", "sinusoidal positions are never stored")
 
 
 def factor(value):
@@ -277,6 +282,7 @@ def seed_beyond_64_bits(src):
 
 CASES = [
     unsupported_architecture,
+    refused_architecture,
     factor(1),
     factor(2.5),
     factor("abc"),

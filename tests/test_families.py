@@ -26,6 +26,12 @@ CLASSES = {
              "BartForCausalLM"],
     "mbart": ["MBartModel", "MBartForConditionalGeneration", "MBartForSequenceClassification", "MBartForQuestionAnswering",
               "MBartForCausalLM"],
+    "albert": ["AlbertModel", "AlbertForPreTraining", "AlbertForMaskedLM", "AlbertForSequenceClassification",
+               "AlbertForMultipleChoice", "AlbertForTokenClassification", "AlbertForQuestionAnswering"],
+    "deberta-v2": ["DebertaV2Model", "DebertaV2ForMaskedLM", "DebertaV2ForSequenceClassification", "DebertaV2ForMultipleChoice",
+                   "DebertaV2ForTokenClassification", "DebertaV2ForQuestionAnswering"],
+    "modernbert": ["ModernBertModel", "ModernBertForMaskedLM", "ModernBertForSequenceClassification", "ModernBertForTokenClassification",
+                   "ModernBertForQuestionAnswering", "ModernBertForMultipleChoice"],
     "distilbert": ["DistilBertModel", "DistilBertForMaskedLM", "DistilBertForSequenceClassification", "DistilBertForMultipleChoice",
                    "DistilBertForTokenClassification", "DistilBertForQuestionAnswering"],
     "electra": ["ElectraModel", "ElectraForPreTraining", "ElectraForMaskedLM", "ElectraForCausalLM", "ElectraForSequenceClassification",
@@ -136,14 +142,17 @@ def test_roformer_rotary_value(tmp_path, rotary_value):
     check(build_model(tmp_path / "small", "RoFormerForMaskedLM", rotary_value=rotary_value), tmp_path / "big", 2)
 
 
-def test_electra_without_projection_and_distilbert_sinusoidal_positions(tmp_path):
+def test_electra_without_projection_albert_groups_and_distilbert_sinusoidal_positions(tmp_path):
     # embedding_size = hidden_size: no embeddings_project, the embedding width follows the hidden size
     check(build_model(tmp_path / "e", "ElectraForMaskedLM", embedding_size=16), tmp_path / "e-big", 3)
+    # ALBERT with two groups of two shared layers over four layers
+    check(build_model(tmp_path / "a", "AlbertForMaskedLM", num_hidden_layers=4, num_hidden_groups=2, inner_group_num=2),
+          tmp_path / "a-big", 2)
     # the sinusoidal table is stored and loaded as stored: grown as any embedding
     check(build_model(tmp_path / "d", "DistilBertForMaskedLM", sinusoidal_pos_embds=True), tmp_path / "d-big", 2)
 
 
-@pytest.mark.parametrize("cls", ["RobertaForMaskedLM", "DistilBertForMaskedLM", "ElectraForPreTraining"])
+@pytest.mark.parametrize("cls", ["RobertaForMaskedLM", "DistilBertForMaskedLM", "ElectraForPreTraining", "AlbertForMaskedLM"])
 def test_post_norm_encoders_refuse_what_is_not_exact(tmp_path, cls):
     src = build_model(tmp_path / "small", cls)
     with pytest.raises(hfgrow.GrowthError, match="whole (multiples|factors)"):
@@ -168,6 +177,16 @@ def test_bart_unscaled_embedding_untied_head_and_what_is_refused(tmp_path, cls):
     src = build_model(tmp_path / "d", cls, decoder_ffn_dim=32)
     with pytest.raises(hfgrow.GrowthError, match="decoder_ffn_dim=32 differs from encoder_ffn_dim=24"):
         hfgrow.grow(src, tmp_path / "d-big", factor=2)
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(share_att_key=False, conv_kernel_size=3),  # own position projections; the ConvLayer after the first block
+    dict(position_biased_input=True, type_vocab_size=2, embedding_size=8, legacy=True),  # embed_proj, absolute positions
+    dict(legacy=False, pos_att_type=["c2p"], norm_rel_ebd="none", position_buckets=-1),  # lm_predictions head
+])
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+def test_deberta_v2_variants(tmp_path, overrides, attention):
+    check(build_model(tmp_path / "small", "DebertaV2ForMaskedLM", **overrides), tmp_path / "big", 2, attention=attention)
 
 
 def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
