@@ -7,6 +7,7 @@ import gc
 import sys
 import math
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -141,28 +142,48 @@ def release_freed_memory() -> None:
 
 
 def block_device_map(cls: type, config: Any, device: str) -> dict[str, str]:
-    """A device map that offloads every block (and every other weight-holding leaf) to disk.
+    """A device map that offloads every block, and every other weight-holding leaf larger than a block, to disk.
 
-    accelerate's hooks then load one block's weights when it runs and drop them after; modules
-    without weights run on ``device``. Blocks are the model's own ``_no_split_modules``.
+    accelerate's hooks then load one block's weights when it runs and drop them after; modules without
+    weights, and leaves no larger than a block (norms, position tables: some models read them outside their
+    own forward, as DeBERTa's relative table), stay on ``device``. Blocks are the model's own ``_no_split_modules``.
     """
     with torch.device("meta"):
         skeleton = cls(config)
-    blocks = set(getattr(skeleton, "_no_split_modules", None) or ())
+    declared = set(getattr(skeleton, "_no_split_modules", None) or ())
+    # a model that declares none (DeBERTa-v2): the members of its module lists (its stacks of layers)
+    blocks = {id(m) for m in skeleton.modules() if type(m).__name__ in declared} if declared else \
+        {id(c) for m in skeleton.modules() if isinstance(m, torch.nn.ModuleList) for c in m.children()}
+    size = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    largest = max((size(m) for m in skeleton.modules() if id(m) in blocks), default=0)
     device_map: dict[str, str] = {}
 
     def visit(prefix: str, module: torch.nn.Module) -> None:
+        # a split module's own tensors (BART's final_logits_bias at the top level) stay on the device
+        own = [*module._parameters, *(b for b in module._buffers if b not in module._non_persistent_buffers_set)]
+        for name in own:
+            device_map[prefix + name] = device
         for name, child in module.named_children():
             full = prefix + name
             if next(child.parameters(), None) is None:
                 device_map[full] = device
-            elif type(child).__name__ in blocks or next(child.children(), None) is None \
-                    or next(child.parameters(recurse=False), None) is not None:
+            elif id(child) in blocks:
                 device_map[full] = "disk"
+            elif next(child.children(), None) is None or next(child.parameters(recurse=False), None) is not None:
+                device_map[full] = "disk" if size(child) > largest else device
             else:
                 visit(full + ".", child)
 
     visit("", skeleton)
+
+    def entry(param: str) -> str | None:  # the device-map key that places a parameter
+        return max((k for k in device_map if param == k or param.startswith(k + ".")), key=len, default=None)
+
+    # tied weights share one placement: offloaded if either side is (ModernBERT's decoder and its embedding block)
+    for a, b in (getattr(skeleton, "all_tied_weights_keys", None) or {}).items():
+        ka, kb = entry(a), entry(b)
+        if ka and kb and "disk" in (device_map[ka], device_map[kb]):
+            device_map[ka] = device_map[kb] = "disk"
     return device_map
 
 
@@ -179,12 +200,14 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
     kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "eager", "experts_implementation": "eager",
                               "output_loading_info": True}
     try:
-        with quiet_transformers():  # load reports ("UNEXPECTED", "MISSING"): we check keys ourselves
+        with quiet_transformers(), warnings.catch_warnings():  # load reports ("UNEXPECTED", "MISSING"): we check keys ourselves
             if mode == "blockwise":
                 release_freed_memory()
                 config = transformers.AutoConfig.from_pretrained(path)
                 config._attn_implementation = config._experts_implementation = "eager"
                 kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
+                # a top-level tensor's own key (BART's final_logits_bias) works, but accelerate warns it is no module
+                warnings.filterwarnings("ignore", message="The following device_map keys do not match any submodules")
             elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
                 kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
             model, info = cls.from_pretrained(path, **kwargs)

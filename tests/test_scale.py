@@ -70,7 +70,9 @@ def test_a_full_pass_under_the_same_limit_fails_clearly(larger_than_budget, tmp_
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("cls", ["T5ForConditionalGeneration", "GPT2LMHeadModel", "RoFormerForMaskedLM", "Qwen2ForCausalLM"])
+@pytest.mark.parametrize("cls", ["T5ForConditionalGeneration", "GPT2LMHeadModel", "RoFormerForMaskedLM", "Qwen2ForCausalLM",
+                                 "BartForConditionalGeneration", "DebertaV2ForMaskedLM", "ModernBertForMaskedLM",
+                                 "AlbertForMaskedLM", "ElectraForPreTraining", "DistilBertForMaskedLM", "RobertaForMaskedLM"])
 def test_blockwise_and_full_passes_agree(tmp_path, cls):
     src = build_model(tmp_path / "small", cls)
     hfgrow.grow(src, tmp_path / "big", factor=2, verify=False)
@@ -92,7 +94,10 @@ def test_block_device_map_offloads_each_block_on_its_own():
     blocks = [k for k in device_map if ".block." in k]
     assert blocks == [f"{stack}.block.{i}" for stack in ("encoder", "decoder") for i in range(config.num_layers)]
     assert all(device_map[k] == "disk" for k in blocks)
-    assert device_map["shared"] == device_map["lm_head"] == device_map["encoder.final_layer_norm"] == "disk"
+    assert device_map["encoder.final_layer_norm"] == "cpu"  # smaller than a block: stays
+    config = transformers.T5Config(**dict(TINY["t5"], vocab_size=4000))  # an embedding larger than a block
+    device_map = block_device_map(transformers.T5ForConditionalGeneration, config, "cpu")
+    assert device_map["shared"] == device_map["lm_head"] == "disk"
     assert "disk" not in [v for k, v in device_map.items() if "dropout" in k]  # no weights, runs where the inputs are
 
 
