@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from . import hub
+from . import hub, sentence
 from .checkpoint import CheckpointReader, TensorInfo
 from .errors import GrowthError
 from .grow import grow_one
@@ -116,9 +116,10 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
         if found is not None and found.shape != tp.out.shape:
             raise GrowthError(f"{big}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
                               f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
-    return verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
-                       storage_rounding=plan.rounding_dtype(),
-                       text_file=text_file, seed=seed, progress=progress)
+    result = verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
+                         storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress)
+    sentence.add_to_verification(result, small_dir, big_dir, text_file, device, tolerance)  # sentence-transformers folders
+    return result
 
 
 class StateDictReader:

@@ -17,7 +17,8 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
     hub_id = report.get("hub_id")
     data = ModelCardData(
         base_model=hub_id,  # a Hub id only: a local path is not a model the Hub can link
-        library_name="transformers",
+        # a sentence-transformers model stays one (its modules are grown with it)
+        library_name="sentence-transformers" if report.get("sentence_transformers") else "transformers",
         tags=list(dict.fromkeys(tags)),
         license=source_data.get("license"),
         license_name=source_data.get("license_name"),
@@ -59,12 +60,7 @@ The command:
 
 ## Continue training
 
-```python
-from transformers import AutoModel, AutoTokenizer
-
-model = AutoModel.from_pretrained("path/or/repo")  # or the task class, e.g. AutoModelForCausalLM
-tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
-```
+{_loading(report)}
 
 The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
 New blocks (if any) start as the identity: their output projections are zero.
@@ -77,6 +73,21 @@ continue with the small model's optimizer state grown with the weights (`hfgrow.
 model's optimizer state, use a learning-rate warm-up.
 """
     return ModelCard(body)
+
+
+def _loading(report: dict[str, Any]) -> str:
+    if report.get("sentence_transformers"):
+        return """```python
+from sentence_transformers import SentenceTransformer
+
+model = SentenceTransformer("path/or/repo")  # its Pooling, Dense and Normalize modules were grown with it
+```"""
+    return """```python
+from transformers import AutoModel, AutoTokenizer
+
+model = AutoModel.from_pretrained("path/or/repo")  # or the task class, e.g. AutoModelForCausalLM
+tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
+```"""
 
 
 def _bigger(p: dict[str, Any]) -> str:

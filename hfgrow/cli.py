@@ -168,6 +168,10 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
 @click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
 @click.option("--overwrite", is_flag=True, help="Replace a --out that holds a checkpoint.")
 @click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
+@click.option("--adapter", "adapters", multiple=True, metavar="DIR",
+              help="A PEFT LoRA adapter of SRC to grow with it, into OUT/adapters/<name> (repeatable).")
+@click.option("--dense-out", type=click.Choice(["keep", "grow"]), default="keep", show_default=True,
+              help="sentence-transformers folders: Dense modules keep their output dimension (same embeddings) or grow it.")
 @verify_options
 @click.option("--push-to-hub", default=None, metavar="REPO_ID", help="Upload the grown checkpoint (created if needed) when verification passes.")
 @click.option("--private", is_flag=True, help="Create the Hub repository private.")

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import __version__, algebra, hub
+from . import __version__, adapters, algebra, hub, sentence
 from .card import model_card
 from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, format_size, shard_names, sync_folder, write_index
 from .errors import GrowthError
@@ -53,6 +53,15 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         check_verification_inputs(src, options.text_file)
     reader = CheckpointReader(src)
     plan = make_plan(reader, options)
+    for adapter in options.adapters:  # checked before anything is written
+        adapters.check(adapter)
+    st_modules = sentence.modules(src)  # a sentence-transformers folder: its modules grow with the transformer
+    if st_modules:
+        why = sentence.check(st_modules, sentence.output_space(plan), options.dense_out)
+        if why and not options.allow_lossy:
+            raise GrowthError(f"not lossless: {why} (--allow-lossy grows anyway and reports the gap)")
+        if why:
+            plan.approximate.append(why)
     w = plan.widths
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {w.hidden[0]} → {w.hidden[1]}, "
         f"{w.heads[0]} → {w.heads[1]} heads of {w.head_dim[0]} → {w.head_dim[1]}, "
@@ -67,6 +76,12 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     with OutputFolder(out, options.overwrite, log) as place:
         try:
             not_copied = write_checkpoint(plan, reader, place.tmp, progress)
+            st_report = sentence.write(src, place.tmp, st_modules, sentence.output_space(plan), options.dense_out) if st_modules else None
+            grown_adapters = [adapters.grow_adapter(a, place.tmp / "adapters" / Path(os.path.normpath(a)).name, plan, str(out))
+                              for a in options.adapters]
+            if st_modules:
+                not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") not in
+                              {m["path"] for m in st_modules} | {sentence.MODULES, *sentence.CONFIGS}}
             grow_s = time.perf_counter() - start
             verification = None
             if options.verify:
@@ -80,6 +95,15 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                 except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
                     log(f"verification could not run: {e}")
                     verification = {"passed": False, "error": str(e), "device": options.device}
+                for a in grown_adapters if "error" not in verification else ():
+                    log(f"verifying: adapter {Path(a['source']).name} through PEFT")
+                    a["verification"] = adapters.compare(src, place.tmp, Path(a["source"]), place.tmp / "adapters" / Path(a["output"]).name,
+                                                         plan, options.text_file, options.device, options.seed)
+                    if "skipped" not in a["verification"] and not a["verification"]["max_rel"] <= options.tolerance:
+                        verification["passed"] = False
+                if st_modules:
+                    log("verifying: sentence embeddings through sentence-transformers")
+                    sentence.add_to_verification(verification, src, place.tmp, options.text_file, options.device, options.tolerance)
             report = {
                 "hfgrow": __version__,
                 "source": source_name,
@@ -88,6 +112,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                 "command": options.command(source_name, str(out)),
                 "plan": plan.summary(),
                 "not_copied": not_copied,
+                **({"sentence_transformers": st_report} if st_report else {}),
+                **({"adapters": grown_adapters} if grown_adapters else {}),
                 "verification": verification,
                 "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
             }

@@ -17,6 +17,8 @@ OTHER = [
     "config.json", "generation_config.json", "README.md",
     "tokenizer*", "vocab*", "merges.txt", "spiece.model", "sentencepiece*.model", "special_tokens_map.json",
     "added_tokens.json", "*.tiktoken", "chat_template*",
+    # sentence-transformers: the module list, its configs, and the module folders (1_Pooling/, 2_Dense/, …)
+    "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json", "[0-9]*_*/*",
 ]
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 

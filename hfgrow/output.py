@@ -19,6 +19,7 @@ import ctypes.util
 import errno
 import fcntl
 import functools
+import json
 import os
 import re
 import shutil
@@ -43,13 +44,33 @@ def umask() -> int:
     return mask
 
 
+SENTENCE_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
+MODULE_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")  # a sentence-transformers module's folder
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # a grown PEFT adapter's folder
+
+
+def _grown_part(folder: Path, sub: Path) -> bool:
+    """A subfolder hfgrow writes: adapters/<name>/ of grown adapters, or a module folder its modules.json names."""
+    def holds_only(path: Path, names: tuple[str, ...]) -> bool:
+        return all(f.is_file() and not f.is_symlink() and f.name in names for f in path.iterdir())
+
+    if sub.name == "adapters":
+        return all(a.is_dir() and not a.is_symlink() and holds_only(a, ADAPTER_FILES) for a in sub.iterdir())
+    try:
+        listed = {m.get("path") for m in json.loads((folder / "modules.json").read_text())}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False
+    return sub.name in listed and holds_only(sub, MODULE_FILES)
+
+
 def replaceable(folder: Path) -> tuple[bool, str]:
     """Whether ``--overwrite`` may replace ``folder``: a checkpoint a model library made (a config and
     weights) and nothing foreign — no subfolder, no link, no file that is not part of a checkpoint.
     Returns (yes, the reason when not)."""
     entries = sorted(folder.iterdir())
     foreign = [p.name + ("/" if p.is_dir() else "") for p in entries
-               if p.is_symlink() or not p.is_file() or not is_checkpoint_file(p.name)]
+               if p.is_symlink() or (not _grown_part(folder, p) if p.is_dir() else not p.is_file() or not is_checkpoint_file(p.name)
+                                     and p.name not in SENTENCE_FILES)]
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         return False, f"holds {shown}, which {'is' if len(foreign) == 1 else 'are'} not part of a checkpoint"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import os
 import math
 import re
 from dataclasses import dataclass, field
@@ -74,6 +75,8 @@ class GrowthOptions:
     commit_message: str | None = None
     create_pr: bool = False
     force: bool = False  # push even when verification failed or was skipped
+    dense_out: str = "keep"  # sentence-transformers Dense modules: keep their output dimension, or grow it
+    adapters: tuple[str, ...] = ()  # PEFT LoRA adapter folders of the small model, grown into <out>/adapters/<name>
 
     def command(self, src: str, out: str) -> str:
         """The CLI command that does what these options do (for the model card)."""
@@ -87,6 +90,8 @@ class GrowthOptions:
             flag = "--" + f.name.replace("_", "-")
             if f.name == "verify":
                 args.append("--no-verify")
+            elif f.name == "adapters":
+                args += [x for a in value for x in ("--adapter", a)]
             elif value is True:
                 args.append(flag)
             elif value not in (None, False):
@@ -99,6 +104,13 @@ class GrowthOptions:
             setattr(self, name, _int_option(name.replace("_", "-"), getattr(self, name)))
         if self.factor is None and not any((self.hidden_size, self.intermediate_size, self.num_heads, self.head_dim, self.layers)):
             self.factor = 2
+        if isinstance(self.adapters, (str, os.PathLike)):
+            self.adapters = (str(self.adapters),)
+        self.adapters = tuple(str(a) for a in self.adapters)
+        names = [os.path.basename(os.path.normpath(a)) for a in self.adapters]
+        if len(set(names)) != len(names):
+            raise GrowthError(f"--adapter: two adapters named {next(n for n in names if names.count(n) > 1)!r} "
+                              f"would be written to the same adapters/ folder")
         if isinstance(self.insert_at, str):
             try:
                 self.insert_at = tuple(int(x) for x in self.insert_at.split(",") if x.strip())
@@ -108,7 +120,8 @@ class GrowthOptions:
             raise GrowthError("--insert-at needs --layers")
         for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
                                      ("convention", self.convention, [c.value for c in Convention]),
-                                     ("symmetry", self.symmetry, [s.value for s in Symmetry])):
+                                     ("symmetry", self.symmetry, [s.value for s in Symmetry]),
+                                     ("dense_out", self.dense_out, ["keep", "grow"])):
             if value not in allowed:
                 raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
         if self.push_to_hub is None:

@@ -67,6 +67,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
+        if sentence_line(v):
+            lines.append(sentence_line(v))
+    lines += adapter_lines(report)
     lines.append(f"{verdict(report)}")
     return lines
 
@@ -93,6 +96,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         out += [f"{len(p['rounded_in_storage'])} tensors (e.g. `{p['rounded_in_storage'][0]}`) were multiplied by a scale "
                 "that is not a power of two and rounded to the checkpoint's 16-bit dtype; the float32 gap below includes "
                 "that rounding.", ""]
+    if report.get("adapters"):
+        out += [f"- {line}" for line in adapter_lines(report)] + [""]
     if report.get("not_copied"):
         out += ["Not copied from the source (only the files a checkpoint consists of are; README, \"Where the output goes\"): "
                 + ", ".join(f"`{name}` ({why})" for name, why in report["not_copied"].items()) + ".", ""]
@@ -135,7 +140,7 @@ def verification_table(v: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     sections = {k: s for k, s in v.items() if isinstance(s, dict) and "outputs" in s}
-    skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s}
+    skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s and k != "sentence_transformers"}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
             out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_gap(m)} | {_fmt(m.get('floor', '—'))} | "
@@ -158,7 +163,33 @@ def verification_table(v: dict[str, Any]) -> str:
         out.append(f"- {dtype}: " + "; ".join(extras))
     for dtype, why in skipped.items():
         out.append(f"- {dtype}: not run ({why})")
+    if sentence_line(v):
+        out.append(f"- {sentence_line(v)}")
     return "\n".join(out) + "\n"
+
+
+def adapter_lines(report: dict[str, Any]) -> list[str]:
+    """One line per grown PEFT adapter: where it went and its gap through PEFT."""
+    lines = []
+    for a in report.get("adapters", ()):
+        check = a.get("verification")
+        gap = ("not verified" if check is None else f"not verified ({check['skipped']})" if "skipped" in check
+               else f"with its base through PEFT: max relative gap {_fmt(check['max_rel'])}")
+        lines.append(f"adapter {a['source']} → {a['output']} (r={a['r']}, {a['lora_tensors']} LoRA tensors, "
+                     f"{a['full_tensors']} full): {gap}")
+    return lines
+
+
+def sentence_line(v: dict[str, Any]) -> str | None:
+    """The comparison through sentence-transformers, in words (None when there was none)."""
+    st = v.get("sentence_transformers")
+    if not st:
+        return None
+    if "skipped" in st:
+        return f"sentence-transformers: not run ({st['skipped']})"
+    same = f"; the embeddings themselves within {_fmt(st['embedding_max_rel'])}" if "embedding_max_rel" in st else ""
+    return (f"sentence-transformers ({st['sentences']} sentences, embeddings of {st['dimension'][0]} → {st['dimension'][1]} "
+            f"dimensions): cosine similarities change by at most {_fmt(st['cosine_max_delta'])}{same}")
 
 
 def write_report(report: dict[str, Any], folder: Path) -> None:
@@ -174,7 +205,7 @@ def verdict_line(v: dict[str, Any]) -> str:
             line += f"; {dtype}: {_gap(section)}"
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
-    return line
+    return line + (f"; {sentence_line(v)}" if sentence_line(v) else "")
 
 
 def inspect_lines(info: dict[str, Any]) -> list[str]:

@@ -1,0 +1,151 @@
+"""PEFT LoRA adapters trained on the small model, grown to apply to the grown one.
+
+A LoRA module adds (alpha/r)·B·A to a weight W [out, in]. The growth turns W into E_out·W·R_in (plus symmetry
+shares that leave W·E_in unchanged); the same growth of the update is B' = E_out·B (B's rows write where W's rows
+write) and A' = A·R_in (A's columns read what W's columns read), with r and alpha unchanged: the grown update
+B'·A' = E_out·(B·A)·R_in, so the grown model with the grown adapter computes what the small one with the adapter
+computed. Embedding adapters grow B along the embedding width. Full copies of modules (``modules_to_save``, biases
+with ``bias="all"``) grow as their base tensors do. DoRA (a per-row norm of W + B·A, which the growth changes) and
+adapters of other kinds are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import algebra
+from .errors import GrowthError
+
+CONFIG = "adapter_config.json"
+WEIGHTS = "adapter_model.safetensors"
+PREFIX = "base_model.model."
+WRAPPERS = (".base_layer.", ".modules_to_save.", ".original_module.")  # PEFT's wrappers around a base layer
+REFUSED = {  # adapter_config.json fields whose growth is not exact, or that hfgrow does not handle yet
+    "use_dora": "DoRA scales every row by the norm of W + B·A, which the growth changes",
+    "use_qalora": "QALoRA pools the input groups, which the growth changes",
+    "layer_replication": "layer replication builds blocks the growth does not know",
+    "target_parameters": "adapters on parameters (merged experts) are not supported yet",
+    "trainable_token_indices": "trainable token rows are not supported yet",
+}
+
+
+def check(folder: str | os.PathLike) -> dict[str, Any]:
+    """The adapter's config, checked: a LoRA adapter hfgrow can grow, with its weights in safetensors."""
+    folder = Path(folder)
+    if not (folder / CONFIG).is_file():
+        raise GrowthError(f"--adapter {folder}: no {CONFIG} (a PEFT adapter folder holds one)")
+    try:
+        config = json.loads((folder / CONFIG).read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GrowthError(f"--adapter {folder}: {CONFIG} is not valid JSON: {e}") from None
+    if not isinstance(config, dict) or config.get("peft_type") != "LORA":
+        raise GrowthError(f"--adapter {folder}: peft_type {config.get('peft_type') if isinstance(config, dict) else None!r}: "
+                          f"only LoRA adapters can be grown")
+    for key, why in REFUSED.items():
+        if config.get(key):
+            raise GrowthError(f"--adapter {folder}: {key} is set: {why}")
+    if not (folder / WEIGHTS).is_file():
+        raise GrowthError(f"--adapter {folder}: no {WEIGHTS} (an adapter saved as adapter_model.bin: resave it with PEFT "
+                          f"and safe_serialization)")
+    return config
+
+
+def _split(axes: tuple) -> tuple[Any, Any]:
+    """A base weight's (output axis, input axis): the input is the axis that reads (Linear [out, in], Conv1D [in, out])."""
+    if len(axes) != 2:
+        return axes[0] if axes else None, None
+    a, b = axes
+    if isinstance(a, algebra.Axis) and a.reads:
+        return b, a
+    return a, b
+
+
+def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str) -> dict[str, Any]:
+    """The adapter in ``folder`` grown with ``plan`` into ``out``; returns what was done, for the report."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    config = check(folder)
+    by_source: dict[str, Any] = {}
+    for tp in plan.tensors:  # a new block's tensors copy an original's and come after it: the original's plan wins
+        by_source.setdefault(tp.source.name, tp)
+    if plan.options.layers and any(config.get(k) for k in ("rank_pattern", "alpha_pattern", "layers_to_transform")):
+        raise GrowthError(f"--adapter {folder}: rank, alpha or layer patterns name blocks that --layers renumbers")
+    grown: dict[str, torch.Tensor] = {}
+    counts = {"lora": 0, "full": 0}
+    with safe_open(folder / WEIGHTS, "pt") as f:
+        for key in f.keys():
+            name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+            t = f.get_tensor(key)
+            lora = next((part for part in (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B") if part in name), None)
+            module = name.split(lora)[0] if lora else None
+            # a wrapped layer's own tensor saved with the adapter (bias="all", modules_to_save)
+            wrapped = next((w for w in WRAPPERS if w in name), None)
+            base = by_source.get(f"{module}.weight" if lora else name.replace(wrapped or ".", "."))
+            if base is None:
+                raise GrowthError(f"--adapter {folder}: '{key}' adapts '{module or name}', which the grown checkpoint "
+                                  f"does not hold as a weight hfgrow grows")
+            out_axis, in_axis = _split(base.rule.axes)
+            if lora is None:  # a full copy of a base tensor (modules_to_save, a bias)
+                axes = base.rule.axes
+                counts["full"] += 1
+            elif lora in (".lora_A.", ".lora_embedding_A"):
+                axes = (None, in_axis) if name.endswith(".weight") else (None,)
+                counts["lora"] += 1
+            else:  # B, and its bias (lora_bias): the output side
+                axes = (out_axis, None) if name.endswith(".weight") or lora == ".lora_embedding_B" else (out_axis,)
+                counts["lora"] += 1
+            if lora == ".lora_embedding_A":  # [r, vocab]: rows of the embedding are tokens, nothing to grow
+                axes = (None, None)
+            elif lora == ".lora_embedding_B":  # [width, r]
+                axes = (base.rule.axes[1], None)
+            out_name = base.out.name[: -len(".weight")] + name[len(module):] if lora else base.out.name
+            if wrapped:
+                out_name = wrapped.join(out_name.rsplit(".", 1))
+            if t.dtype.is_floating_point:
+                grown_t = algebra.grow_tensor(t.double(), axes, plan.maps, None).to(t.dtype)
+            else:
+                grown_t = t
+            grown[PREFIX + out_name] = grown_t.contiguous()
+    out.mkdir(parents=True)
+    save_file(grown, out / WEIGHTS, metadata={"format": "pt"})
+    config["base_model_name_or_path"] = base_path
+    (out / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return {"source": str(folder), "output": str(Path(base_path) / "adapters" / out.name), "lora_tensors": counts["lora"], "full_tensors": counts["full"],
+            "r": config.get("r"), "lora_alpha": config.get("lora_alpha")}
+
+
+def compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, plan: Any, text_file: str | None,
+            device: str, seed: int) -> dict[str, Any]:
+    """Each base with its adapter, through PEFT, on the verification inputs: the largest relative gap of the
+    logits (and of the hidden states, grown with the expansion of the small model's)."""
+    try:
+        from peft import PeftModel
+    except ImportError:
+        return {"skipped": "peft is not installed (pip install 'hfgrow[peft]')"}
+    from .inputs import quiet_transformers
+    from .verification import _gaps, _run, _worst, load_model, make_inputs
+
+    cls = plan.model_class
+    with quiet_transformers():
+        import transformers
+
+        config = transformers.AutoConfig.from_pretrained(small)
+    inputs, _, _ = make_inputs(small, config, text_file, seed)
+    outs = []
+    for base, adapter in ((small, small_adapter), (big, big_adapter)):
+        model, _ = load_model(base, cls, plan.recipe.classes[0], torch.float32, device)
+        with quiet_transformers():
+            model = PeftModel.from_pretrained(model, str(adapter)).eval()
+        outs.append(_run(model, inputs, device, (cls or "").endswith("ForMultipleChoice")))
+        del model
+    recipe = plan.recipe.extend(outputs={**plan.recipe.outputs, **plan.recipe.class_outputs.get(cls or "", {})})
+    gaps = _gaps(outs[0], outs[1], recipe, plan.maps)
+    return {"outputs": {k: v["max_rel"] for k, v in gaps.items()},
+            "max_rel": max((v["max_rel"] for v in gaps.values()), key=_worst, default=float("nan"))}

@@ -1,0 +1,226 @@
+"""sentence-transformers folders: the modules beside the transformer (``modules.json``) made consistent with
+the grown model, and verification through the library itself.
+
+A sentence-transformers model runs the transformer (the folder's root), then modules in order: Pooling (per
+dimension over tokens: mean, max, CLS, last token, weighted mean, mean × √length; several modes concatenate),
+Dense (a linear map and an activation) and Normalize. Pooling commutes with the growth of each dimension, so the
+pooled vector of the grown model is E·(the small one's), per mode. A Dense module reads it with R (R·E = I): its
+output is then the small model's exactly; by default its output dimension is kept (the sentence embeddings keep
+their size: an existing vector index still fits), or grown (``dense_out="grow"``: whole copies, so that cosine
+similarities are unchanged). Without a Dense module the embeddings are E·(the small ones), whose cosine
+similarities are the small ones' only when every dimension has as many copies of the same scale: whole
+multiples (checked here).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+from .algebra import Expansion
+from .errors import GrowthError
+
+MODULES = "modules.json"
+CONFIGS = ("sentence_bert_config.json", "config_sentence_transformers.json")  # copied as they are
+KNOWN = ("Transformer", "Pooling", "Dense", "Normalize")
+DENSE_OUT = ("keep", "grow")
+
+
+def modules(folder: Path) -> list[dict[str, Any]] | None:
+    """The folder's module list (None when it is not a sentence-transformers folder), checked: every module of
+    a type hfgrow can grow, the transformer at the root, every other module in a subfolder of its own."""
+    path = folder / MODULES
+    if not path.is_file():
+        return None
+    try:
+        entries = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GrowthError(f"{MODULES} is not valid JSON: {e}") from None
+    if not isinstance(entries, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str)
+                                                and isinstance(m.get("path"), str) for m in entries):
+        raise GrowthError(f"{MODULES} should be a list of modules with a 'type' and a 'path'")
+    for m in entries:
+        kind = module_kind(m)
+        if kind not in KNOWN or not m["type"].startswith("sentence_transformers."):
+            raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} is {m['type']}, which hfgrow cannot grow "
+                              f"(it grows {', '.join(KNOWN)})")
+        sub = Path(m["path"])
+        if (kind == "Transformer") != (m["path"] == ""):
+            where = "at the folder's root" if kind == "Transformer" else "in a folder of its own"
+            raise GrowthError(f"{MODULES}: the {kind} module should be {where}, not at '{m['path']}'")
+        if sub.is_absolute() or ".." in sub.parts or "\\" in m["path"] or len(sub.parts) > 1:
+            raise GrowthError(f"{MODULES}: module path '{m['path']}' is not a folder inside the checkpoint")
+        if kind != "Transformer" and not (folder / sub).is_dir():
+            raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} ({kind}) has no folder '{m['path']}'")
+    if not entries or module_kind(entries[0]) != "Transformer":
+        raise GrowthError(f"{MODULES}: the first module should be the Transformer at the folder's root")
+    return entries
+
+
+def module_kind(entry: Mapping[str, Any]) -> str:
+    return entry["type"].rsplit(".", 1)[-1]
+
+
+def _config(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise GrowthError(f"{folder.name}/config.json cannot be read: {e}") from None
+
+
+def pooling_modes(config: Mapping[str, Any]) -> list[str]:
+    """The pooling modes of a Pooling config, new (``pooling_mode``) or legacy (``pooling_mode_*_token(s)``)."""
+    mode = config.get("pooling_mode")
+    if mode is not None:
+        return [mode] if isinstance(mode, str) else list(mode)
+    legacy = [k for k, on in config.items() if k.startswith("pooling_mode_") and on is True]
+    return legacy or ["mean"]
+
+
+def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    if (folder / "model.safetensors").is_file():
+        return load_file(folder / "model.safetensors")
+    if (folder / "pytorch_model.bin").is_file():  # weights only: a pickle never runs code here
+        return torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
+    raise GrowthError(f"{folder.name}/ holds no weights (model.safetensors or pytorch_model.bin)")
+
+
+def cosine_preserving(e: Expansion) -> bool:
+    """Whether E keeps cosine similarities: no extra units, every small unit's copies of the same total e²."""
+    if bool((e.src < 0).any()):
+        return False
+    energy = torch.zeros(e.small, dtype=torch.float64).index_add_(0, e.src, e.e.double() ** 2)
+    return bool(torch.allclose(energy, energy[0].expand_as(energy), rtol=1e-12, atol=0.0))
+
+
+def check(entries: list[dict[str, Any]], output: Expansion, dense_out: str) -> str | None:
+    """Why the grown sentence embeddings would not keep the small ones' cosine similarities (None: they do)."""
+    kinds = [module_kind(m) for m in entries]
+    dense = "Dense" in kinds
+    if dense and dense_out == "keep":
+        return None  # the first Dense reads with R: every embedding is the small model's
+    if not cosine_preserving(output):
+        return ("the sentence embeddings would be E·(the small ones) with units copied unevenly, which changes their "
+                "cosine similarities: grow the hidden size by a whole factor" + ("" if dense else ", or add a Dense module"))
+    return None
+
+
+def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion, dense_out: str = "keep") -> dict[str, Any]:
+    """The modules after the transformer into ``dst``, grown; returns what was done, for the report."""
+    if dense_out not in DENSE_OUT:
+        raise GrowthError(f"dense_out should be one of {', '.join(DENSE_OUT)}, got {dense_out!r}")
+    shutil.copy2(src / MODULES, dst / MODULES)
+    for name in CONFIGS:
+        if (src / name).is_file():
+            shutil.copy2(src / name, dst / name)
+    space: Expansion | None = output  # how the vector entering the next module grows (None: it does not)
+    width = output.small  # its small width (per pooling mode)
+    modes = 1
+    done = []
+    for m in entries[1:]:
+        kind, folder, out = module_kind(m), src / m["path"], dst / m["path"]
+        shutil.copytree(folder, out)  # every file of the module; configs and weights rewritten below
+        if kind == "Pooling":
+            config = _config(folder)
+            key = "embedding_dimension" if "embedding_dimension" in config else "word_embedding_dimension"
+            if config.get(key) != width or space is None:
+                raise GrowthError(f"{m['path']}/config.json: {key}={config.get(key)!r}, but the transformer's output has {width}")
+            config[key] = space.big
+            modes = len(pooling_modes(config))
+            (out / "config.json").write_text(json.dumps(config, indent=4) + "\n")
+            done.append({"module": m["path"], "type": kind, "pooling_mode": pooling_modes(config), key: [width, space.big]})
+        elif kind == "Dense":
+            config, weights = _config(folder), _dense_weights(folder)
+            w, b = weights.get("linear.weight"), weights.get("linear.bias")
+            if w is None or w.dim() != 2 or w.shape[1] != config.get("in_features") or w.shape[0] != config.get("out_features"):
+                raise GrowthError(f"{m['path']}: linear.weight {None if w is None else list(w.shape)} does not match its "
+                                  f"config (in_features {config.get('in_features')}, out_features {config.get('out_features')})")
+            if space is None:  # an earlier Dense kept its output: this one reads what the small model's read
+                done.append({"module": m["path"], "type": kind, "in_features": [w.shape[1]] * 2, "out_features": [w.shape[0]] * 2})
+                continue
+            if w.shape[1] != modes * space.small:
+                raise GrowthError(f"{m['path']}: in_features {w.shape[1]} is not the pooled width {modes} × {space.small}")
+            small_in, small_out = w.shape[1], w.shape[0]
+            w = space.read(w.double().unflatten(1, (modes, space.small)), 2).flatten(1).to(w.dtype)  # each mode's block read with R
+            if dense_out == "grow":  # whole copies of every output (the activation acts on copies)
+                if space.big % space.small:
+                    raise GrowthError(f"{m['path']}: --dense-out grow needs the hidden size grown by a whole factor")
+                k = space.big // space.small
+                w = w.repeat_interleave(k, dim=0)
+                b = None if b is None else b.repeat_interleave(k)
+                space = Expansion(torch.arange(small_out).repeat_interleave(k), torch.ones(small_out * k),
+                                  torch.full((small_out * k,), 1.0 / k), small_out)
+                modes = 1
+            else:
+                space = None
+            from safetensors.torch import save_file
+
+            for stale in ("model.safetensors", "pytorch_model.bin"):
+                (out / stale).unlink(missing_ok=True)
+            save_file({"linear.weight": w.contiguous(), **({} if b is None else {"linear.bias": b.contiguous()})},
+                      out / "model.safetensors")
+            config.update(in_features=int(w.shape[1]), out_features=int(w.shape[0]))
+            (out / "config.json").write_text(json.dumps(config, indent=4) + "\n")
+            done.append({"module": m["path"], "type": kind, "in_features": [small_in, int(w.shape[1])],
+                         "out_features": [small_out, int(w.shape[0])]})
+        else:  # Normalize: nothing to grow
+            done.append({"module": m["path"], "type": kind})
+    return {"dense_out": dense_out, "modules": done}
+
+
+def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -> dict[str, Any]:
+    """Both folders loaded with sentence-transformers: the largest change of a cosine similarity between the
+    verification sentences (and of the embeddings themselves when their size is kept)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        return {"skipped": "sentence-transformers is not installed (pip install 'hfgrow[sentence-transformers]')"}
+    from .inputs import quiet_transformers
+
+    embeddings = []
+    for folder in (small, big):
+        with quiet_transformers():
+            model = SentenceTransformer(str(folder), device=device, model_kwargs={"attn_implementation": "eager"})
+        model = model.float().eval()
+        with torch.no_grad():
+            embeddings.append(model.encode(sentences, convert_to_tensor=True, batch_size=len(sentences)).double().cpu())
+        del model
+
+    def cosines(x: torch.Tensor) -> torch.Tensor:
+        x = x / x.norm(dim=-1, keepdim=True).clamp(min=1e-30)
+        return x @ x.T
+
+    a, b = embeddings
+    result: dict[str, Any] = {"sentences": len(sentences), "dimension": [a.shape[-1], b.shape[-1]],
+                              "cosine_max_delta": (cosines(a) - cosines(b)).abs().max().item()}
+    if a.shape == b.shape:
+        result["embedding_max_rel"] = ((a - b).abs().max() / a.abs().max()).item()
+    return result
+
+
+def output_space(plan: Any) -> Expansion:
+    """The expansion of the transformer's token embeddings (its last hidden state) in a growth plan."""
+    recipe = plan.recipe
+    outputs = {**recipe.outputs, **recipe.class_outputs.get(plan.model_class or "", {})}
+    return plan.maps[outputs.get("last_hidden_state", "hidden")]
+
+
+def add_to_verification(verification: dict[str, Any], small: Path, big: Path, text_file: str | None, device: str,
+                        tolerance: float) -> None:
+    """The comparison through sentence-transformers, when both folders are sentence-transformers models; the
+    verdict fails when a cosine similarity moved by more than ``tolerance``."""
+    if modules(small) is None or modules(big) is None or "error" in verification:
+        return
+    from .inputs import read_sentences
+    from .verification import SENTENCES
+
+    section = compare(small, big, read_sentences(text_file) if text_file else list(SENTENCES), device)
+    verification["sentence_transformers"] = section
+    if section.get("cosine_max_delta", 0.0) > tolerance or section.get("cosine_max_delta") != section.get("cosine_max_delta"):
+        verification["passed"] = False

@@ -1,0 +1,115 @@
+"""PEFT LoRA adapters grown with their base: built with PEFT on tiny randomised models, loaded back with PEFT."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import build_bert, build_model, load
+
+peft = pytest.importorskip("peft")
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")  # PEFT's notes
+
+
+def make_adapter(src, folder, seed=0, **lora):
+    """A LoRA adapter on the model in ``src``, every adapter weight random (PEFT starts B at zero)."""
+    model = peft.get_peft_model(load(src), peft.LoraConfig(lora_dropout=0.0, **lora))
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_" in name or "modules_to_save" in name:
+                p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
+    model.save_pretrained(folder)
+    return folder
+
+
+IDS = torch.randint(2, 90, (2, 7), generator=torch.Generator().manual_seed(1))
+
+
+def logits(base, adapter=None):
+    model = load(base) if adapter is None else peft.PeftModel.from_pretrained(load(base), str(adapter))
+    with torch.no_grad():
+        return model.eval()(input_ids=IDS, attention_mask=torch.ones_like(IDS)).logits
+
+
+def rel(a, b):
+    return ((a - b).abs().max() / a.abs().max()).item()
+
+
+def check(src, adapter, out, **options):
+    report = hfgrow.grow(src, out, adapters=[str(adapter)], **options)
+    grown = out / "adapters" / adapter.name
+    (a,) = report["adapters"]
+    assert report["verification"]["passed"] and a["verification"]["max_rel"] <= 1e-5, a
+    small, big = logits(src, adapter), logits(out, grown)  # independently of hfgrow's own check
+    assert rel(small, big) <= 1e-5
+    assert rel(small, logits(src)) > 1e-2  # the adapter changes the model: a growth that dropped it would fail
+    assert json.loads((grown / "adapter_config.json").read_text())["base_model_name_or_path"] == str(out)
+    return report
+
+
+LLAMA = dict(r=4, lora_alpha=8, target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+
+
+@pytest.mark.parametrize("k,attention", [(2, "heads"), (3, "heads"), (2, "head-dim")])
+def test_llama_lora_with_a_saved_head(tmp_path, k, attention):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", modules_to_save=["lm_head"], **LLAMA)
+    report = check(src, adapter, tmp_path / "big", factor=k, attention=attention)
+    if k == 2 and attention == "heads":  # a grown folder with its adapters/ is replaceable
+        hfgrow.grow(src, tmp_path / "big", factor=k, adapters=[str(adapter)], overwrite=True, verify=False)
+    assert report["adapters"][0]["full_tensors"] == 1 and report["adapters"][0]["lora_tensors"] == 2 * 7 * 2
+
+
+def test_new_blocks_and_uneven_widths(tmp_path):
+    src = build_model(tmp_path / "small", "Qwen2ForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
+    check(src, adapter, tmp_path / "big", hidden_size=24, intermediate_size=40, num_heads=6, layers=3)
+
+
+def test_gpt2_conv1d_fused_qkv_and_lora_bias(tmp_path):
+    src = build_model(tmp_path / "small", "GPT2LMHeadModel")
+    adapter = make_adapter(src, tmp_path / "lora", r=4, lora_alpha=4, target_modules=["c_attn", "c_proj", "c_fc"],
+                           fan_in_fan_out=True, lora_bias=True)
+    check(src, adapter, tmp_path / "big", factor=3)
+
+
+def test_bert_classifier_and_embedding_lora(tmp_path):
+    src = build_bert(tmp_path / "small", "BertForSequenceClassification")
+    adapter = make_adapter(src, tmp_path / "lora", r=4, lora_alpha=8, target_modules=["query", "value", "word_embeddings"],
+                           modules_to_save=["classifier"], bias="all")
+    check(src, adapter, tmp_path / "big", factor=2)
+
+
+@pytest.mark.parametrize("what,expected", [
+    ("dora", "use_dora is set: DoRA"),
+    ("ia3", "only LoRA adapters"),
+    ("missing", "no adapter_config.json"),
+])
+def test_adapters_hfgrow_cannot_grow_are_clean_errors(tmp_path, what, expected):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = tmp_path / "adapter"
+    if what == "dora":
+        make_adapter(src, adapter, use_dora=True, **LLAMA)
+    elif what == "ia3":
+        peft.get_peft_model(load(src), peft.IA3Config(target_modules=["q_proj", "down_proj"], feedforward_modules=["down_proj"])
+                            ).save_pretrained(adapter)
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--adapter", str(adapter)])
+    assert result.exit_code == 2 and expected in result.stderr, result.output
+    assert not (tmp_path / "big").exists()
+
+
+def test_without_peft_the_adapter_still_grows(tmp_path, monkeypatch):
+    import sys
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
+    monkeypatch.setitem(sys.modules, "peft", None)  # as if not installed: the core install
+    report = hfgrow.grow(src, tmp_path / "big", factor=2, adapters=[str(adapter)])
+    assert report["verification"]["passed"] and "not installed" in report["adapters"][0]["verification"]["skipped"]
+    assert (tmp_path / "big" / "adapters" / "lora" / "adapter_model.safetensors").is_file()

@@ -1,0 +1,143 @@
+"""sentence-transformers folders: built with the library's own modules, grown, loaded back with the library."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import build_bert, build_model
+
+st = pytest.importorskip("sentence_transformers")
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")  # the library's renames
+from sentence_transformers import models  # noqa: E402
+
+
+def make_st(folder, pooling="mean", dense=None, normalize=True, transformer=None):
+    """A SentenceTransformer over a tiny randomised transformer (BERT unless given), saved in ``folder``."""
+    src = transformer or build_bert(folder.parent / f"{folder.name}-transformer", "BertModel")
+    t = models.Transformer(str(src))
+    mods = [t, models.Pooling(t.get_word_embedding_dimension(), pooling_mode=pooling)]
+    modes = 1 if isinstance(pooling, str) else len(pooling)
+    for out in dense or ():
+        torch.manual_seed(len(mods))
+        mods.append(models.Dense(mods[-1].get_sentence_embedding_dimension() if len(mods) > 2 else modes * 16, out,
+                                 activation_function=torch.nn.Tanh()))
+    if normalize:
+        mods.append(models.Normalize())
+    st.SentenceTransformer(modules=mods, device="cpu").save(str(folder))
+    return folder
+
+
+def cosines(folder):
+    from hfgrow.verification import SENTENCES
+
+    e = st.SentenceTransformer(str(folder), device="cpu").encode(list(SENTENCES), convert_to_tensor=True).double()
+    e = e / e.norm(dim=-1, keepdim=True)
+    return e @ e.T, e.shape[-1]
+
+
+def grow_and_check(src, out, expected_dim, **options):
+    report = hfgrow.grow(src, out, **options)
+    v = report["verification"]
+    assert v["passed"], v
+    assert v["sentence_transformers"]["cosine_max_delta"] <= 1e-5
+    (small, d_small), (big, d_big) = cosines(src), cosines(out)  # independently of hfgrow's own check
+    assert d_big == expected_dim and (small - big).abs().max() <= 1e-5
+    return report
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"])
+def test_every_pooling_mode_with_normalize(tmp_path, pooling, k):
+    src = make_st(tmp_path / "st", pooling)
+    report = grow_and_check(src, tmp_path / "big", 16 * k, factor=k)
+    pool = json.loads((tmp_path / "big" / "1_Pooling" / "config.json").read_text())
+    assert pool["embedding_dimension"] == 16 * k and pool["pooling_mode"] == pooling
+    assert {m["type"] for m in report["sentence_transformers"]["modules"]} == {"Pooling", "Normalize"}
+    assert (tmp_path / "big" / "3_Normalize").is_dir() or (tmp_path / "big" / "2_Normalize").is_dir()
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_dense_keeps_its_output_dimension_by_default(tmp_path, k):
+    src = make_st(tmp_path / "st", "cls", dense=[8, 6])
+    report = grow_and_check(src, tmp_path / "big", 6, factor=k)
+    assert report["verification"]["sentence_transformers"]["embedding_max_rel"] <= 1e-5  # the very same embeddings
+    dense = json.loads((tmp_path / "big" / "2_Dense" / "config.json").read_text())
+    assert (dense["in_features"], dense["out_features"]) == (16 * k, 8)
+    assert json.loads((tmp_path / "big" / "3_Dense" / "config.json").read_text())["in_features"] == 8
+
+
+def test_dense_grown_and_concatenated_pooling_modes(tmp_path):
+    src = make_st(tmp_path / "st", ["mean", "max"], dense=[8, 6])
+    grow_and_check(src, tmp_path / "big", 12, factor=2, dense_out="grow")
+    dense = json.loads((tmp_path / "big" / "2_Dense" / "config.json").read_text())
+    assert (dense["in_features"], dense["out_features"]) == (64, 16)
+
+
+def test_legacy_pooling_config_and_bin_dense(tmp_path):
+    src = make_st(tmp_path / "st", "mean", dense=[8])
+    pool = src / "1_Pooling" / "config.json"  # as sentence-transformers 2.x wrote it
+    pool.write_text(json.dumps({"word_embedding_dimension": 16, "pooling_mode_cls_token": False,
+                                "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False}))
+    from safetensors.torch import load_file
+
+    torch.save(load_file(src / "2_Dense" / "model.safetensors"), src / "2_Dense" / "pytorch_model.bin")
+    (src / "2_Dense" / "model.safetensors").unlink()
+    grow_and_check(src, tmp_path / "big", 8, factor=2)
+    assert json.loads((tmp_path / "big" / "1_Pooling" / "config.json").read_text())["word_embedding_dimension"] == 32
+
+
+def test_uneven_copies_without_dense_are_refused_and_exact_with_one(tmp_path):
+    tok = build_bert(tmp_path / "tok", "BertModel")  # its tokenizer, for a pre-norm GPT-2 of the same vocabulary
+    gpt2 = build_model(tmp_path / "gpt2", "GPT2Model", vocab_size=json.loads((tok / "config.json").read_text())["vocab_size"])
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+        if (tok / name).is_file():
+            (gpt2 / name).write_text((tok / name).read_text())
+    src = make_st(tmp_path / "st", "lasttoken", transformer=gpt2)
+    with pytest.raises(hfgrow.GrowthError, match="cosine similarities.*whole factor"):
+        hfgrow.grow(src, tmp_path / "big", hidden_size=24)
+    src = make_st(tmp_path / "st-dense", "lasttoken", dense=[8], transformer=gpt2)
+    grow_and_check(src, tmp_path / "big", 8, hidden_size=24)
+
+
+def test_unknown_module_and_missing_folder_are_clean_errors(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = make_st(tmp_path / "st", "mean")
+    entries = json.loads((src / "modules.json").read_text())
+    entries.append({"idx": 3, "name": "3", "path": "3_LayerNorm", "type": "sentence_transformers.models.LayerNorm"})
+    (src / "modules.json").write_text(json.dumps(entries))
+    (src / "3_LayerNorm").mkdir()
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and "LayerNorm, which hfgrow cannot grow" in result.stderr and not (tmp_path / "big").exists()
+    entries[-1]["type"] = "sentence_transformers.models.Normalize"
+    entries[-1]["path"] = "9_Missing"
+    (src / "modules.json").write_text(json.dumps(entries))
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and "has no folder '9_Missing'" in result.stderr
+
+
+def test_verify_a_pair_and_the_model_card(tmp_path):
+    src = make_st(tmp_path / "st", "mean")
+    (src / "README.md").write_text("---\nlibrary_name: sentence-transformers\ntags:\n- sentence-transformers\n- feature-extraction\n---\n")
+    hfgrow.grow(src, tmp_path / "big", factor=2, verify=False)
+    hfgrow.grow(src, tmp_path / "big", factor=2, verify=False, overwrite=True)  # its module folders are its own
+    v = hfgrow.verify(src, tmp_path / "big")
+    assert v["passed"] and v["sentence_transformers"]["cosine_max_delta"] <= 1e-5
+    card = (tmp_path / "big" / "README.md").read_text()
+    assert "library_name: sentence-transformers" in card and "- sentence-transformers" in card
+    assert "SentenceTransformer(" in card
+
+
+def test_without_the_library_the_folder_still_grows(tmp_path, monkeypatch):
+    import sys
+
+    src = make_st(tmp_path / "st", "mean", dense=[8])
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed: the core install
+    report = hfgrow.grow(src, tmp_path / "big", factor=2)
+    assert report["verification"]["passed"]
+    assert "not installed" in report["verification"]["sentence_transformers"]["skipped"]
+    assert json.loads((tmp_path / "big" / "2_Dense" / "config.json").read_text())["in_features"] == 32
