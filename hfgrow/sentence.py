@@ -125,7 +125,7 @@ def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion
     done = []
     for m in entries[1:]:
         kind, folder, out = module_kind(m), src / m["path"], dst / m["path"]
-        shutil.copytree(folder, out)  # every file of the module; configs and weights rewritten below
+        _copy_module(src, folder, out)  # every file of the module; configs and weights rewritten below
         if kind == "Pooling":
             config = _config(folder)
             key = "embedding_dimension" if "embedding_dimension" in config else "word_embedding_dimension"
@@ -202,6 +202,23 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     if a.shape == b.shape:
         result["embedding_max_rel"] = ((a - b).abs().max() / a.abs().max()).item()
     return result
+
+
+def _copy_module(root: Path, folder: Path, out: Path) -> None:
+    """A module folder's files, none read from outside the checkpoint (links into the Hub cache's blobs aside)."""
+    from .checkpoint import _in_hub_blobs
+
+    real_root = root.resolve()
+    out.mkdir(parents=True)
+    for path in sorted(folder.rglob("*")):
+        real = path.resolve()
+        if path.is_symlink() and not (real_root in real.parents or _in_hub_blobs(real_root, real)):
+            raise GrowthError(f"{path.relative_to(root)} links to {real}, outside the checkpoint: refused")
+        target = out / path.relative_to(folder)
+        if path.is_dir():
+            target.mkdir(exist_ok=True)
+        elif path.is_file():
+            shutil.copyfile(path, target)
 
 
 def output_space(plan: Any) -> Expansion:

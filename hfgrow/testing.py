@@ -188,11 +188,13 @@ def put_in_hf_cache(folder: str | Path, cache: str | Path, repo_id: str, revisio
     snapshot = repo / "snapshots" / commit
     (repo / "blobs").mkdir(parents=True, exist_ok=True)
     snapshot.mkdir(parents=True, exist_ok=True)
-    for f in sorted(Path(folder).iterdir()):
+    for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):  # module folders too (sentence-transformers)
         data = f.read_bytes()
         blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
         blob.write_bytes(data)
-        (snapshot / f.name).symlink_to(Path("../../blobs") / blob.name)
+        rel = f.relative_to(folder)
+        (snapshot / rel).parent.mkdir(parents=True, exist_ok=True)
+        (snapshot / rel).symlink_to(Path(*[".."] * (len(rel.parts) + 1), "blobs", blob.name))
     (repo / "refs").mkdir(exist_ok=True)
     (repo / "refs" / revision).write_text(commit)
     shutil.rmtree(folder)

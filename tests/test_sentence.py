@@ -141,3 +141,22 @@ def test_without_the_library_the_folder_still_grows(tmp_path, monkeypatch):
     assert report["verification"]["passed"]
     assert "not installed" in report["verification"]["sentence_transformers"]["skipped"]
     assert json.loads((tmp_path / "big" / "2_Dense" / "config.json").read_text())["in_features"] == 32
+
+
+def test_from_the_hub_cache_offline_and_no_link_outside(tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from hfgrow.testing import put_in_hf_cache
+
+    cache = tmp_path / "hf-cache"
+    put_in_hf_cache(make_st(tmp_path / "st", "mean", dense=[8]), cache, "org/tiny-st")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    report = hfgrow.grow("org/tiny-st", tmp_path / "big", factor=2)  # module folders downloaded and grown
+    assert report["verification"]["sentence_transformers"]["cosine_max_delta"] <= 1e-5
+    src = make_st(tmp_path / "local", "mean", dense=[8])  # a module file linking outside the checkpoint
+    (tmp_path / "secret").write_text("{}")
+    (src / "1_Pooling" / "extra.json").symlink_to(tmp_path / "secret")
+    with pytest.raises(hfgrow.GrowthError, match="outside the checkpoint"):
+        hfgrow.grow(src, tmp_path / "big2", factor=2)
+    assert not (tmp_path / "big2").exists()
