@@ -224,6 +224,7 @@ class GrowthPlan:
             "seed": o.seed,
             "hidden_size": list(self.widths.hidden),
             "intermediate_size": list(self.widths.ffn),
+            **({"expert_intermediate_size": list(self.widths.expert_ffn)} if self.widths.expert_ffn[0] else {}),
             "num_heads": list(self.widths.heads),
             "num_kv_heads": list(self.widths.kv_heads),
             "head_dim": list(self.widths.head_dim),
@@ -358,8 +359,13 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
+    expert = _field(config, f.expert_ffn) if f.expert_ffn else 0
+    if expert and (big_ffn * expert) % ffn:
+        raise GrowthError(f"the experts' {f.expert_ffn}={expert} grows with the intermediate size ({ffn} → {big_ffn}), "
+                          f"by a factor that does not give a whole size: give --factor or another --intermediate-size")
     return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
-                  kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding))
+                  kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
+                  expert_ffn=(expert, big_ffn * expert // ffn))
 
 
 def _kv_fits(heads: int, kv: int, big_heads: int, big_kv: int | None = None) -> bool:
@@ -441,6 +447,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for flag in recipe.index_dependent:
         if options.layers and getattr(cfg, flag, False):
             approximate.append(f"{flag} is set: blocks depend on their index, and new blocks renumber the ones after them")
+    for name, want in recipe.depth_requires.items():
+        if options.layers and getattr(cfg, name, want) != want:
+            approximate.append(f"{name}={getattr(cfg, name)!r}: blocks depend on their index (as they do unless it is {want!r}), "
+                               f"and new blocks renumber the ones after them")
     flag_names = {f for s in recipe.spaces.values() for f in (s.rescaled_by, s.embed_scale) if isinstance(f, str)}
     if isinstance(recipe.attention_scaled, str):
         flag_names.add(recipe.attention_scaled)
@@ -530,6 +540,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
+        fields.expert_ffn: (widths.expert_ffn[1], None),
     }
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
@@ -709,7 +720,7 @@ def _check_widths_fit(widths: Widths, device: str) -> None:
     from .checkpoint import format_size
     from .verification import available_memory
 
-    units = widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + 2 * widths.heads[1] * widths.head_dim[1]
+    units = widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + 2 * widths.heads[1] * widths.head_dim[1]
     need, have = 32 * units, available_memory("cpu")
     if need > have // 2:
         raise GrowthError(f"the grown sizes (hidden {widths.hidden[1]}, intermediate {widths.ffn[1]}, {widths.heads[1]} heads of "

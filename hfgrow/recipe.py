@@ -157,6 +157,7 @@ class ConfigFields:
     kv_heads: str | None = None  # grouped-query attention (None or absent: as many as heads)
     embedding: str | None = None  # an embedding width field (None or absent: the hidden size)
     ffn_default: int | None = None  # when the ffn field is None, it means this multiple of hidden (GPT-2)
+    expert_ffn: str | None = None  # the experts' intermediate size, when it has a field of its own (Qwen3-MoE)
     twins: Mapping[str, str] = field(default_factory=dict)  # fields that must equal another and grow with it (BART's decoder sizes)
 
 
@@ -182,6 +183,7 @@ class Recipe:
     # the stacks of blocks, for --layers: (key path before the block number, config field, fallback field)
     stacks: tuple[tuple[str, str, str | None], ...] = ()
     index_dependent: tuple[str, ...] = ()  # config flags that make a block depend on its index (no --layers)
+    depth_requires: Mapping[str, Any] = field(default_factory=dict)  # config values under which blocks do not (else no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
     stream_from_norm: bool = False  # pre-norm, but the residual stream starts at a LayerNorm's output: whole multiples
 

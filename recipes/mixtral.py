@@ -3,11 +3,17 @@ intermediate size (grown like one); the router reads the hidden stream and is ne
 its logits, and the experts it picks, are the small model's. Stored as transformers saves it, one key per
 expert (``block_sparse_moe.experts.N.w1/w2/w3``), which it merges on load into 3-D tensors
 (``mlp.experts.gate_up_proj`` [experts, gate|up, hidden], ``mlp.experts.down_proj``): both layouts are
-grown, the stored one in checkpoints and the loaded one in a model in memory."""
+grown, the stored one in checkpoints and the loaded one in a model in memory.
 
-from hfgrow.recipe import Packed, TensorRule, linear, reads, writes
+Qwen3-MoE: Qwen3's attention (per-head q/k norms) with experts of their own intermediate size
+(``moe_intermediate_size``, a second FFN width grown by the intermediate size's factor) and dense MLPs in the
+blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gate_proj``/``up_proj``/``down_proj``)."""
 
-from .llama import LAYER, RECIPE as LLAMA
+import dataclasses
+
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, reads, writes
+
+from .llama import LAYER, QWEN3, RECIPE as LLAMA
 
 MOE = f"{LAYER}.block_sparse_moe"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -25,4 +31,23 @@ RECIPE = LLAMA.extend(
         TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
         TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads("ffn"))),
     ),
+)
+
+QWEN3_MOE = QWEN3.extend(
+    name="qwen3_moe",
+    model_types=("qwen3_moe",),
+    classes=tuple(f"Qwen3Moe{h}" for h in HEADS),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size"),
+    spaces={**QWEN3.spaces, "expert": Space("expert_ffn", Kind.ACTIVATION)},  # an expert's intermediate size, not the dense MLP's
+    # dense MLPs (mlp_only_layers) keep llama's rules; the sparse ones hold a router and the experts
+    body=(
+        *linear(f"{LAYER}.mlp.gate", None, "hidden", bias=False, split=False),
+        *linear(f"{LAYER}.mlp.experts.*.gate_proj", "expert", "hidden", bias=False),
+        *linear(f"{LAYER}.mlp.experts.*.up_proj", "expert", "hidden", bias=False),
+        *linear(f"{LAYER}.mlp.experts.*.down_proj", "hidden", "expert", bias=False),
+        TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+        TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads("expert"))),
+    ),
+    index_dependent=("mlp_only_layers",),  # dense blocks are named by index
+    depth_requires={"decoder_sparse_step": 1},  # every block sparse (unless listed) only with step 1
 )

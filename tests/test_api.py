@@ -69,7 +69,7 @@ def test_recipes_command():
     table = json.loads(result.stdout)
     assert set(table) == {"bert", "roformer", "gpt2", "t5", "mt5", "llama", "mistral", "qwen2", "qwen3", "gemma", "phi3",
                           "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere",
-                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert"}
+                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert", "qwen3_moe"}
     assert "Qwen2ForCausalLM" in table["qwen2"]["classes"]
     assert "BertForMaskedLM" in CliRunner().invoke(main, ["recipes"]).stdout
 

@@ -53,6 +53,8 @@ CLASSES = {
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
     "mixtral": ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
                 "MixtralForQuestionAnswering"],
+    "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification", "Qwen3MoeForTokenClassification",
+                  "Qwen3MoeForQuestionAnswering"],
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM", "GPTNeoXForSequenceClassification", "GPTNeoXForTokenClassification",
                  "GPTNeoXForQuestionAnswering"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
@@ -187,6 +189,22 @@ def test_bart_unscaled_embedding_untied_head_and_what_is_refused(tmp_path, cls):
 @pytest.mark.parametrize("attention", ["heads", "head-dim"])
 def test_deberta_v2_variants(tmp_path, overrides, attention):
     check(build_model(tmp_path / "small", "DebertaV2ForMaskedLM", **overrides), tmp_path / "big", 2, attention=attention)
+
+
+def test_qwen3_moe_widths_depth_and_what_is_refused(tmp_path):
+    # all blocks sparse: hidden ×2, dense FFN 24 → 36 so experts 12 → 18 (not ×2), 8 heads on 4 KV heads, one new block
+    src = build_model(tmp_path / "a", "Qwen3MoeForCausalLM", mlp_only_layers=[])
+    report = check(src, tmp_path / "a-big", None, hidden_size=32, intermediate_size=36, num_heads=8, num_kv_heads=4, layers=3)
+    assert report["plan"]["expert_intermediate_size"] == [12, 18]
+    assert json.loads((tmp_path / "a-big" / "config.json").read_text())["moe_intermediate_size"] == 18
+    src = build_model(tmp_path / "b", "Qwen3MoeForCausalLM")  # block 1 dense, named by index
+    with pytest.raises(hfgrow.GrowthError, match="mlp_only_layers is set"):
+        hfgrow.grow(src, tmp_path / "b-big", factor=2, layers=3)
+    with pytest.raises(hfgrow.GrowthError, match="moe_intermediate_size=12 grows"):
+        hfgrow.grow(src, tmp_path / "b-big", intermediate_size=31)
+    src = build_model(tmp_path / "c", "Qwen3MoeForCausalLM", mlp_only_layers=[], decoder_sparse_step=2)
+    with pytest.raises(hfgrow.GrowthError, match="decoder_sparse_step=2"):
+        hfgrow.grow(src, tmp_path / "c-big", factor=2, layers=3)
 
 
 def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
