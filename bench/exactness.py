@@ -48,6 +48,7 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "eps fixed in the code" if "fixed in its code" in str(e)
                   else "embedding width: whole factors only" if "only by whole factors" in str(e)
                   else "blocks named by index" if "depend on their index" in str(e)
+                  else "YaRN depends on head_dim" if "rope type yarn" in str(e)
                   else "q/k norms, constant score scale" if "per-head q/k norms" in str(e) else str(e))
         return f"refused ({reason})", 0.0
     v = report["verification"]

@@ -122,6 +122,11 @@ TINY["gemma3_text"] = dict(TINY["gemma2"], layer_types=["sliding_attention", "fu
 TINY["phi3"] = {k: v for k, v in TINY["llama"].items() if k != "head_dim"}  # Phi-3 derives it: hidden / heads
 TINY["granite"] = dict(TINY["llama"], embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3)
 TINY["olmo2"] = TINY["llama"]
+for _type in ("arcee", "cwm", "ministral", "ernie4_5", "helium", "seed_oss", "ultrabert"):
+    TINY[_type] = TINY["llama"]
+TINY["eurobert"] = dict(TINY["llama"], mask_token_id=3)
+TINY["ministral3"] = TINY["llama"]  # its default rope is YaRN: head_dim growth refused
+TINY["granite_docling_text"] = TINY["granite"]
 TINY["cohere"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, layer_norm_eps=0.05,
                       logit_scale=0.25, bos_token_id=1, eos_token_id=2)
 TINY["smollm3"] = dict(TINY["llama"], no_rope_layers=[1, 0])  # layer 1 without rotary (NoPE)
@@ -134,6 +139,7 @@ TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)
+TINY["cohere2"] = dict(TINY["cohere"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 

@@ -24,3 +24,5 @@ RECIPE = LLAMA.extend(
         *norm("norm", "final", input="hidden", bias=False),
     ),
 )
+
+COHERE2 = RECIPE.extend(name="cohere2", model_types=("cohere2",), classes=("Cohere2Model", "Cohere2ForCausalLM"))  # + sliding window

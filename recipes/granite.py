@@ -11,3 +11,5 @@ RECIPE = LLAMA.extend(
     prefix=("model",),
     attention_scaled=False,
 )
+
+GRANITE_DOCLING = RECIPE.extend(name="granite_docling_text", model_types=("granite_docling_text",), classes=("GraniteDoclingTextModel",))

@@ -58,3 +58,29 @@ QWEN3 = RECIPE.extend(
     spaces={**RECIPE.spaces, "head": Space("head_dim", Kind.ACTIVATION, rope="half")},  # one head's dims, as q and k lay them out
     body=(*norm(f"{LAYER}.self_attn.q_norm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False)),
 )
+
+# Families with Llama's layout and semantics, each measured exact in every class (tests/test_families.py) rather
+# than assumed: the differences they have (ReLU² MLP without a gate, sliding-window layers, YaRN by default, an
+# encoder's bidirectional attention) change no tensor's growth.
+ARCEE = RECIPE.extend(name="arcee", model_types=("arcee",), classes=tuple(f"Arcee{h}" for h in HEADS))  # up/down MLP, no gate
+CWM = RECIPE.extend(name="cwm", model_types=("cwm",), classes=("CwmModel", "CwmForCausalLM"))  # sliding-window layers
+MINISTRAL = RECIPE.extend(name="ministral", model_types=("ministral",), classes=tuple(f"Ministral{h}" for h in HEADS))
+MINISTRAL3 = RECIPE.extend(name="ministral3", model_types=("ministral3",), classes=tuple(f"Ministral3{h}" for h in HEADS))
+EUROBERT = RECIPE.extend(  # an encoder: pooled (mean, first or last token) → dense → act → classifier
+    name="eurobert", model_types=("eurobert",),
+    classes=("EuroBertModel", "EuroBertForMaskedLM", "EuroBertForSequenceClassification", "EuroBertForTokenClassification"),
+    spaces={**RECIPE.spaces, "pooled": Space("hidden", Kind.ACTIVATION)},
+    heads=(*linear("dense", "pooled", "final"), *linear("classifier", None, "pooled")),
+    class_heads={"EuroBertForTokenClassification": linear("classifier", None, "final")},
+)
+# rotary on interleaved pairs (2i, 2i + 1), as RoFormer's: measured, under head_dim growth the half layout fails
+INTERLEAVED = {**RECIPE.spaces, **block_spaces(rope="interleaved", grouped=True)}
+ERNIE4_5 = RECIPE.extend(name="ernie4_5", model_types=("ernie4_5",), classes=("Ernie4_5Model", "Ernie4_5ForCausalLM"), spaces=INTERLEAVED)
+HELIUM = RECIPE.extend(name="helium", model_types=("helium",), classes=tuple(f"Helium{h}" for h in HEADS[:4]), spaces=INTERLEAVED)
+SEED_OSS = RECIPE.extend(name="seed_oss", model_types=("seed_oss",), classes=tuple(f"SeedOss{h}" for h in HEADS))
+ULTRABERT = RECIPE.extend(  # an encoder; its MLM head puts an activation between the last projection and the tied decoder,
+    # which the tied output's 1/k copies cannot pass: UltrabertForMaskedLM is not supported
+    name="ultrabert", model_types=("ultrabert",), prefix=("model", "ultrabert"),
+    classes=("UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification", "UltrabertForQuestionAnswering"),
+    heads=(*linear("classifier", None, "final"), *linear("qa_outputs", None, "final")),
+)

@@ -69,7 +69,9 @@ def test_recipes_command():
     table = json.loads(result.stdout)
     assert set(table) == {"bert", "roformer", "gpt2", "t5", "mt5", "llama", "mistral", "qwen2", "qwen3", "gemma", "phi3",
                           "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere",
-                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert", "qwen3_moe"}
+                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert", "qwen3_moe",
+                          "arcee", "cwm", "ministral", "ministral3", "eurobert", "ernie4_5", "helium", "granite_docling_text", "cohere2",
+                          "seed_oss", "ultrabert"}
     assert "Qwen2ForCausalLM" in table["qwen2"]["classes"]
     assert "BertForMaskedLM" in CliRunner().invoke(main, ["recipes"]).stdout
 

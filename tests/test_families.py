@@ -14,14 +14,16 @@ CLASSES = {
              "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForSequenceClassification",
            "T5ForTokenClassification", "T5ForQuestionAnswering"],
-    "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel", "MT5ForSequenceClassification"],
+    "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel", "MT5ForSequenceClassification", "MT5ForTokenClassification",
+            "MT5ForQuestionAnswering"],
     "roformer": ["RoFormerModel", "RoFormerForMaskedLM", "RoFormerForCausalLM", "RoFormerForSequenceClassification",
                  "RoFormerForMultipleChoice", "RoFormerForTokenClassification", "RoFormerForQuestionAnswering"],
     "roberta": ["RobertaModel", "RobertaForMaskedLM", "RobertaForCausalLM", "RobertaForSequenceClassification",
                 "RobertaForMultipleChoice", "RobertaForTokenClassification", "RobertaForQuestionAnswering"],
     "xlm-roberta": ["XLMRobertaModel", "XLMRobertaForMaskedLM", "XLMRobertaForCausalLM", "XLMRobertaForSequenceClassification",
                     "XLMRobertaForMultipleChoice", "XLMRobertaForTokenClassification", "XLMRobertaForQuestionAnswering"],
-    "camembert": ["CamembertModel", "CamembertForMaskedLM", "CamembertForSequenceClassification", "CamembertForTokenClassification"],
+    "camembert": ["CamembertModel", "CamembertForMaskedLM", "CamembertForCausalLM", "CamembertForSequenceClassification",
+                  "CamembertForMultipleChoice", "CamembertForTokenClassification", "CamembertForQuestionAnswering"],
     "bart": ["BartModel", "BartForConditionalGeneration", "BartForSequenceClassification", "BartForQuestionAnswering",
              "BartForCausalLM"],
     "mbart": ["MBartModel", "MBartForConditionalGeneration", "MBartForSequenceClassification", "MBartForQuestionAnswering",
@@ -38,8 +40,10 @@ CLASSES = {
                 "ElectraForMultipleChoice", "ElectraForTokenClassification", "ElectraForQuestionAnswering"],
     "llama": ["LlamaModel", "LlamaForCausalLM", "LlamaForSequenceClassification", "LlamaForTokenClassification",
               "LlamaForQuestionAnswering"],
-    "mistral": ["MistralForCausalLM"],
-    "qwen2": ["Qwen2ForCausalLM", "Qwen2ForSequenceClassification"],
+    "mistral": ["MistralModel", "MistralForCausalLM", "MistralForSequenceClassification", "MistralForTokenClassification",
+                "MistralForQuestionAnswering"],
+    "qwen2": ["Qwen2Model", "Qwen2ForCausalLM", "Qwen2ForSequenceClassification", "Qwen2ForTokenClassification",
+              "Qwen2ForQuestionAnswering"],
     "qwen3": ["Qwen3Model", "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", "Qwen3ForTokenClassification",
               "Qwen3ForQuestionAnswering"],
     "gemma": ["GemmaModel", "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification"],
@@ -55,6 +59,22 @@ CLASSES = {
                 "MixtralForQuestionAnswering"],
     "qwen3_moe": ["Qwen3MoeModel", "Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification", "Qwen3MoeForTokenClassification",
                   "Qwen3MoeForQuestionAnswering"],
+    "arcee": ["ArceeModel", "ArceeForCausalLM", "ArceeForSequenceClassification", "ArceeForTokenClassification",
+              "ArceeForQuestionAnswering"],
+    "cwm": ["CwmModel", "CwmForCausalLM"],
+    "ministral": ["MinistralModel", "MinistralForCausalLM", "MinistralForSequenceClassification", "MinistralForTokenClassification",
+                  "MinistralForQuestionAnswering"],
+    "ministral3": ["Ministral3Model", "Ministral3ForCausalLM", "Ministral3ForSequenceClassification", "Ministral3ForTokenClassification",
+                   "Ministral3ForQuestionAnswering"],
+    "eurobert": ["EuroBertModel", "EuroBertForMaskedLM", "EuroBertForSequenceClassification", "EuroBertForTokenClassification"],
+    "ernie4_5": ["Ernie4_5Model", "Ernie4_5ForCausalLM"],
+    "helium": ["HeliumModel", "HeliumForCausalLM", "HeliumForSequenceClassification", "HeliumForTokenClassification"],
+    "granite_docling_text": ["GraniteDoclingTextModel"],
+    "cohere2": ["Cohere2Model", "Cohere2ForCausalLM"],
+    "seed_oss": ["SeedOssModel", "SeedOssForCausalLM", "SeedOssForSequenceClassification", "SeedOssForTokenClassification",
+                 "SeedOssForQuestionAnswering"],
+    "ultrabert": ["UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification",
+                  "UltrabertForQuestionAnswering"],
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM", "GPTNeoXForSequenceClassification", "GPTNeoXForTokenClassification",
                  "GPTNeoXForQuestionAnswering"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
@@ -100,7 +120,10 @@ def check(src, out, k, **options):
     return report
 
 
-NO_HEAD_DIM = {"gemma3_text"}  # per-head q/k norms under a constant score scale: heads growth only (refused, tested below)
+NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
+    "gemma3_text": "head_dim growth is not supported",  # per-head q/k norms under a constant score scale
+    "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
+}
 
 
 @pytest.mark.parametrize("attention", ["heads", "head-dim"])
@@ -108,7 +131,7 @@ NO_HEAD_DIM = {"gemma3_text"}  # per-head q/k norms under a constant score scale
 @pytest.mark.parametrize("family,cls", ALL)
 def test_every_class_is_exact(tmp_path, family, cls, k, attention):
     if family in NO_HEAD_DIM and attention == "head-dim":
-        with pytest.raises(hfgrow.GrowthError, match="head_dim growth is not supported"):
+        with pytest.raises(hfgrow.GrowthError, match=NO_HEAD_DIM[family]):
             hfgrow.grow(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", factor=k, attention=attention)
         return
     report = check(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", k, attention=attention)
