@@ -11,6 +11,7 @@ adapters of other kinds are refused.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -32,6 +33,14 @@ REFUSED = {  # adapter_config.json fields whose growth is not exact, or that hfg
     "target_parameters": "adapters on parameters (merged experts) are not supported yet",
     "trainable_token_indices": "trainable token rows are not supported yet",
 }
+
+
+def name(folder: str | os.PathLike) -> str:
+    """The adapter's folder name, which names its grown copy in OUT/adapters/."""
+    resolved = Path(folder).resolve().name
+    if not resolved:
+        raise GrowthError(f"--adapter {folder}: a folder with a name is needed (it names OUT/adapters/<name>)")
+    return resolved
 
 
 def check(folder: str | os.PathLike) -> dict[str, Any]:
@@ -70,49 +79,61 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
     from safetensors import safe_open
     from safetensors.torch import save_file
 
+    from .grow import grow_one
+
     folder = Path(folder)
     config = check(folder)
     by_source: dict[str, Any] = {}
-    for tp in plan.tensors:  # a new block's tensors copy an original's and come after it: the original's plan wins
-        by_source.setdefault(tp.source.name, tp)
+    copies: dict[str, list[Any]] = {}  # new blocks' tensors, copies of an original's (which comes first in the plan)
+    for tp in plan.tensors:
+        if tp.source.name in by_source:
+            copies.setdefault(tp.source.name, []).append(tp)
+        else:
+            by_source[tp.source.name] = tp
     if plan.options.layers and any(config.get(k) for k in ("rank_pattern", "alpha_pattern", "layers_to_transform")):
         raise GrowthError(f"--adapter {folder}: rank, alpha or layer patterns name blocks that --layers renumbers")
     grown: dict[str, torch.Tensor] = {}
     counts = {"lora": 0, "full": 0}
-    with safe_open(folder / WEIGHTS, "pt") as f:
-        for key in f.keys():
-            name = key[len(PREFIX):] if key.startswith(PREFIX) else key
-            t = f.get_tensor(key)
-            lora = next((part for part in (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B") if part in name), None)
-            module = name.split(lora)[0] if lora else None
-            # a wrapped layer's own tensor saved with the adapter (bias="all", modules_to_save)
-            wrapped = next((w for w in WRAPPERS if w in name), None)
-            base = by_source.get(f"{module}.weight" if lora else name.replace(wrapped or ".", "."))
-            if base is None:
-                raise GrowthError(f"--adapter {folder}: '{key}' adapts '{module or name}', which the grown checkpoint "
-                                  f"does not hold as a weight hfgrow grows")
-            out_axis, in_axis = _split(base.rule.axes)
-            if lora is None:  # a full copy of a base tensor (modules_to_save, a bias)
-                axes = base.rule.axes
-                counts["full"] += 1
-            elif lora in (".lora_A.", ".lora_embedding_A"):
-                axes = (None, in_axis) if name.endswith(".weight") else (None,)
-                counts["lora"] += 1
-            else:  # B, and its bias (lora_bias): the output side
-                axes = (out_axis, None) if name.endswith(".weight") or lora == ".lora_embedding_B" else (out_axis,)
-                counts["lora"] += 1
-            if lora == ".lora_embedding_A":  # [r, vocab]: rows of the embedding are tokens, nothing to grow
-                axes = (None, None)
-            elif lora == ".lora_embedding_B":  # [width, r]
-                axes = (base.rule.axes[1], None)
-            out_name = base.out.name[: -len(".weight")] + name[len(module):] if lora else base.out.name
+    try:
+        with safe_open(folder / WEIGHTS, "pt") as f:
+            stored = {key: f.get_tensor(key) for key in f.keys()}
+    except Exception as e:  # a corrupt file: named, in one line
+        raise GrowthError(f"--adapter {folder}: {WEIGHTS} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+    for key, t in stored.items():
+        name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+        lora = next((part for part in (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B") if part in name), None)
+        module = name.split(lora)[0] if lora else None
+        # a wrapped layer's own tensor saved with the adapter (bias="all", modules_to_save)
+        wrapped = next((w for w in WRAPPERS if w in name), None)
+        base = by_source.get(f"{module}.weight" if lora else name.replace(wrapped or ".", "."))
+        if base is None:
+            raise GrowthError(f"--adapter {folder}: '{key}' adapts '{module or name}', which the grown checkpoint "
+                              f"does not hold as a weight hfgrow grows")
+        counts["lora" if lora else "full"] += 1
+        out_axis, in_axis = _split(base.rule.axes)
+        if lora is None:  # a full copy of a base tensor (modules_to_save, a bias): grown as the base tensor is
+            axes = None
+        elif lora == ".lora_embedding_A":  # [r, vocab]: rows of the embedding are tokens, nothing to grow
+            axes = (None, None)
+        elif lora == ".lora_embedding_B":  # [width, r]
+            axes = (base.rule.axes[1], None)
+        elif lora == ".lora_A.":
+            axes = (None, in_axis) if name.endswith(".weight") else (None,)
+        else:  # B, and its bias (lora_bias): the output side
+            axes = (out_axis, None) if name.endswith(".weight") else (out_axis,)
+        for tp in (base, *copies.get(base.source.name, ())):  # the original, then the new blocks that copy it
+            out_name = tp.out.name[: -len(".weight")] + name[len(module):] if lora else tp.out.name
             if wrapped:
                 out_name = wrapped.join(out_name.rsplit(".", 1))
-            if t.dtype.is_floating_point:
-                grown_t = algebra.grow_tensor(t.double(), axes, plan.maps, None).to(t.dtype)
+            if not t.dtype.is_floating_point:
+                value = t
+            elif lora is None:
+                value = grow_one(t, dataclasses.replace(tp, rule=dataclasses.replace(tp.rule, split=False)), plan)
+            elif tp is not base and lora in (".lora_B.", ".lora_embedding_B"):
+                value = torch.zeros(algebra.grown_shape(tuple(t.shape), axes, plan.maps), dtype=t.dtype)  # a new block: B = 0
             else:
-                grown_t = t
-            grown[PREFIX + out_name] = grown_t.contiguous()
+                value = algebra.grow_tensor(t.double(), axes, plan.maps, None).to(t.dtype)
+            grown[PREFIX + out_name] = value.contiguous()
     out.mkdir(parents=True)
     save_file(grown, out / WEIGHTS, metadata={"format": "pt"})
     config["base_model_name_or_path"] = base_path
@@ -126,9 +147,18 @@ def compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, plan
     """Each base with its adapter, through PEFT, on the verification inputs: the largest relative gap of the
     logits (and of the hidden states, grown with the expansion of the small model's)."""
     try:
-        from peft import PeftModel
+        from peft import PeftModel  # noqa: F401
     except ImportError:
         return {"skipped": "peft is not installed (pip install 'hfgrow[peft]')"}
+    try:
+        return _compare(small, big, small_adapter, big_adapter, plan, text_file, device, seed)
+    except Exception as e:  # the growth is complete and worth keeping: the failure is the verdict
+        return {"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"}
+
+
+def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, plan: Any, text_file: str | None,
+             device: str, seed: int) -> dict[str, Any]:
+    from peft import PeftModel
     from .inputs import quiet_transformers
     from .verification import _gaps, _run, _worst, load_model, make_inputs
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import shutil
 import sys
@@ -75,10 +76,11 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         raise GrowthError(f"the grown checkpoint needs {format_size(needed)} and {parent} has {format_size(free)} free")
     with OutputFolder(out, options.overwrite, log) as place:
         try:
-            not_copied = write_checkpoint(plan, reader, place.tmp, progress)
+            # the small parts first: their problems show before the long part
             st_report = sentence.write(src, place.tmp, st_modules, sentence.output_space(plan), options.dense_out) if st_modules else None
-            grown_adapters = [adapters.grow_adapter(a, place.tmp / "adapters" / Path(os.path.normpath(a)).name, plan, str(out))
+            grown_adapters = [adapters.grow_adapter(a, place.tmp / "adapters" / adapters.name(a), plan, str(out))
                               for a in options.adapters]
+            not_copied = write_checkpoint(plan, reader, place.tmp, progress)
             if st_modules:
                 not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") not in
                               {m["path"] for m in st_modules} | {sentence.MODULES, *sentence.CONFIGS}}
@@ -99,7 +101,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                     log(f"verifying: adapter {Path(a['source']).name} through PEFT")
                     a["verification"] = adapters.compare(src, place.tmp, Path(a["source"]), place.tmp / "adapters" / Path(a["output"]).name,
                                                          plan, options.text_file, options.device, options.seed)
-                    if "skipped" not in a["verification"] and not a["verification"]["max_rel"] <= options.tolerance:
+                    if "skipped" not in a["verification"] and not a["verification"].get("max_rel", math.nan) <= options.tolerance:
                         verification["passed"] = False
                 if st_modules:
                     log("verifying: sentence embeddings through sentence-transformers")

@@ -107,7 +107,9 @@ class GrowthOptions:
         if isinstance(self.adapters, (str, os.PathLike)):
             self.adapters = (str(self.adapters),)
         self.adapters = tuple(str(a) for a in self.adapters)
-        names = [os.path.basename(os.path.normpath(a)) for a in self.adapters]
+        from .adapters import name as adapter_name
+
+        names = [adapter_name(a) for a in self.adapters]
         if len(set(names)) != len(names):
             raise GrowthError(f"--adapter: two adapters named {next(n for n in names if names.count(n) > 1)!r} "
                               f"would be written to the same adapters/ folder")

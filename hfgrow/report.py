@@ -174,6 +174,7 @@ def adapter_lines(report: dict[str, Any]) -> list[str]:
     for a in report.get("adapters", ()):
         check = a.get("verification")
         gap = ("not verified" if check is None else f"not verified ({check['skipped']})" if "skipped" in check
+               else f"could not be compared ({check['error']})" if "error" in check
                else f"with its base through PEFT: max relative gap {_fmt(check['max_rel'])}")
         lines.append(f"adapter {a['source']} → {a['output']} (r={a['r']}, {a['lora_tensors']} LoRA tensors, "
                      f"{a['full_tensors']} full): {gap}")
@@ -187,6 +188,8 @@ def sentence_line(v: dict[str, Any]) -> str | None:
         return None
     if "skipped" in st:
         return f"sentence-transformers: not run ({st['skipped']})"
+    if "error" in st:
+        return f"sentence-transformers: could not compare the folders ({st['error']})"
     same = f"; the embeddings themselves within {_fmt(st['embedding_max_rel'])}" if "embedding_max_rel" in st else ""
     return (f"sentence-transformers ({st['sentences']} sentences, embeddings of {st['dimension'][0]} → {st['dimension'][1]} "
             f"dimensions): cosine similarities change by at most {_fmt(st['cosine_max_delta'])}{same}")

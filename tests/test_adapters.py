@@ -1,6 +1,7 @@
 """PEFT LoRA adapters grown with their base: built with PEFT on tiny randomised models, loaded back with PEFT."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ def make_adapter(src, folder, seed=0, **lora):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "lora_" in name or "modules_to_save" in name:
+            if p.requires_grad:  # everything the adapter saves: LoRA, modules_to_save, biases with bias="all"
                 p.copy_(torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5)
     model.save_pretrained(folder)
     return folder
@@ -42,6 +43,13 @@ def check(src, adapter, out, **options):
     grown = out / "adapters" / adapter.name
     (a,) = report["adapters"]
     assert report["verification"]["passed"] and a["verification"]["max_rel"] <= 1e-5, a
+    from peft.utils import load_peft_weights, set_peft_model_state_dict
+
+    def keys_that_miss(base, folder):
+        loaded = set_peft_model_state_dict(peft.PeftModel.from_pretrained(load(base), str(folder)), load_peft_weights(str(folder)))
+        return set(loaded.unexpected_keys) | {k for k in loaded.missing_keys if "lora_" in k}
+
+    assert keys_that_miss(out, grown) <= keys_that_miss(src, adapter)  # every key lands (PEFT's own quirks aside)
     small, big = logits(src, adapter), logits(out, grown)  # independently of hfgrow's own check
     assert rel(small, big) <= 1e-5
     assert rel(small, logits(src)) > 1e-2  # the adapter changes the model: a growth that dropped it would fail
@@ -63,9 +71,15 @@ def test_llama_lora_with_a_saved_head(tmp_path, k, attention):
 
 
 def test_new_blocks_and_uneven_widths(tmp_path):
+    from safetensors.torch import load_file
+
     src = build_model(tmp_path / "small", "Qwen2ForCausalLM")
-    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
-    check(src, adapter, tmp_path / "big", hidden_size=24, intermediate_size=40, num_heads=6, layers=3)
+    adapter = make_adapter(src, tmp_path / "lora", init_lora_weights=False, **LLAMA)
+    report = check(src, adapter, tmp_path / "big", hidden_size=24, intermediate_size=40, num_heads=6, layers=3)
+    (new,) = report["plan"]["new_blocks"]["layers"]
+    weights = load_file(tmp_path / "big" / "adapters" / "lora" / "adapter_model.safetensors")
+    b = [v for k, v in weights.items() if f"layers.{new}." in k and "lora_B" in k]
+    assert len(b) == 7 and all(not v.any() for v in b)  # the new block's adapter is written, B = 0: the identity
 
 
 def test_gpt2_conv1d_fused_qkv_and_lora_bias(tmp_path):
@@ -84,6 +98,8 @@ def test_bert_classifier_and_embedding_lora(tmp_path):
 
 @pytest.mark.parametrize("what,expected", [
     ("dora", "use_dora is set: DoRA"),
+    ("nameless", "a folder with a name"),
+    ("corrupt", "adapter_model.safetensors cannot be read"),
     ("ia3", "only LoRA adapters"),
     ("missing", "no adapter_config.json"),
 ])
@@ -96,6 +112,11 @@ def test_adapters_hfgrow_cannot_grow_are_clean_errors(tmp_path, what, expected):
     adapter = tmp_path / "adapter"
     if what == "dora":
         make_adapter(src, adapter, use_dora=True, **LLAMA)
+    elif what == "nameless":
+        adapter = Path("/")  # resolves to no name
+    elif what == "corrupt":
+        make_adapter(src, adapter, **LLAMA)
+        (adapter / "adapter_model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
     elif what == "ia3":
         peft.get_peft_model(load(src), peft.IA3Config(target_modules=["q_proj", "down_proj"], feedforward_modules=["down_proj"])
                             ).save_pretrained(adapter)

@@ -160,3 +160,37 @@ def test_from_the_hub_cache_offline_and_no_link_outside(tmp_path, monkeypatch):
     with pytest.raises(hfgrow.GrowthError, match="outside the checkpoint"):
         hfgrow.grow(src, tmp_path / "big2", factor=2)
     assert not (tmp_path / "big2").exists()
+
+
+@pytest.mark.parametrize("case", ["linked folder", "linked config", "dot path", "shared folder", "normalize before dense"])
+def test_module_lists_that_are_refused(tmp_path, case):
+    src = make_st(tmp_path / "st", "mean", dense=[8])
+    entries = json.loads((src / "modules.json").read_text())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text("{}")
+    expected = {"linked folder": "is a link", "linked config": "outside the checkpoint", "dot path": "not a folder inside",
+                "shared folder": "share the folder", "normalize before dense": "Normalize module before a Dense"}[case]
+    if case == "linked folder":
+        import shutil
+
+        shutil.rmtree(src / "1_Pooling")
+        (src / "1_Pooling").symlink_to(outside)
+    elif case == "linked config":
+        (src / "sentence_bert_config.json").unlink()
+        (src / "sentence_bert_config.json").symlink_to(outside / "config.json")
+    elif case == "dot path":
+        entries[1]["path"] = "."
+    elif case == "shared folder":
+        entries[2]["path"] = entries[1]["path"]
+    else:
+        entries[2], entries[3] = entries[3], entries[2]
+    (src / "modules.json").write_text(json.dumps(entries))
+    with pytest.raises(hfgrow.GrowthError, match=expected):
+        hfgrow.grow(src, tmp_path / "big", factor=2)
+    assert not (tmp_path / "big").exists()
+
+
+def test_dense_under_the_orthogonal_convention(tmp_path):  # R reads copies of 1/√k back: not a plain 1/k
+    src = make_st(tmp_path / "st", "mean", dense=[8])
+    grow_and_check(src, tmp_path / "big", 8, factor=2, convention="orthogonal")
