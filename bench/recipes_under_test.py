@@ -98,6 +98,8 @@ FAMILIES = [
         ("ultrabert", ["UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification",
                        "UltrabertForQuestionAnswering"]),
     )),
+    ("olmo", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k not in ("head_dim", "rms_norm_eps")}),
+     ["OlmoModel", "OlmoForCausalLM"]),
     ("granite_docling_text", lambda f, c: build_model(f, c, **WIDE["llama"], embedding_multiplier=12.0, residual_multiplier=0.22,
                                                       logits_scaling=8.0, attention_multiplier=0.0625), ["GraniteDoclingTextModel"]),
     ("cohere2", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "rms_norm_eps"}, layer_norm_eps=1e-5,

@@ -443,6 +443,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
                            f"a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
+    if recipe.whole_multiples and widths.hidden[1] % widths.hidden[0]:
+        approximate.append(f"{recipe.whole_multiples}: only whole multiples of the hidden size ({widths.hidden[0]}) are exact")
     cfg = reader.transformers_config()  # the installed transformers' reading of the config
     if recipe.post_norm and options.layers:
         approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")

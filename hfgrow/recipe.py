@@ -186,6 +186,7 @@ class Recipe:
     depth_requires: Mapping[str, Any] = field(default_factory=dict)  # config values under which blocks do not (else no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
     stream_from_norm: bool = False  # pre-norm, but the residual stream starts at a LayerNorm's output: whole multiples
+    whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, for another reason
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

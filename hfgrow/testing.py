@@ -127,6 +127,7 @@ for _type in ("arcee", "cwm", "ministral", "ernie4_5", "helium", "seed_oss", "ul
 TINY["eurobert"] = dict(TINY["llama"], mask_token_id=3)
 TINY["ministral3"] = TINY["llama"]  # its default rope is YaRN: head_dim growth refused
 TINY["granite_docling_text"] = TINY["granite"]
+TINY["olmo"] = {k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "rms_norm_eps")}  # head_dim = hidden / heads
 TINY["cohere"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, layer_norm_eps=0.05,
                       logit_scale=0.25, bos_token_id=1, eos_token_id=2)
 TINY["smollm3"] = dict(TINY["llama"], no_rope_layers=[1, 0])  # layer 1 without rotary (NoPE)

@@ -84,3 +84,12 @@ ULTRABERT = RECIPE.extend(  # an encoder; its MLM head puts an activation betwee
     classes=("UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification", "UltrabertForQuestionAnswering"),
     heads=(*linear("classifier", None, "final"), *linear("qa_outputs", None, "final")),
 )
+OLMO = RECIPE.extend(  # OLMo (1): LayerNorms without weights, eps 1e-5 fixed in code
+    name="olmo", model_types=("olmo",), classes=("OlmoModel", "OlmoForCausalLM"), norm="layer",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads", eps=()),
+    # the final norm has no weight to carry a tied output's 1/k: the LM head reads plain copies, so it must be untied;
+    # q, k and v clamped at clip_qkv would see head_dim growth's score correction: not supported
+    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)},
+    requires={"tie_word_embeddings": False, "clip_qkv": None},
+    whole_multiples="OLMo's LayerNorms have no weights to carry what extra hidden units change in their statistics",
+)

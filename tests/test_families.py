@@ -71,6 +71,7 @@ CLASSES = {
     "helium": ["HeliumModel", "HeliumForCausalLM", "HeliumForSequenceClassification", "HeliumForTokenClassification"],
     "granite_docling_text": ["GraniteDoclingTextModel"],
     "cohere2": ["Cohere2Model", "Cohere2ForCausalLM"],
+    "olmo": ["OlmoModel", "OlmoForCausalLM"],
     "seed_oss": ["SeedOssModel", "SeedOssForCausalLM", "SeedOssForSequenceClassification", "SeedOssForTokenClassification",
                  "SeedOssForQuestionAnswering"],
     "ultrabert": ["UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification",
@@ -228,6 +229,16 @@ def test_qwen3_moe_widths_depth_and_what_is_refused(tmp_path):
     src = build_model(tmp_path / "c", "Qwen3MoeForCausalLM", mlp_only_layers=[], decoder_sparse_step=2)
     with pytest.raises(hfgrow.GrowthError, match="decoder_sparse_step=2"):
         hfgrow.grow(src, tmp_path / "c-big", factor=2, layers=3)
+
+
+def test_olmo_refuses_what_its_weightless_norms_cannot_carry(tmp_path):
+    check(build_model(tmp_path / "a", "OlmoForCausalLM"), tmp_path / "a-big", 2, layers=3, intermediate_size=40)
+    with pytest.raises(hfgrow.GrowthError, match="no weights.*whole multiples"):
+        hfgrow.grow(build_model(tmp_path / "b", "OlmoForCausalLM"), tmp_path / "b-big", hidden_size=24)
+    with pytest.raises(hfgrow.GrowthError, match="tie_word_embeddings=True"):
+        hfgrow.grow(build_model(tmp_path / "c", "OlmoForCausalLM", tie_word_embeddings=True), tmp_path / "c-big", factor=2)
+    with pytest.raises(hfgrow.GrowthError, match="clip_qkv"):
+        hfgrow.grow(build_model(tmp_path / "d", "OlmoForCausalLM", clip_qkv=8.0), tmp_path / "d-big", factor=2)
 
 
 def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
