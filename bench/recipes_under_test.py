@@ -83,6 +83,7 @@ FAMILIES = [
     ("mixtral", lambda f, c: build_model(f, c, **WIDE["llama"], num_local_experts=4, num_experts_per_tok=2),
      ["MixtralModel", "MixtralForCausalLM", "MixtralForSequenceClassification", "MixtralForTokenClassification",
       "MixtralForQuestionAnswering"]),
+    ("olmoe", lambda f, c: build_model(f, c, **WIDE["llama"], num_experts=4, num_experts_per_tok=2), ["OlmoeModel", "OlmoeForCausalLM"]),
     ("qwen3_moe", lambda f, c: build_model(f, c, **WIDE["llama"], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=96,
                                            mlp_only_layers=[3]),
      [f"Qwen3Moe{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),

@@ -9,7 +9,7 @@ from . import (albert, bart, bert, cohere, deberta_v2, distilbert, electra, gemm
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
-           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE, cohere.COHERE2)
+           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE, cohere.COHERE2)
 
 # families hfgrow knows and refuses, with the reason (a growth that cannot be exact)
 REFUSED = {

@@ -14,6 +14,7 @@ import dataclasses
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, reads, writes
 
 from .llama import LAYER, QWEN3, RECIPE as LLAMA
+from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -33,6 +34,19 @@ RECIPE = LLAMA.extend(
     ),
 )
 
+def experts(space: str) -> tuple[TensorRule, ...]:
+    """A router (never split) and gated experts of intermediate ``space``, stored one key per expert
+    (``mlp.experts.N.gate_proj``/``up_proj``/``down_proj``) and merged into 3-D tensors in memory."""
+    return (
+        *linear(f"{LAYER}.mlp.gate", None, "hidden", bias=False, split=False),
+        *linear(f"{LAYER}.mlp.experts.*.gate_proj", space, "hidden", bias=False),
+        *linear(f"{LAYER}.mlp.experts.*.up_proj", space, "hidden", bias=False),
+        *linear(f"{LAYER}.mlp.experts.*.down_proj", "hidden", space, bias=False),
+        TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes(space), writes(space))), reads("hidden"))),
+        TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads(space))),
+    )
+
+
 QWEN3_MOE = QWEN3.extend(
     name="qwen3_moe",
     model_types=("qwen3_moe",),
@@ -40,14 +54,11 @@ QWEN3_MOE = QWEN3.extend(
     config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size"),
     spaces={**QWEN3.spaces, "expert": Space("expert_ffn", Kind.ACTIVATION)},  # an expert's intermediate size, not the dense MLP's
     # dense MLPs (mlp_only_layers) keep llama's rules; the sparse ones hold a router and the experts
-    body=(
-        *linear(f"{LAYER}.mlp.gate", None, "hidden", bias=False, split=False),
-        *linear(f"{LAYER}.mlp.experts.*.gate_proj", "expert", "hidden", bias=False),
-        *linear(f"{LAYER}.mlp.experts.*.up_proj", "expert", "hidden", bias=False),
-        *linear(f"{LAYER}.mlp.experts.*.down_proj", "hidden", "expert", bias=False),
-        TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("hidden"))),
-        TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads("expert"))),
-    ),
+    body=experts("expert"),
     index_dependent=("mlp_only_layers",),  # dense blocks are named by index
     depth_requires={"decoder_sparse_step": 1},  # every block sparse (unless listed) only with step 1
 )
+
+# OLMoE: OLMo-2's whole-width q/k norms (heads by whole multiples only) before pre-norm blocks whose MLP is a mixture
+# of experts of the intermediate size
+OLMOE = OLMO2.extend(name="olmoe", model_types=("olmoe",), classes=("OlmoeModel", "OlmoeForCausalLM"), body=experts("ffn"))

@@ -71,7 +71,7 @@ def test_recipes_command():
                           "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere",
                           "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert", "qwen3_moe",
                           "arcee", "cwm", "ministral", "ministral3", "eurobert", "ernie4_5", "helium", "granite_docling_text", "cohere2",
-                          "seed_oss", "ultrabert", "olmo"}
+                          "seed_oss", "ultrabert", "olmo", "olmoe"}
     assert "Qwen2ForCausalLM" in table["qwen2"]["classes"]
     assert "BertForMaskedLM" in CliRunner().invoke(main, ["recipes"]).stdout
 

@@ -72,6 +72,7 @@ CLASSES = {
     "granite_docling_text": ["GraniteDoclingTextModel"],
     "cohere2": ["Cohere2Model", "Cohere2ForCausalLM"],
     "olmo": ["OlmoModel", "OlmoForCausalLM"],
+    "olmoe": ["OlmoeModel", "OlmoeForCausalLM"],
     "seed_oss": ["SeedOssModel", "SeedOssForCausalLM", "SeedOssForSequenceClassification", "SeedOssForTokenClassification",
                  "SeedOssForQuestionAnswering"],
     "ultrabert": ["UltrabertModel", "UltrabertForSequenceClassification", "UltrabertForTokenClassification",
