@@ -142,6 +142,18 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
             "r": config.get("r"), "lora_alpha": config.get("lora_alpha")}
 
 
+def add_to_verification(verification: dict[str, Any], grown: dict[str, Any], small: Path, big: Path, plan: Any) -> None:
+    """The adapter grown into ``big`` compared with its source through PEFT (``grown``: what grow_adapter returned);
+    the verdict fails when the gap is above the tolerance or the comparison could not run."""
+    if "error" in verification:
+        return
+    o = plan.options
+    grown["verification"] = check = compare(small, big, Path(grown["source"]), big / "adapters" / Path(grown["output"]).name,
+                                            plan, o.text_file, o.device, o.seed)
+    if "skipped" not in check and not check.get("max_rel", float("nan")) <= o.tolerance:
+        verification["passed"] = False
+
+
 def compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, plan: Any, text_file: str | None,
             device: str, seed: int) -> dict[str, Any]:
     """Each base with its adapter, through PEFT, on the verification inputs: the largest relative gap of the

@@ -117,7 +117,7 @@ class CheckpointReader:
         if not parts or Path(file).is_absolute() or ".." in parts or "\\" in file:
             raise GrowthError(f"{where}: shard names must be relative paths inside the checkpoint folder")
         root, real = self.folder.resolve(), (self.folder / file).resolve()
-        if root not in real.parents and not _in_hub_blobs(root, real):
+        if not inside(root, real):
             raise GrowthError(f"{where} that resolves outside the checkpoint folder ({real}): refused")
 
     def _read_index(self, name: str) -> dict[str, str]:
@@ -247,11 +247,16 @@ def source_files(folder: Path) -> tuple[dict[str, Path], dict[str, str]]:
             left[name] = "not a checkpoint file"
         else:
             real = p.resolve()
-            if p.is_symlink() and not (root in real.parents or _in_hub_blobs(root, real)):
+            if p.is_symlink() and not inside(root, real):
                 left[name] = "link to a file outside the source folder"
             else:
                 copied[name] = real
     return copied, left
+
+
+def inside(root: Path, real: Path) -> bool:
+    """Whether a resolved path lies in the resolved checkpoint folder ``root``, or in the Hub cache's blobs it links to."""
+    return root in real.parents or _in_hub_blobs(root, real)
 
 
 def _in_hub_blobs(snapshot: Path, real: Path) -> bool:

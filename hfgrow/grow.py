@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import shutil
 import sys
@@ -81,9 +80,8 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
             grown_adapters = [adapters.grow_adapter(a, place.tmp / "adapters" / adapters.name(a), plan, str(out))
                               for a in options.adapters]
             not_copied = write_checkpoint(plan, reader, place.tmp, progress)
-            if st_modules:
-                not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") not in
-                              {m["path"] for m in st_modules} | {sentence.MODULES, *sentence.CONFIGS}}
+            if st_modules:  # written above, not left behind
+                not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") not in sentence.written(st_modules)}
             grow_s = time.perf_counter() - start
             verification = None
             if options.verify:
@@ -97,12 +95,9 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                 except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
                     log(f"verification could not run: {e}")
                     verification = {"passed": False, "error": str(e), "device": options.device}
-                for a in grown_adapters if "error" not in verification else ():
+                for a in grown_adapters:
                     log(f"verifying: adapter {Path(a['source']).name} through PEFT")
-                    a["verification"] = adapters.compare(src, place.tmp, Path(a["source"]), place.tmp / "adapters" / Path(a["output"]).name,
-                                                         plan, options.text_file, options.device, options.seed)
-                    if "skipped" not in a["verification"] and not a["verification"].get("max_rel", math.nan) <= options.tolerance:
-                        verification["passed"] = False
+                    adapters.add_to_verification(verification, a, src, place.tmp, plan)
                 if st_modules:
                     log("verifying: sentence embeddings through sentence-transformers")
                     sentence.add_to_verification(verification, src, place.tmp, options.text_file, options.device, options.tolerance)

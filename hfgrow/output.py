@@ -44,23 +44,30 @@ def umask() -> int:
     return mask
 
 
-SENTENCE_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
 MODULE_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")  # a sentence-transformers module's folder
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # a grown PEFT adapter's folder
 
 
-def _grown_part(folder: Path, sub: Path) -> bool:
-    """A subfolder hfgrow writes: adapters/<name>/ of grown adapters, or a module folder its modules.json names."""
+def _ours(folder: Path, p: Path) -> bool:
+    """Whether ``p`` is part of a checkpoint hfgrow writes: its files, the sentence-transformers files and the module
+    folders its modules.json names, adapters/<name>/ of grown adapters."""
+    from . import adapters, sentence
+
     def holds_only(path: Path, names: tuple[str, ...]) -> bool:
         return all(f.is_file() and not f.is_symlink() and f.name in names for f in path.iterdir())
 
-    if sub.name == "adapters":
-        return all(a.is_dir() and not a.is_symlink() and holds_only(a, ADAPTER_FILES) for a in sub.iterdir())
+    if p.is_symlink():
+        return False
+    if p.is_file():
+        return is_checkpoint_file(p.name) or p.name in (sentence.MODULES, *sentence.CONFIGS)
+    if not p.is_dir():
+        return False
+    if p.name == "adapters":
+        return all(a.is_dir() and not a.is_symlink() and holds_only(a, (adapters.CONFIG, adapters.WEIGHTS)) for a in p.iterdir())
     try:
-        listed = {m.get("path") for m in json.loads((folder / "modules.json").read_text())}
+        listed = {m.get("path") for m in json.loads((folder / sentence.MODULES).read_text())}
     except (OSError, ValueError, AttributeError, TypeError):
         return False
-    return sub.name in listed and holds_only(sub, MODULE_FILES)
+    return p.name in listed and holds_only(p, MODULE_FILES)
 
 
 def replaceable(folder: Path) -> tuple[bool, str]:
@@ -68,9 +75,7 @@ def replaceable(folder: Path) -> tuple[bool, str]:
     weights) and nothing foreign — no subfolder, no link, no file that is not part of a checkpoint.
     Returns (yes, the reason when not)."""
     entries = sorted(folder.iterdir())
-    foreign = [p.name + ("/" if p.is_dir() else "") for p in entries
-               if p.is_symlink() or (not _grown_part(folder, p) if p.is_dir() else not p.is_file() or not is_checkpoint_file(p.name)
-                                     and p.name not in SENTENCE_FILES)]
+    foreign = [p.name + ("/" if p.is_dir() else "") for p in entries if not _ours(folder, p)]
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         return False, f"holds {shown}, which {'is' if len(foreign) == 1 else 'are'} not part of a checkpoint"

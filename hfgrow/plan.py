@@ -17,6 +17,7 @@ from .algebra import Convention, Expansion, Symmetry, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, _first_line, assign_shards, parse_size
 from .errors import GrowthError
 from .inputs import check_seed, check_tolerance, text_file_problem
+from .sentence import DENSE_OUT
 from .recipe import Recipe, TensorRule
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -123,7 +124,7 @@ class GrowthOptions:
         for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
                                      ("convention", self.convention, [c.value for c in Convention]),
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry]),
-                                     ("dense_out", self.dense_out, ["keep", "grow"])):
+                                     ("dense_out", self.dense_out, DENSE_OUT)):
             if value not in allowed:
                 raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
         if self.push_to_hub is None:
@@ -438,9 +439,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     widths = _widths(config, recipe, options)
 
     approximate = []
-    if (recipe.post_norm or recipe.stream_from_norm) and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
-        approximate.append(f"{recipe.name} is {'post-norm' if recipe.post_norm else 'pre-norm from an embedding LayerNorm'}: "
-                           f"a LayerNorm output is the residual stream, and extra units "
+    if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
+        approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
     if recipe.whole_multiples and widths.hidden[1] % widths.hidden[0]:

@@ -25,6 +25,7 @@ __all__ = [
     "Kind",
     "Packed",
     "Recipe",
+    "STREAM_FROM_NORM",
     "Space",
     "TensorRule",
     "block_spaces",
@@ -39,6 +40,11 @@ __all__ = [
     "reads",
     "writes",
 ]
+
+
+# a reason for Recipe.whole_multiples: mBART, ModernBERT
+STREAM_FROM_NORM = ("pre-norm from an embedding LayerNorm: that norm's output starts the residual stream, and extra units "
+                    "would have to carry its token-dependent mean (DESIGN.md §2)")
 
 
 def block_spaces(rope: str | None = None, grouped: bool = False) -> dict[str, Space]:
@@ -185,8 +191,7 @@ class Recipe:
     index_dependent: tuple[str, ...] = ()  # config flags that make a block depend on its index (no --layers)
     depth_requires: Mapping[str, Any] = field(default_factory=dict)  # config values under which blocks do not (else no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
-    stream_from_norm: bool = False  # pre-norm, but the residual stream starts at a LayerNorm's output: whole multiples
-    whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, for another reason
+    whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, in a pre-norm model
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

@@ -74,12 +74,17 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
 
 def _check_inside(root: Path, path: Path) -> None:
     """A file of the checkpoint must not link outside it (the Hub cache's links into its blobs aside)."""
-    from .checkpoint import _in_hub_blobs
+    from .checkpoint import inside
 
     if path.is_symlink():
-        real, real_root = path.resolve(), root.resolve()
-        if not (real_root in real.parents or _in_hub_blobs(real_root, real)):
+        real = path.resolve()
+        if not inside(root.resolve(), real):
             raise GrowthError(f"{path.relative_to(root)} links to {real}, outside the checkpoint: refused")
+
+
+def written(entries: list[dict[str, Any]]) -> set[str]:
+    """The files and module folders :func:`write` writes."""
+    return {MODULES, *CONFIGS, *(m["path"] for m in entries[1:])}
 
 
 def module_kind(entry: Mapping[str, Any]) -> str:
@@ -140,14 +145,12 @@ def check(entries: list[dict[str, Any]], output: Expansion, dense_out: str) -> s
         return None if output.big % output.small == 0 else "--dense-out grow needs the hidden size grown by a whole factor"
     if not cosine_preserving(output):
         return ("the sentence embeddings would be E·(the small ones) with units copied unevenly, which changes their "
-                "cosine similarities: grow the hidden size by a whole factor" + ("" if dense else ", or add a Dense module"))
+                "cosine similarities: grow the hidden size by a whole factor, or add a Dense module")
     return None
 
 
 def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion, dense_out: str = "keep") -> dict[str, Any]:
     """The modules after the transformer into ``dst``, grown; returns what was done, for the report."""
-    if dense_out not in DENSE_OUT:
-        raise GrowthError(f"dense_out should be one of {', '.join(DENSE_OUT)}, got {dense_out!r}")
     shutil.copy2(src / MODULES, dst / MODULES)
     for name in CONFIGS:
         if (src / name).is_file():
@@ -215,6 +218,7 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     except ImportError:
         return {"skipped": "sentence-transformers is not installed (pip install 'hfgrow[sentence-transformers]')"}
     from .inputs import quiet_transformers
+    from .verification import _cosines as cosines
 
     embeddings = []
     for folder in (small, big):
@@ -224,10 +228,6 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
         with torch.no_grad():
             embeddings.append(model.encode(sentences, convert_to_tensor=True, batch_size=len(sentences)).double().cpu())
         del model
-
-    def cosines(x: torch.Tensor) -> torch.Tensor:
-        x = x / x.norm(dim=-1, keepdim=True).clamp(min=1e-30)
-        return x @ x.T
 
     a, b = embeddings
     result: dict[str, Any] = {"sentences": len(sentences), "dimension": [a.shape[-1], b.shape[-1]],

@@ -154,7 +154,10 @@ def block_device_map(cls: type, config: Any, device: str) -> dict[str, str]:
     # a model that declares none (DeBERTa-v2): the members of its module lists (its stacks of layers)
     blocks = {id(m) for m in skeleton.modules() if type(m).__name__ in declared} if declared else \
         {id(c) for m in skeleton.modules() if isinstance(m, torch.nn.ModuleList) for c in m.children()}
-    size = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+
+    def size(module: torch.nn.Module) -> int:
+        return sum(p.numel() for p in module.parameters())
+
     largest = max((size(m) for m in skeleton.modules() if id(m) in blocks), default=0)
     device_map: dict[str, str] = {}
 

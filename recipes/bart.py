@@ -10,7 +10,7 @@ The encoder's and decoder's FFN sizes and head counts must be equal (they are in
 
 import dataclasses
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, last, linear, norm
+from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, last, linear, norm
 
 HEADS = ("Model", "ForConditionalGeneration", "ForSequenceClassification", "ForQuestionAnswering", "ForCausalLM")
 
@@ -79,7 +79,7 @@ MBART = dataclasses.replace(
     model_types=("mbart",),
     classes=tuple(f"MBart{h}" for h in HEADS),
     post_norm=False,
-    stream_from_norm=True,
+    whole_multiples=STREAM_FROM_NORM,
     body=(
         *embedding("shared", "embedded"),
         *stack("encoder"),

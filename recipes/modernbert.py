@@ -3,7 +3,7 @@ thetas of their own), fused ``Wqkv`` and ``Wi`` (input|gate halves of a GLU), no
 block, a final norm, and a head (dense → act → LayerNorm) before the tied decoder or the classifier. Its
 residual stream starts at the embedding LayerNorm: whole multiples of the hidden size only."""
 
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
+from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
 
 LAYER = "layers.*"
 
@@ -14,7 +14,7 @@ RECIPE = Recipe(
                                              "ForQuestionAnswering", "ForMultipleChoice")),
     prefix="model",
     rope=True,
-    stream_from_norm=True,
+    whole_multiples=STREAM_FROM_NORM,
     index_dependent=("global_attn_every_n_layers",),  # the layer kinds and the first block's missing norm follow the index
     stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("norm_eps",)),
