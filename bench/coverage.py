@@ -41,8 +41,8 @@ def main_class(recipe) -> str:
     return next((c for c in recipe.classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM"))), recipe.classes[0])
 
 
-def build(folder: Path, cls: str) -> Path:
-    return build_bert(folder, cls, tokenizer=False) if cls.startswith("Bert") else build_model(folder, cls)
+def build(folder: Path, cls: str, model_type: str) -> Path:
+    return build_bert(folder, cls, tokenizer=False) if cls.startswith("Bert") else build_model(folder, cls, model_type=model_type)
 
 
 def reason(e: Exception) -> str:
@@ -76,7 +76,7 @@ def main() -> None:
                     results[model_type] = {"status": why, "message": str(e)[:200]}
                 continue
             cls = main_class(recipe)
-            src = build(Path(tmp) / model_type, cls)
+            src = build(Path(tmp) / model_type, cls, model_type)
             config = json.loads((src / "config.json").read_text())
             fields = recipe.config
             hidden = config[fields.hidden]

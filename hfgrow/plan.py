@@ -406,7 +406,7 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
             raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
-PER_LAYER_LISTS = ("layer_types", "no_rope_layers")  # config lists with one entry per block (SmolLM3: 1 = rotary)
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types")  # one entry per block (SmolLM3: 1 = rotary; Mellum: sparse)
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 
 

@@ -142,6 +142,25 @@ TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)
 TINY["cohere2"] = dict(TINY["cohere"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["internlm3"] = TINY["iquestcoder"] = TINY["llama"]  # run with Llama's classes
+TINY["olmo3"] = dict(TINY["llama"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["vaultgemma"] = TINY["gemma2"]
+TINY["mellum"] = dict(TINY["qwen3_moe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+                      mlp_layer_types=["sparse", "dense"])
+del TINY["mellum"]["mlp_only_layers"]
+TINY["qwen3_vl_moe_text"] = TINY["qwen3_moe"]
+TINY["flex_olmo"] = TINY["olmoe"]
+TINY["jais2"] = {k: v for k, v in TINY["llama"].items() if k != "rms_norm_eps"} | dict(layer_norm_eps=0.05)  # biases by default
+TINY["nemotron"] = {k: v for k, v in TINY["llama"].items() if k != "rms_norm_eps"} | dict(norm_eps=0.05)  # rotary on half of each head
+TINY["phi"] = {k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "head_dim")} | dict(layer_norm_eps=0.05)
+TINY["exaone4"] = dict(TINY["llama"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["apertus"] = TINY["llama"]
+TINY["hyperclovax"] = TINY["granite"]
+TINY["granite_swa"] = dict(TINY["granite"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["granitemoe"] = dict(TINY["granite"], num_local_experts=3, num_experts_per_tok=2)
+TINY["granitemoe_swa"] = dict(TINY["granitemoe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["phimoe"] = dict(TINY["mixtral"], lm_head_bias=True)
+TINY["minimax_m2"] = dict(TINY["mixtral"], bos_token_id=1, eos_token_id=2)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
@@ -160,29 +179,31 @@ def load(folder: str | Path) -> Any:
                                                       experts_implementation="eager").eval()
 
 
-def make_model(cls: str, seed: int = 0, **overrides: Any) -> torch.nn.Module:
+def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrides: Any) -> torch.nn.Module:
     """A tiny randomised model of transformers class ``cls`` in memory (its family's TINY config, overridden;
-    BERT classes as :func:`make_bert` makes them, without a tokenizer)."""
+    BERT classes as :func:`make_bert` makes them, without a tokenizer). ``model_type``: a configuration other than
+    the class's own that transformers runs with it (InternLM 3 with Llama's classes)."""
     import transformers
 
     if cls.startswith("Bert"):
         return make_bert(cls, seed, tokenizer=False, **overrides)[0]
     model_cls = getattr(transformers, cls)
-    config = dict(TINY[model_cls.config_class.model_type], **overrides)
+    config_cls = transformers.CONFIG_MAPPING[model_type] if model_type else model_cls.config_class
+    config = dict(TINY[config_cls.model_type], **overrides)
     if cls.endswith("QuestionAnswering"):
         config["num_labels"] = 2
     if cls.endswith("CausalLM") and model_cls.config_class.model_type in ENCODERS:
         config["is_decoder"] = True
     torch.manual_seed(seed)
-    config = model_cls.config_class(**config)
+    config = config_cls(**config)
     config._experts_implementation = "eager"  # mixtures of experts: the reference kernels (any width, float64)
     return randomize_(model_cls(config), seed)
 
 
 def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
-                max_shard_size: str | None = None, **overrides: Any) -> Path:
+                max_shard_size: str | None = None, model_type: str | None = None, **overrides: Any) -> Path:
     """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
-    model = make_model(cls, seed, **overrides)
+    model = make_model(cls, seed, model_type, **overrides)
     model.to(dtype).save_pretrained(folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
     return Path(folder)
 

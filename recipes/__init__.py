@@ -5,11 +5,11 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 """
 
 from . import (albert, bart, bert, cohere, deberta_v2, distilbert, electra, gemma, gpt2, gpt_neox, granite, llama, mixtral,
-               modernbert, olmo2, opt, phi3, roberta, roformer, starcoder2, t5)
+               modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, starcoder2, t5)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
-           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, phi3.RECIPE, granite.RECIPE, olmo2.RECIPE, starcoder2.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE, cohere.COHERE2)
+           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, llama.INTERNLM3, llama.IQUESTCODER, llama.APERTUS, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, gemma.VAULTGEMMA, phi3.RECIPE, phi.RECIPE, granite.RECIPE, granite.HYPERCLOVAX, granite.GRANITE_SWA, granite.GRANITEMOE, granite.GRANITEMOE_SWA, olmo2.RECIPE, olmo2.OLMO3, olmo2.EXAONE4, starcoder2.RECIPE, starcoder2.JAIS2, nemotron.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, mixtral.MELLUM, mixtral.QWEN3_VL_MOE_TEXT, mixtral.FLEX_OLMO, mixtral.PHIMOE, mixtral.MINIMAX_M2, opt.RECIPE, gpt_neox.RECIPE, cohere.RECIPE, cohere.COHERE2)
 
 # families hfgrow knows and refuses, with the reason (a growth that cannot be exact)
 REFUSED = {

@@ -56,3 +56,6 @@ GEMMA3 = GEMMA2.extend(
         *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False, offset=1.0),
     ),
 )
+
+# VaultGemma: Gemma 2's attention and multipliers with only the pre-branch norms (input, pre-feedforward)
+VAULTGEMMA = GEMMA2.extend(name="vaultgemma", model_types=("vaultgemma",), classes=("VaultGemmaModel", "VaultGemmaForCausalLM"))

@@ -2,7 +2,9 @@
 scale that replaces 1/√head_dim). They do not depend on any width, so they stay as they are; the scores are
 not divided by √head_dim, so head_dim growth needs no score correction (as T5)."""
 
-from .llama import RECIPE as LLAMA
+from hfgrow.recipe import Packed, TensorRule, linear, norm, reads, writes
+
+from .llama import LAYER, RECIPE as LLAMA, SINK, sinks
 
 RECIPE = LLAMA.extend(
     name="granite",
@@ -13,3 +15,32 @@ RECIPE = LLAMA.extend(
 )
 
 GRANITE_DOCLING = RECIPE.extend(name="granite_docling_text", model_types=("granite_docling_text",), classes=("GraniteDoclingTextModel",))
+
+# HyperCLOVA X: Granite's multipliers (the logits multiplied, not divided: a constant all the same; the attention
+# scale written into config.json on load, so it stays the small model's) and, with use_post_norm, a norm after each
+# branch before the residual multiplier (post_norm1 / post_norm2, over the hidden space)
+HYPERCLOVAX = RECIPE.extend(
+    name="hyperclovax", model_types=("hyperclovax",), classes=("HyperCLOVAXModel", "HyperCLOVAXForCausalLM"),
+    body=(*norm(f"{LAYER}.post_norm1", "hidden", bias=False), *norm(f"{LAYER}.post_norm2", "hidden", bias=False)),
+)
+
+# Granite with sliding-window layers and attention sinks
+GRANITE_SWA = RECIPE.extend(name="granite_swa", model_types=("granite_swa",), classes=("GraniteSWAModel", "GraniteSWAForCausalLM"),
+                            spaces={**RECIPE.spaces, **SINK}, body=sinks())
+
+MOE = f"{LAYER}.block_sparse_moe"
+# Granite-MoE: Granite's multipliers over experts of the intermediate size, stored 3-D (input_linear: [experts, gate|up,
+# hidden]; output_linear), loaded as experts.gate_up_proj / experts.down_proj; the router (router.layer) never split
+GRANITEMOE = RECIPE.extend(
+    name="granitemoe", model_types=("granitemoe",), classes=("GraniteMoeModel", "GraniteMoeForCausalLM"),
+    body=(
+        *linear(f"{MOE}.router.layer", None, "hidden", bias=False, split=False),
+        *linear(f"{MOE}.router", None, "hidden", bias=False, split=False),
+        *(TensorRule(f"{MOE}.{name}", (None, Packed((writes("ffn"), writes("ffn"))), reads("hidden")))
+          for name in ("input_linear.weight", "experts.gate_up_proj")),
+        *(TensorRule(f"{MOE}.{name}", (None, writes("hidden"), reads("ffn"))) for name in ("output_linear.weight", "experts.down_proj")),
+    ),
+)
+GRANITEMOE_SWA = GRANITEMOE.extend(name="granitemoe_swa", model_types=("granitemoe_swa",),
+                                   classes=("GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"),
+                                   spaces={**GRANITEMOE.spaces, **SINK}, body=sinks())

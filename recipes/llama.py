@@ -9,7 +9,7 @@ square over head_dim' is the small one's: the normalised query keeps that factor
 correction, and keys are plain copies; the norm weights are copied along the head layout and eps stays.
 """
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, drop, embedding, linear, norm
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, writes
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -50,6 +50,15 @@ RECIPE = Recipe(
     ),
 )
 
+
+def sinks(names: str = "sinks") -> tuple[TensorRule, ...]:
+    """Attention sinks: one learned logit per query head beside the softmax's scores (space ``sink``, see SINK):
+    copied with its head, whose scores are the small head's."""
+    return (TensorRule(f"{LAYER}.self_attn.({names})", (writes("sink"),)),)
+
+
+SINK = {"sink": Space("heads", Kind.ACTIVATION)}  # a value per query head, as the heads are copied
+
 MISTRAL = RECIPE.extend(name="mistral", model_types=("mistral",), classes=tuple(f"Mistral{h}" for h in HEADS))
 QWEN2 = RECIPE.extend(name="qwen2", model_types=("qwen2",), classes=tuple(f"Qwen2{h}" for h in HEADS))
 SMOLLM3 = RECIPE.extend(name="smollm3", model_types=("smollm3",), classes=tuple(f"SmolLM3{h}" for h in HEADS))  # NoPE layers
@@ -77,6 +86,15 @@ EUROBERT = RECIPE.extend(  # an encoder: pooled (mean, first or last token) → 
 INTERLEAVED = {**RECIPE.spaces, **block_spaces(rope="interleaved", grouped=True)}
 ERNIE4_5 = RECIPE.extend(name="ernie4_5", model_types=("ernie4_5",), classes=("Ernie4_5Model", "Ernie4_5ForCausalLM"), spaces=INTERLEAVED)
 HELIUM = RECIPE.extend(name="helium", model_types=("helium",), classes=tuple(f"Helium{h}" for h in HEADS[:4]), spaces=INTERLEAVED)
+APERTUS = QWEN3.extend(  # Qwen3's attention; pre-norms under other names; an up/down MLP through xIELU, whose
+    # learned scalars (and constant buffers) are elementwise, whatever the width
+    name="apertus", model_types=("apertus",), classes=("ApertusModel", "ApertusForCausalLM", "ApertusForTokenClassification"),
+    body=(*norm(f"{LAYER}.attention_layernorm", "hidden", bias=False), *norm(f"{LAYER}.feedforward_layernorm", "hidden", bias=False),
+          *keep(f"{LAYER}.mlp.act_fn.alpha_(p|n)"), *keep(f"{LAYER}.mlp.act_fn.(beta|eps)", ndim=0)),
+)
+# configurations of their own that transformers runs with Llama's classes (auto-mapped to LlamaModel / LlamaForCausalLM)
+INTERNLM3 = RECIPE.extend(name="internlm3", model_types=("internlm3",), classes=("LlamaModel", "LlamaForCausalLM"))
+IQUESTCODER = RECIPE.extend(name="iquestcoder", model_types=("iquestcoder",), classes=("LlamaModel", "LlamaForCausalLM"))
 SEED_OSS = RECIPE.extend(name="seed_oss", model_types=("seed_oss",), classes=tuple(f"SeedOss{h}" for h in HEADS))
 ULTRABERT = RECIPE.extend(  # an encoder; its MLM head puts an activation between the last projection and the tied decoder,
     # which the tied output's 1/k copies cannot pass: UltrabertForMaskedLM is not supported

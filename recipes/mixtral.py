@@ -11,7 +11,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
 from .llama import LAYER, QWEN3, RECIPE as LLAMA
 from .olmo2 import RECIPE as OLMO2
@@ -62,3 +62,26 @@ QWEN3_MOE = QWEN3.extend(
 # OLMoE: OLMo-2's whole-width q/k norms (heads by whole multiples only) before pre-norm blocks whose MLP is a mixture
 # of experts of the intermediate size
 OLMOE = OLMO2.extend(name="olmoe", model_types=("olmoe",), classes=("OlmoeModel", "OlmoeForCausalLM"), body=experts("ffn"))
+
+# the same layouts under other names, each measured exact in every class (tests/test_families.py)
+MELLUM = QWEN3_MOE.extend(name="mellum", model_types=("mellum",), classes=("MellumModel", "MellumForCausalLM"))
+QWEN3_VL_MOE_TEXT = QWEN3_MOE.extend(name="qwen3_vl_moe_text", model_types=("qwen3_vl_moe_text",), classes=("Qwen3VLMoeTextModel",))
+FLEX_OLMO = OLMOE.extend(name="flex_olmo", model_types=("flex_olmo",), classes=("FlexOlmoModel", "FlexOlmoForCausalLM"))
+
+# PhiMoE: Mixtral's layout with LayerNorms (biases) and an optional LM head bias; its sparsemixer routing reads the
+# router's logits, which are the small model's
+PHIMOE = RECIPE.extend(
+    name="phimoe", model_types=("phimoe",), classes=("PhimoeModel", "PhimoeForCausalLM", "PhimoeForSequenceClassification"),
+    norm="layer", config=dataclasses.replace(RECIPE.config, eps=("rms_norm_eps",)),
+    body=(*norm(f"{LAYER}.input_layernorm", "hidden"), *norm(f"{LAYER}.post_attention_layernorm", "hidden"),
+          *norm("norm", "final", input="hidden")),
+    heads=linear("lm_head", None, "final"),
+)
+# MiniMax-M2: Mixtral's experts with an expert-score correction bias (per expert: kept) and OLMo-2's whole-width q/k
+# norms (heads by whole multiples); partial rotary (heads growth only)
+MINIMAX_M2 = RECIPE.extend(
+    name="minimax_m2", model_types=("minimax_m2",), classes=("MiniMaxM2Model", "MiniMaxM2ForCausalLM"),
+    spaces={**RECIPE.spaces, "q_width": OLMO2.spaces["q_width"], "k_width": OLMO2.spaces["k_width"]},
+    body=(*(r for r in OLMO2.body if "_norm" in r.pattern and "self_attn" in r.pattern),
+          *keep(f"{MOE}.e_score_correction_bias"), *keep(f"{LAYER}.mlp.e_score_correction_bias")),
+)

@@ -10,7 +10,7 @@ whole multiples here, other counts are refused (the norm's copies would not be u
 
 from hfgrow.recipe import Kind, Space, norm
 
-from .llama import LAYER, RECIPE as LLAMA
+from .llama import HEADS as LLAMA_HEADS, LAYER, QWEN3, RECIPE as LLAMA
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification")
 
@@ -29,4 +29,15 @@ RECIPE = LLAMA.extend(
         *norm(f"{LAYER}.self_attn.k_norm", "k_width", bias=False),
         *norm(f"{LAYER}.post_feedforward_layernorm", "hidden", bias=False),
     ),
+)
+
+# OLMo 3: OLMo-2's blocks, sliding-window and full attention layers (layer_types, extended with the blocks)
+OLMO3 = RECIPE.extend(name="olmo3", model_types=("olmo3",), classes=tuple(f"Olmo3{h}" for h in HEADS))
+
+# EXAONE 4: OLMo-2's norms after each branch with Qwen3's per-head q/k norms (NoPE on the full-attention layers
+# when a sliding window is set)
+EXAONE4 = RECIPE.extend(
+    name="exaone4", model_types=("exaone4",), classes=tuple(f"Exaone4{h}" for h in LLAMA_HEADS), prefix=LLAMA.prefix,
+    spaces={**RECIPE.spaces, "head": QWEN3.spaces["head"]},
+    body=tuple(r for r in QWEN3.body if ".self_attn.q_norm" in r.pattern or ".self_attn.k_norm" in r.pattern),
 )

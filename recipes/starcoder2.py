@@ -2,6 +2,8 @@
 projection and a plain GELU MLP (``c_fc`` / ``c_proj``); the LM head is tied by default. Nothing beyond the
 shared algebra: LayerNorm's extra units sit at the mean, as BERT's and GPT-2's."""
 
+import dataclasses
+
 from hfgrow.recipe import ConfigFields, linear, norm
 
 from .llama import LAYER, RECIPE as LLAMA
@@ -23,4 +25,11 @@ RECIPE = LLAMA.extend(
         *linear(f"{LAYER}.mlp.c_proj", "hidden", "ffn"),
         *norm("norm", "final", input="hidden"),
     ),
+)
+
+# Jais 2: the same pre-LayerNorm block (biases everywhere, ReLU² MLP) under Llama's names
+JAIS2 = RECIPE.extend(
+    name="jais2", model_types=("jais2",), classes=("Jais2Model", "Jais2ForCausalLM"),
+    config=dataclasses.replace(RECIPE.config, eps=("layer_norm_eps",)),
+    body=(*linear(f"{LAYER}.mlp.up_proj", "ffn", "hidden"), *linear(f"{LAYER}.mlp.down_proj", "hidden", "ffn")),
 )

@@ -80,6 +80,26 @@ CLASSES = {
     "gpt_neox": ["GPTNeoXModel", "GPTNeoXForCausalLM", "GPTNeoXForSequenceClassification", "GPTNeoXForTokenClassification",
                  "GPTNeoXForQuestionAnswering"],
     "opt": ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"],
+    "internlm3": ["LlamaModel", "LlamaForCausalLM"],  # transformers runs these configurations with Llama's classes
+    "iquestcoder": ["LlamaModel", "LlamaForCausalLM"],
+    "olmo3": ["Olmo3Model", "Olmo3ForCausalLM", "Olmo3ForSequenceClassification"],
+    "vaultgemma": ["VaultGemmaModel", "VaultGemmaForCausalLM"],
+    "mellum": ["MellumModel", "MellumForCausalLM"],
+    "qwen3_vl_moe_text": ["Qwen3VLMoeTextModel"],
+    "flex_olmo": ["FlexOlmoModel", "FlexOlmoForCausalLM"],
+    "jais2": ["Jais2Model", "Jais2ForCausalLM"],
+    "nemotron": ["NemotronModel", "NemotronForCausalLM", "NemotronForSequenceClassification", "NemotronForTokenClassification",
+                 "NemotronForQuestionAnswering"],
+    "phi": ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"],
+    "exaone4": ["Exaone4Model", "Exaone4ForCausalLM", "Exaone4ForSequenceClassification", "Exaone4ForTokenClassification",
+                "Exaone4ForQuestionAnswering"],
+    "apertus": ["ApertusModel", "ApertusForCausalLM", "ApertusForTokenClassification"],
+    "hyperclovax": ["HyperCLOVAXModel", "HyperCLOVAXForCausalLM"],
+    "granite_swa": ["GraniteSWAModel", "GraniteSWAForCausalLM"],
+    "granitemoe": ["GraniteMoeModel", "GraniteMoeForCausalLM"],
+    "granitemoe_swa": ["GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"],
+    "phimoe": ["PhimoeModel", "PhimoeForCausalLM", "PhimoeForSequenceClassification"],
+    "minimax_m2": ["MiniMaxM2Model", "MiniMaxM2ForCausalLM"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -125,6 +145,8 @@ def check(src, out, k, **options):
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "gemma3_text": "head_dim growth is not supported",  # per-head q/k norms under a constant score scale
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
+    "nemotron": "partial_rotary_factor",
+    "phi": "partial_rotary_factor",
 }
 
 
@@ -134,9 +156,9 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
 def test_every_class_is_exact(tmp_path, family, cls, k, attention):
     if family in NO_HEAD_DIM and attention == "head-dim":
         with pytest.raises(hfgrow.GrowthError, match=NO_HEAD_DIM[family]):
-            hfgrow.grow(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", factor=k, attention=attention)
+            hfgrow.grow(build_model(tmp_path / "small", cls, seed=k, model_type=family), tmp_path / "big", factor=k, attention=attention)
         return
-    report = check(build_model(tmp_path / "small", cls, seed=k), tmp_path / "big", k, attention=attention)
+    report = check(build_model(tmp_path / "small", cls, seed=k, model_type=family), tmp_path / "big", k, attention=attention)
     outputs = report["verification"]["float32"]["outputs"]
     assert any("hidden" in name for name in outputs)  # hidden states compared with the expansion
     if not cls.endswith(("Model", "EncoderModel")) or cls == "T5Model":

@@ -1,0 +1,21 @@
+"""Nemotron: a LLaMA-style decoder with LayerNorms whose scale is 1 + weight (``LayerNorm1P``, with biases),
+a ReLU² MLP without a gate (``up_proj`` / ``down_proj``) and partial rotary (half of each head by default:
+heads growth only, as Phi-3's partial rotary)."""
+
+from hfgrow.recipe import ConfigFields, norm
+
+from .llama import HEADS, LAYER, RECIPE as LLAMA
+
+RECIPE = LLAMA.extend(
+    name="nemotron",
+    model_types=("nemotron",),
+    classes=tuple(f"Nemotron{h}" for h in HEADS),
+    norm="layer",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("norm_eps",)),
+    body=(
+        *norm(f"{LAYER}.input_layernorm", "hidden", offset=1.0),
+        *norm(f"{LAYER}.post_attention_layernorm", "hidden", offset=1.0),
+        *norm("norm", "final", input="hidden", offset=1.0),
+    ),
+)
