@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import os
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -228,6 +228,7 @@ class GrowthPlan:
             "hidden_size": list(self.widths.hidden),
             "intermediate_size": list(self.widths.ffn),
             **({"expert_intermediate_size": list(self.widths.expert_ffn)} if self.widths.expert_ffn[0] else {}),
+            **({"shared_expert_intermediate_size": list(self.widths.shared_ffn)} if self.widths.shared_ffn[0] else {}),
             "num_heads": list(self.widths.heads),
             "num_kv_heads": list(self.widths.kv_heads),
             "head_dim": list(self.widths.head_dim),
@@ -300,6 +301,14 @@ def _rope_types(cfg: Any) -> set[str]:
     return {p.get("rope_type", p.get("type", "default")) for p in (nested or [params])}
 
 
+def _partial_rotary(cfg: Any) -> set[float]:
+    """The fractions of each head that are rotated (below 1), per layer type where the rope parameters are nested."""
+    params = getattr(cfg, "rope_parameters", None) or {}
+    nested = [v for v in params.values() if isinstance(v, dict)] if isinstance(params, dict) else []
+    found = {p.get("partial_rotary_factor") for p in (nested or [params])} | {getattr(cfg, "partial_rotary_factor", None)}
+    return {float(f) for f in found if isinstance(f, (int, float)) and f != 1}
+
+
 def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     """Small and big sizes of every dimension, from the config and the options."""
     f = recipe.config
@@ -362,13 +371,23 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
-    expert = _field(config, f.expert_ffn) if f.expert_ffn else 0
-    if expert and (big_ffn * expert) % ffn:
-        raise GrowthError(f"the experts' {f.expert_ffn}={expert} grows with the intermediate size ({ffn} → {big_ffn}), "
-                          f"by a factor that does not give a whole size: give --factor or another --intermediate-size")
     return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
-                  expert_ffn=(expert, big_ffn * expert // ffn))
+                  expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
+                  shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"))
+
+
+def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn: int, big_ffn: int, whose: str) -> tuple[int, int]:
+    """Another intermediate size (the experts', the shared experts'), grown by the intermediate size's factor; fields
+    whose product it is grow by their first (n_shared_experts stays)."""
+    names = (fields,) if isinstance(fields, str) else fields or ()
+    if not names:
+        return 0, 0
+    size = math.prod(_field(config, name) for name in names)
+    if (big_ffn * size) % ffn or (big_ffn * _field(config, names[0])) % ffn:
+        raise GrowthError(f"the {whose} {' × '.join(names)}={size} grows with the intermediate size ({ffn} → {big_ffn}), "
+                          f"by a factor that does not give a whole size: give --factor or another --intermediate-size")
+    return size, big_ffn * size // ffn
 
 
 def _kv_fits(heads: int, kv: int, big_heads: int, big_kv: int | None = None) -> bool:
@@ -406,7 +425,7 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
             raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
-PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types")  # one entry per block (SmolLM3: 1 = rotary; Mellum: sparse)
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta")  # one entry per block (SmolLM3: 1 = rotary)
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 
 
@@ -464,10 +483,13 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if inexact:
             approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
                                f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-        params = getattr(cfg, "rope_parameters", None)
-        partial = getattr(cfg, "partial_rotary_factor", None) or (params.get("partial_rotary_factor") if isinstance(params, dict) else None)
-        if partial not in (None, 1, 1.0):
-            approximate.append("partial_rotary_factor < 1: the rotary part of each head changes under head_dim growth")
+        (d, big_d), k_d = widths.head_dim, widths.head_dim[1] // widths.head_dim[0]
+        for f in sorted(_partial_rotary(cfg)):
+            # both rotary layouts send head dim j to k·j (+ its group): the small head's rotary part lands on the big
+            # one's, pair for pair at the same frequencies, when the big rotary width is exactly k times the small one
+            if int(big_d * f) != k_d * int(d * f):
+                approximate.append(f"partial_rotary_factor {f}: head_dim {d} → {big_d} rotates {int(big_d * f)} dims, not "
+                                   f"{k_d} × {int(d * f)}, so the rotary part changes")
     if approximate and not options.allow_lossy:
         raise GrowthError(f"not lossless: {'; '.join(approximate)} (--allow-lossy grows anyway and reports the gap)")
     scaled = flags[recipe.attention_scaled] if isinstance(recipe.attention_scaled, str) else recipe.attention_scaled
@@ -545,10 +567,17 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
         fields.expert_ffn: (widths.expert_ffn[1], None),
+        **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    per_layer = config.get(fields.heads_per_layer) if fields.heads_per_layer else None
+    if per_layer is not None:
+        if not isinstance(per_layer, list) or any(h != widths.heads[0] for h in per_layer):
+            raise GrowthError(f"config.json: {fields.heads_per_layer}={per_layer!r}: blocks with different numbers of heads "
+                              f"are not supported (every entry must be {fields.heads}={widths.heads[0]})")
+        new_config[fields.heads_per_layer] = [widths.heads[1]] * new_config[recipe.stacks[0][1]]
     for twin, name in fields.twins.items():
         if twin in config:
             new_config[twin] = new_config.get(name, config.get(name))
@@ -724,7 +753,8 @@ def _check_widths_fit(widths: Widths, device: str) -> None:
     from .checkpoint import format_size
     from .verification import available_memory
 
-    units = widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + 2 * widths.heads[1] * widths.head_dim[1]
+    units = (widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + widths.shared_ffn[1]
+             + 2 * widths.heads[1] * widths.head_dim[1])
     need, have = 32 * units, available_memory("cpu")
     if need > have // 2:
         raise GrowthError(f"the grown sizes (hidden {widths.hidden[1]}, intermediate {widths.ffn[1]}, {widths.heads[1]} heads of "

@@ -137,7 +137,7 @@ TINY["qwen3_moe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, mo
                          norm_topk_prob=True)
 TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
                         layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
-                        pad_token_id=0, num_labels=3, rotary_pct=1.0)  # Pythia's 0.25 refuses head_dim growth
+                        pad_token_id=0, num_labels=3, rotary_pct=1.0)  # Pythia's 0.25: 1 rotary dim at head_dim 4
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)
@@ -161,6 +161,17 @@ TINY["granitemoe"] = dict(TINY["granite"], num_local_experts=3, num_experts_per_
 TINY["granitemoe_swa"] = dict(TINY["granitemoe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
 TINY["phimoe"] = dict(TINY["mixtral"], lm_head_bias=True)
 TINY["minimax_m2"] = dict(TINY["mixtral"], bos_token_id=1, eos_token_id=2)
+TINY["qwen2_moe"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
+MOE = dict(TINY["llama"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=12, n_group=1, topk_group=1)
+TINY["solar_open"] = dict(MOE, n_shared_experts=2)
+TINY["glm4_moe"] = dict(MOE, n_shared_experts=2, first_k_dense_replace=0, use_qk_norm=True)  # rotary on half of each head
+TINY["exaone_moe"] = dict(MOE, num_experts=3, num_shared_experts=2, mlp_layer_types=["dense", "sparse"], sliding_window=4,
+                          layer_types=["sliding_attention", "full_attention"])
+TINY["hy_v3"] = dict(MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_types=["sparse", "dense"])
+TINY["granitemoeshared"] = dict(TINY["granitemoe"], shared_intermediate_size=20)
+TINY["flint"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
+TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])  # partial rotary
+TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 

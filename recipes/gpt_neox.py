@@ -2,7 +2,8 @@
 over the first ``partial_rotary_factor`` of each head (``rotary_pct``, 0.25 by default), and q|k|v fused in
 ``query_key_value`` *per head* ([q₀ k₀ v₀ q₁ k₁ v₁ …], a per-head :class:`Packed`). The LM head is ``embed_out``.
 
-Partial rotary: heads growth is exact; head_dim growth is refused (the rotary part of each head would change).
+Partial rotary: heads growth is exact, and head_dim growth too wherever the rotary width grows by the same factor
+(the plan's check; DESIGN.md).
 """
 
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes

@@ -2,7 +2,9 @@
 scale that replaces 1/√head_dim). They do not depend on any width, so they stay as they are; the scores are
 not divided by √head_dim, so head_dim growth needs no score correction (as T5)."""
 
-from hfgrow.recipe import Packed, TensorRule, linear, norm, reads, writes
+import dataclasses
+
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA, SINK, sinks
 
@@ -44,3 +46,11 @@ GRANITEMOE = RECIPE.extend(
 GRANITEMOE_SWA = GRANITEMOE.extend(name="granitemoe_swa", model_types=("granitemoe_swa",),
                                    classes=("GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"),
                                    spaces={**GRANITEMOE.spaces, **SINK}, body=sinks())
+# Granite-MoE-Shared: Granite-MoE with a shared gated MLP of its own size (shared_mlp.input_linear: [gate|up, hidden])
+GRANITEMOESHARED = GRANITEMOE.extend(
+    name="granitemoeshared", model_types=("granitemoeshared",), classes=("GraniteMoeSharedModel", "GraniteMoeSharedForCausalLM"),
+    config=dataclasses.replace(GRANITEMOE.config, shared_ffn="shared_intermediate_size"),
+    spaces={**GRANITEMOE.spaces, "shared": Space("shared_ffn", Kind.ACTIVATION)},
+    body=(TensorRule(f"{LAYER}.shared_mlp.input_linear.weight", (Packed((writes("shared"), writes("shared"))), reads("hidden"))),
+          *linear(f"{LAYER}.shared_mlp.output_linear", "hidden", "shared", bias=False)),
+)

@@ -13,7 +13,7 @@ import dataclasses
 
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
-from .llama import LAYER, QWEN3, RECIPE as LLAMA
+from .llama import LAYER, QWEN3, RECIPE as LLAMA, SINK, sinks
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -47,12 +47,21 @@ def experts(space: str) -> tuple[TensorRule, ...]:
     )
 
 
+def gated(module: str, space: str) -> tuple[TensorRule, ...]:
+    """A gated MLP (gate_proj, up_proj, down_proj) of intermediate ``space``: the shared experts beside the routed ones."""
+    return (*linear(f"{LAYER}.mlp.{module}.gate_proj", space, "hidden", bias=False),
+            *linear(f"{LAYER}.mlp.{module}.up_proj", space, "hidden", bias=False),
+            *linear(f"{LAYER}.mlp.{module}.down_proj", "hidden", space, bias=False))
+
+
+EXPERT_SPACES = {"expert": Space("expert_ffn", Kind.ACTIVATION), "shared": Space("shared_ffn", Kind.ACTIVATION)}
+
 QWEN3_MOE = QWEN3.extend(
     name="qwen3_moe",
     model_types=("qwen3_moe",),
     classes=tuple(f"Qwen3Moe{h}" for h in HEADS),
     config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size"),
-    spaces={**QWEN3.spaces, "expert": Space("expert_ffn", Kind.ACTIVATION)},  # an expert's intermediate size, not the dense MLP's
+    spaces={**QWEN3.spaces, "expert": EXPERT_SPACES["expert"]},  # an expert's intermediate size, not the dense MLP's
     # dense MLPs (mlp_only_layers) keep llama's rules; the sparse ones hold a router and the experts
     body=experts("expert"),
     index_dependent=("mlp_only_layers",),  # dense blocks are named by index
@@ -78,10 +87,74 @@ PHIMOE = RECIPE.extend(
     heads=linear("lm_head", None, "final"),
 )
 # MiniMax-M2: Mixtral's experts with an expert-score correction bias (per expert: kept) and OLMo-2's whole-width q/k
-# norms (heads by whole multiples); partial rotary (heads growth only)
+# norms (heads by whole multiples); partial rotary
 MINIMAX_M2 = RECIPE.extend(
     name="minimax_m2", model_types=("minimax_m2",), classes=("MiniMaxM2Model", "MiniMaxM2ForCausalLM"),
     spaces={**RECIPE.spaces, "q_width": OLMO2.spaces["q_width"], "k_width": OLMO2.spaces["k_width"]},
     body=(*(r for r in OLMO2.body if "_norm" in r.pattern and "self_attn" in r.pattern),
           *keep(f"{MOE}.e_score_correction_bias"), *keep(f"{LAYER}.mlp.e_score_correction_bias")),
+)
+
+# Qwen2-MoE: Qwen2's attention; routed experts of moe_intermediate_size and a shared expert of its own size, weighted by
+# a sigmoid gate that reads the hidden stream; dense MLPs in the blocks mlp_only_layers names
+QWEN2_MOE = LLAMA.extend(
+    name="qwen2_moe", model_types=("qwen2_moe",), classes=tuple(f"Qwen2Moe{h}" for h in HEADS),
+    config=dataclasses.replace(LLAMA.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
+    spaces={**LLAMA.spaces, **EXPERT_SPACES},
+    body=(*experts("expert"), *gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False)),
+    index_dependent=QWEN3_MOE.index_dependent, depth_requires=QWEN3_MOE.depth_requires,
+)
+
+
+def shared_moe(shared: str = "shared_experts|shared_mlp") -> tuple[TensorRule, ...]:
+    """DeepSeek-style sparse blocks: routed experts of moe_intermediate_size, shared experts (a gated MLP of
+    moe_intermediate_size × the number of shared experts) beside them, and the router's per-expert score correction
+    (kept: it biases the choice among experts, not a width). Stored and loaded names both."""
+    return (*experts("expert"), *gated(f"({shared})", "shared"),
+            *linear(f"{LAYER}.mlp.router.gate", None, "hidden", bias=False, split=False),
+            *keep(f"{LAYER}.mlp.(gate.e_score_correction_bias|e_score_correction_bias|expert_bias|experts.e_score_correction_bias)"))
+
+
+DEEPSEEK = {"expert_ffn": "moe_intermediate_size", "shared_ffn": ("moe_intermediate_size", "n_shared_experts")}
+SOLAR_OPEN = LLAMA.extend(
+    name="solar_open", model_types=("solar_open",), classes=("SolarOpenModel", "SolarOpenForCausalLM"),
+    config=dataclasses.replace(LLAMA.config, **DEEPSEEK), spaces={**LLAMA.spaces, **EXPERT_SPACES}, body=shared_moe(),
+)
+# GLM-4.5 (GLM-4-MoE): optional per-head q/k norms (use_qk_norm), dense MLPs in the first first_k_dense_replace blocks,
+# rotary on half of each head by default
+GLM4_MOE = QWEN3.extend(
+    name="glm4_moe", model_types=("glm4_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, **DEEPSEEK), spaces={**QWEN3.spaces, **EXPERT_SPACES}, body=shared_moe(),
+    depth_requires={"first_k_dense_replace": 0},  # dense blocks named by their index
+)
+# K-EXAONE (EXAONE-MoE) and Hunyuan 3 (HY-V3): per-head q/k norms, dense or sparse blocks as mlp_layer_types says (extended
+# with the blocks), shared experts of moe_intermediate_size × num_shared_experts
+EXAONE_MOE = GLM4_MOE.extend(
+    name="exaone_moe", model_types=("exaone_moe",), classes=("ExaoneMoeModel", "ExaoneMoeForCausalLM"),
+    config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")), depth_requires={},
+)
+HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Model", "HYV3ForCausalLM"))
+# Flint: Qwen3-MoE's blocks with attention sinks (stored as softmax_offset) and an ungated shared expert of its own size
+FLINT = QWEN3_MOE.extend(
+    name="flint", model_types=("flint",), classes=("FlintModel", "FlintForCausalLM"),
+    config=dataclasses.replace(QWEN3_MOE.config, shared_ffn="shared_expert_intermediate_size"),
+    spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES, **SINK}, body=(*sinks("sinks|softmax_offset"), *gated("shared_expert", "shared")),
+)
+# Laguna: per-head q/k norms, a softplus gate per head on the attention output (g_proj), a shared expert of its own size,
+# mlp_layer_types, per-layer head counts (all equal); partial rotary on its full-attention layers
+LAGUNA = QWEN3.extend(
+    name="laguna", model_types=("laguna",), classes=("LagunaModel", "LagunaForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size",
+                               heads_per_layer="num_attention_heads_per_layer"),
+    spaces={**QWEN3.spaces, **EXPERT_SPACES, **SINK},
+    body=(*shared_moe("shared_expert"),
+          *linear(f"{LAYER}.self_attn.g_proj", "sink", "hidden", bias=False)),  # one gate per head
+    requires={"gating": True},  # per element ("per-element") not supported
+)
+# Hunyuan-MoE (v1): per-head q/k norms after the rotation (query_layernorm / key_layernorm), experts and a shared MLP of the
+# intermediate size, a router under gate.wg
+HUNYUAN_V1_MOE = QWEN3.extend(
+    name="hunyuan_v1_moe", model_types=("hunyuan_v1_moe",), classes=("HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"),
+    body=(*norm(f"{LAYER}.self_attn.query_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.key_layernorm", "head", bias=False),
+          *experts("ffn"), *gated("shared_mlp", "ffn"), *linear(f"{LAYER}.mlp.gate.wg", None, "hidden", bias=False, split=False)),
 )

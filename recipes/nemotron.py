@@ -1,6 +1,5 @@
 """Nemotron: a LLaMA-style decoder with LayerNorms whose scale is 1 + weight (``LayerNorm1P``, with biases),
-a ReLU² MLP without a gate (``up_proj`` / ``down_proj``) and partial rotary (half of each head by default:
-heads growth only, as Phi-3's partial rotary)."""
+a ReLU² MLP without a gate (``up_proj`` / ``down_proj``) and partial rotary (half of each head by default)."""
 
 from hfgrow.recipe import ConfigFields, norm
 

@@ -1,6 +1,6 @@
 """Phi (1, 1.5, 2): a parallel block (x + attention(ln x) + mlp(ln x), one LayerNorm with bias), biases on every
 projection (the attention output is ``dense``), a GELU MLP (``fc1`` / ``fc2``), partial rotary (``rotate-half`` on
-the first part of each head: heads growth only, as Phi-3's partial rotary) and an LM head with a bias. The optional
+the first part of each head) and an LM head with a bias. The optional
 per-head q/k LayerNorms (``qk_layernorm``) are not supported."""
 
 from hfgrow.recipe import ConfigFields, linear, norm

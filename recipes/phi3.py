@@ -1,8 +1,8 @@
 """Phi-3: a LLaMA-style decoder with fused projections, q|k|v in ``qkv_proj`` and gate|up in ``gate_up_proj``
 (each part grown with its own space, as GPT-2's c_attn); head_dim is derived (hidden / heads).
 
-``partial_rotary_factor`` < 1 (Phi-4-mini) rotates the first part of each head only: exact under heads
-growth; head_dim growth is refused (the rotary part would change). ``longrope`` depends on head_dim too:
+``partial_rotary_factor`` < 1 (Phi-4-mini) rotates the first part of each head only: exact under heads growth and
+under head_dim growth (the rotary part lands on the big head's). ``longrope``'s per-frequency factors follow head_dim:
 heads growth only.
 """
 

@@ -100,6 +100,16 @@ CLASSES = {
     "granitemoe_swa": ["GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"],
     "phimoe": ["PhimoeModel", "PhimoeForCausalLM", "PhimoeForSequenceClassification"],
     "minimax_m2": ["MiniMaxM2Model", "MiniMaxM2ForCausalLM"],
+    "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM", "Qwen2MoeForSequenceClassification", "Qwen2MoeForTokenClassification",
+                  "Qwen2MoeForQuestionAnswering"],
+    "solar_open": ["SolarOpenModel", "SolarOpenForCausalLM"],
+    "glm4_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
+    "exaone_moe": ["ExaoneMoeModel", "ExaoneMoeForCausalLM"],
+    "hy_v3": ["HYV3Model", "HYV3ForCausalLM"],
+    "granitemoeshared": ["GraniteMoeSharedModel", "GraniteMoeSharedForCausalLM"],
+    "flint": ["FlintModel", "FlintForCausalLM"],
+    "laguna": ["LagunaModel", "LagunaForCausalLM"],
+    "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -145,8 +155,6 @@ def check(src, out, k, **options):
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "gemma3_text": "head_dim growth is not supported",  # per-head q/k norms under a constant score scale
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
-    "nemotron": "partial_rotary_factor",
-    "phi": "partial_rotary_factor",
 }
 
 
@@ -415,12 +423,17 @@ def test_gemma_embedding_multiplier_and_offset_norms(tmp_path, tied, options):
     {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": [1.0, 1.2], "long_factor": [1.5, 2.0],
      "original_max_position_embeddings": 16, "partial_rotary_factor": 1.0},  # Phi-3's 128k variants
 ])
-def test_phi3_rope_variants_grow_heads_and_refuse_head_dim(tmp_path, rope):
+def test_phi3_rope_variants(tmp_path, rope):
+    """Heads growth keeps every head's rotary part; head_dim growth is exact for a partial rotary part (it lands on the
+    big head's, pair for pair) and refused for longrope, whose per-frequency factors follow head_dim."""
     src = build_model(tmp_path / "small", "Phi3ForCausalLM", rope_parameters=rope, max_position_embeddings=64,
                       original_max_position_embeddings=16)
-    check(src, tmp_path / "big", 2)  # heads: every head's rotary part stays as it is
-    with pytest.raises(hfgrow.GrowthError, match="not lossless.*(partial_rotary_factor|longrope)"):
-        hfgrow.grow(src, tmp_path / "bad", factor=2, attention="head-dim")
+    check(src, tmp_path / "big", 2)
+    if rope["rope_type"] == "longrope":
+        with pytest.raises(hfgrow.GrowthError, match="not lossless.*longrope"):
+            hfgrow.grow(src, tmp_path / "bad", factor=2, attention="head-dim")
+    else:
+        check(src, tmp_path / "deep", 2, attention="head-dim")
 
 
 def test_olmo2_whole_width_qk_norm_needs_uniform_head_copies(tmp_path):
@@ -464,7 +477,8 @@ def test_opt_fixed_eps_and_post_norm_variant_are_refused(tmp_path):
 
 def test_gpt_neox_pythia_layout(tmp_path):
     """Pythia's defaults: q|k|v fused per head, rotary on a quarter of each head, parallel residual, embed_out as
-    the LM head (renamed lm_head on load). Heads growth (and depth) is exact; head_dim growth is refused."""
+    the LM head (renamed lm_head on load). Heads growth (and depth) is exact; head_dim growth too where the rotary part
+    grows by the same factor."""
     from safetensors.torch import load_file
 
     src = build_model(tmp_path / "small", "GPTNeoXForCausalLM", rotary_pct=0.25)
@@ -472,8 +486,11 @@ def test_gpt_neox_pythia_layout(tmp_path):
     qkv = load_file(tmp_path / "a" / "model.safetensors")["gpt_neox.layers.0.attention.query_key_value.bias"]
     small = load_file(src / "model.safetensors")["gpt_neox.layers.0.attention.query_key_value.bias"]
     assert torch.equal(qkv.view(8, 3, 4)[:, 2], small.view(4, 3, 4)[:, 2].repeat(2, 1))  # v of big head h = v of head h mod 4
-    with pytest.raises(hfgrow.GrowthError, match="partial_rotary_factor"):
-        hfgrow.grow(src, tmp_path / "b", factor=2, attention="head-dim")
+    check(build_model(tmp_path / "half", "GPTNeoXForCausalLM", rotary_pct=0.5), tmp_path / "b", 3, attention="head-dim")
+    # the big rotary width must be k times the small one: head_dim 10 rotates int(2.7) = 2 dims, 30 would rotate 8, not 6
+    odd = build_model(tmp_path / "odd", "GPTNeoXForCausalLM", hidden_size=40, rotary_pct=0.27)
+    with pytest.raises(hfgrow.GrowthError, match="partial_rotary_factor 0.27: head_dim 10 → 30 rotates 8 dims, not 3 × 2"):
+        hfgrow.grow(odd, tmp_path / "c", factor=3, attention="head-dim")
 
 
 def test_smollm3_no_rope_layers_follow_their_blocks(tmp_path):
