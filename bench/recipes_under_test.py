@@ -1,6 +1,6 @@
 """The classes bench/exactness.py measures, with a builder of a realistic-sized random checkpoint."""
 
-from hfgrow.testing import build_bert, build_model
+from hfgrow.testing import TINY, build_bert, build_model
 
 WIDE = {
     "gpt2": dict(n_embd=64, n_layer=4, n_head=4, layer_norm_epsilon=1e-5, vocab_size=512),
@@ -25,6 +25,18 @@ def bert(folder, cls):
 
 def family(name):
     return lambda folder, cls: build_model(folder, cls, **WIDE[name])
+
+
+def like_llama(model_type, **extra):
+    """A family's tiny test configuration at Llama's bench sizes (its own eps fields at 1e-5), with ``extra``."""
+    tiny = TINY[model_type]
+    sizes = {k: v for k, v in WIDE["llama"].items() if k in tiny or k in ("hidden_size", "intermediate_size", "num_hidden_layers")}
+    eps = {k: 1e-5 for k in tiny if k.endswith(("eps", "epsilon"))}
+    per_layer = {k: (v * 2)[:4] for k, v in tiny.items() if k in ("layer_types", "mlp_layer_types")}  # 2 → 4 blocks
+    return lambda folder, cls: build_model(folder, cls, model_type=model_type, **{**sizes, **eps, **per_layer, **extra})
+
+
+MOE = dict(moe_intermediate_size=96)
 
 
 FAMILIES = [
@@ -114,4 +126,36 @@ FAMILIES = [
                                      vocab_size=512), ["OPTModel", "OPTForCausalLM", "OPTForSequenceClassification", "OPTForQuestionAnswering"]),
     ("starcoder2", lambda f, c: build_model(f, c, **{k: v for k, v in WIDE["llama"].items() if k != "rms_norm_eps"}, norm_epsilon=1e-5),
      ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"]),
+    ("internlm3", like_llama("internlm3"), ["LlamaModel", "LlamaForCausalLM"]),
+    ("iquestcoder", like_llama("iquestcoder"), ["LlamaModel", "LlamaForCausalLM"]),
+    ("apertus", like_llama("apertus"), ["ApertusModel", "ApertusForCausalLM", "ApertusForTokenClassification"]),
+    ("olmo3", like_llama("olmo3", sliding_window=8), ["Olmo3Model", "Olmo3ForCausalLM", "Olmo3ForSequenceClassification"]),
+    ("exaone4", like_llama("exaone4", sliding_window=8),
+     [f"Exaone4{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
+    ("vaultgemma", like_llama("vaultgemma", query_pre_attn_scalar=16, sliding_window=8), ["VaultGemmaModel", "VaultGemmaForCausalLM"]),
+    ("hyperclovax", like_llama("hyperclovax", embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
+                               attention_multiplier=0.0625), ["HyperCLOVAXModel", "HyperCLOVAXForCausalLM"]),
+    ("granite_swa", like_llama("granite_swa", sliding_window=8), ["GraniteSWAModel", "GraniteSWAForCausalLM"]),
+    ("jais2", like_llama("jais2"), ["Jais2Model", "Jais2ForCausalLM"]),
+    ("nemotron", like_llama("nemotron"), [f"Nemotron{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification",
+                                                                  "ForTokenClassification", "ForQuestionAnswering")]),
+    ("phi", like_llama("phi"), ["PhiModel", "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification"]),
+    ("granitemoe", like_llama("granitemoe", num_local_experts=4), ["GraniteMoeModel", "GraniteMoeForCausalLM"]),
+    ("granitemoe_swa", like_llama("granitemoe_swa", num_local_experts=4, sliding_window=8), ["GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"]),
+    ("granitemoeshared", like_llama("granitemoeshared", num_local_experts=4, shared_intermediate_size=128),
+     ["GraniteMoeSharedModel", "GraniteMoeSharedForCausalLM"]),
+    ("phimoe", like_llama("phimoe", num_local_experts=4), ["PhimoeModel", "PhimoeForCausalLM", "PhimoeForSequenceClassification"]),
+    ("minimax_m2", like_llama("minimax_m2", num_local_experts=4), ["MiniMaxM2Model", "MiniMaxM2ForCausalLM"]),
+    ("mellum", like_llama("mellum", num_experts=4, sliding_window=8, **MOE), ["MellumModel", "MellumForCausalLM"]),
+    ("qwen3_vl_moe_text", like_llama("qwen3_vl_moe_text", num_experts=4, mlp_only_layers=[3], **MOE), ["Qwen3VLMoeTextModel"]),
+    ("flex_olmo", like_llama("flex_olmo", num_experts=4), ["FlexOlmoModel", "FlexOlmoForCausalLM"]),
+    ("qwen2_moe", like_llama("qwen2_moe", num_experts=4, mlp_only_layers=[3], shared_expert_intermediate_size=128, **MOE),
+     [f"Qwen2Moe{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
+    ("flint", like_llama("flint", num_experts=4, mlp_only_layers=[3], shared_expert_intermediate_size=128, **MOE), ["FlintModel", "FlintForCausalLM"]),
+    ("solar_open", like_llama("solar_open", n_routed_experts=4, **MOE), ["SolarOpenModel", "SolarOpenForCausalLM"]),
+    ("glm4_moe", like_llama("glm4_moe", n_routed_experts=4, first_k_dense_replace=1, **MOE), ["Glm4MoeModel", "Glm4MoeForCausalLM"]),
+    ("exaone_moe", like_llama("exaone_moe", num_experts=4, sliding_window=8, **MOE), ["ExaoneMoeModel", "ExaoneMoeForCausalLM"]),
+    ("hy_v3", like_llama("hy_v3", num_local_experts=4, **MOE), ["HYV3Model", "HYV3ForCausalLM"]),
+    ("laguna", like_llama("laguna", num_experts=4, shared_expert_intermediate_size=128, **MOE), ["LagunaModel", "LagunaForCausalLM"]),
+    ("hunyuan_v1_moe", like_llama("hunyuan_v1_moe", num_experts=4), ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"]),
 ]

@@ -511,6 +511,7 @@ def expansions(
     flags: Mapping[str, bool] | None = None,
     *,
     mean_extras: bool = False,
+    keep_mean_square: bool = False,
 ) -> dict[str, Expansion]:
     """E and R for every space of a recipe.
 
@@ -519,6 +520,8 @@ def expansions(
 
     * residual: k copies carrying c (1, or 1/√k for the orthogonal convention) and, for a width that
       is not a multiple, extra units at zero or (``mean_extras``, LayerNorm models) at the mean;
+      ``keep_mean_square`` (copy convention): the copies carry c = 1/√fill instead, so that every norm
+      over the space sees the small mean square (variance) and keeps its eps and γ (see :func:`eps_scale`);
     * activation inputs: exact copies (an elementwise nonlinearity must see its pre-activations);
       any number of copies per unit, read back by 1/count;
     * value: copies carrying c; a rotary value (RoFormer's rotary_value) is read back from the
@@ -574,6 +577,8 @@ def expansions(
         k = int(count.min()) if space.dim in ("hidden", "embedding") else None
         c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(float(count.mean()))
         kind = space.kind
+        if keep_mean_square and convention is Convention.COPY and kind in (Kind.RESIDUAL, Kind.TIED_OUTPUT):
+            c = math.sqrt(src.numel() / float(copy.sum()))  # 1/√fill (a tied output: the residual's, which its reader carries)
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
         if kind in (Kind.RESIDUAL, Kind.VALUE):
             e = torch.full(src.shape, c / hidden_rescale(space) if flag(space.embed_scale) else c, dtype=F64)
@@ -604,8 +609,9 @@ def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> 
 
     A norm over copies carrying c sees the mean scaled by c and the variance (or mean square) by c²,
     so eps must become c²·eps; extra units (at the mean for LayerNorm, at zero for RMSNorm) add
-    nothing to the sum of squares but count in its mean, a further factor fill = k·n/n'. Norms that share one eps field must agree on c², or no single eps is
-    exact: that is refused rather than approximated.
+    nothing to the sum of squares but count in its mean, a further factor fill = k·n/n'. Norms that share one eps field
+    must agree on c²·fill, or no single eps is exact: the planner then grows with copies carrying 1/√fill (every factor
+    1), or refuses.
     """
     scales = {}
     for norm, space in norm_inputs.items():

@@ -249,12 +249,19 @@ def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kw
 @main.command(context_settings=SETTINGS)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def recipes(as_json: bool) -> None:
-    """List the supported architectures and their classes."""
+    """List the supported architectures and their classes (with --json: the gaps the coverage sweep measured)."""
+    from importlib.resources import files
+
     from .recipes import RECIPES
 
-    table = {r.name: {"model_types": list(r.model_types), "classes": list(r.classes)} for r in RECIPES}
+    coverage = json.loads((files("hfgrow.recipes") / "coverage.json").read_text())
+    table = {r.name: {"model_types": list(r.model_types), "classes": list(r.classes),
+                      "measured": {t: coverage["measured"][t] for t in r.model_types if t in coverage["measured"]}}
+             for r in RECIPES}
     if as_json:
         click.echo(json.dumps(table, indent=2))
         return
     for name, entry in table.items():
         click.echo(f"{name} (model_type {', '.join(entry['model_types'])}): {', '.join(entry['classes'])}")
+    click.echo(f"{len(coverage['not_supported'])} other model types of transformers {coverage['transformers']} are not "
+               f"supported (`hfgrow recipes --json` has the measured gaps; README, Supported architectures, the reasons)")

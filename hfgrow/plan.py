@@ -309,6 +309,14 @@ def _partial_rotary(cfg: Any) -> set[float]:
     return {float(f) for f in found if isinstance(f, (int, float)) and f != 1}
 
 
+def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
+    """Rope parameters with every ``mrope_section`` (Qwen2-VL's and GLM-4V's split of the frequency slots among the
+    temporal, height and width positions) k times larger, nested per layer type too: small slot p is big slot k·p, in
+    the same section."""
+    return {key: [k * s for s in value] if key == "mrope_section" and isinstance(value, list)
+            else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
+
+
 def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
     """Small and big sizes of every dimension, from the config and the options."""
     f = recipe.config
@@ -425,7 +433,9 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
             raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
 
 
-PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta")  # one entry per block (SmolLM3: 1 = rotary)
+# one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
+INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 
 
@@ -462,6 +472,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
+    if recipe.keep_mean_square and options.convention != "copy":
+        approximate.append(f"{recipe.name}'s norms have no weights and a fixed eps: only the copy convention keeps their statistics")
     if recipe.whole_multiples and widths.hidden[1] % widths.hidden[0]:
         approximate.append(f"{recipe.whole_multiples}: only whole multiples of the hidden size ({widths.hidden[0]}) are exact")
     cfg = reader.transformers_config()  # the installed transformers' reading of the config
@@ -484,6 +496,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
                                f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
         (d, big_d), k_d = widths.head_dim, widths.head_dim[1] // widths.head_dim[0]
+        params = getattr(cfg, "rope_parameters", None) or {}
+        if any(p.get("mrope_interleaved") for p in [params, *params.values()] if isinstance(p, dict)):
+            approximate.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
+                               "growing head_dim would move slots between streams")
         for f in sorted(_partial_rotary(cfg)):
             # both rotary layouts send head dim j to k·j (+ its group): the small head's rotary part lands on the big
             # one's, pair for pair at the same frequencies, when the big rotary width is exactly k times the small one
@@ -545,19 +561,33 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
 
     try:
         eps_scale = algebra.eps_scale(norm_inputs, maps)
+        fixed = eps_scale != 1.0 and not any(name in config for name in fields.eps)
     except GrowthError as e:
+        eps_scale, fixed = None, e
+    if (eps_scale is None or fixed or recipe.keep_mean_square) and options.convention == "copy" and widths.hidden[1] % widths.hidden[0]:
+        # one eps cannot serve every norm (or is fixed in code): residual copies carrying 1/√fill keep every norm's mean
+        # square, so eps and γ stay as they are
+        kept = algebra.expansions(recipe.spaces, widths, Convention.COPY, scaled, flags, mean_extras=recipe.norm == "layer",
+                                  keep_mean_square=True)
+        try:
+            eps_scale, fixed, maps = algebra.eps_scale(norm_inputs, kept), False, kept
+        except GrowthError:  # copies that are not uniform: no scale helps
+            pass
+        else:
+            tensors = [dataclasses.replace(t, gain=algebra.norm_gain(maps[t.rule.norm_input])) if t.rule.norm_input else t
+                       for t in tensors]
+    if eps_scale is None:
         hint = "use --convention copy" if options.convention != "copy" else \
-            "grow the heads by a whole factor (every head as many copies)" if "not uniform" in str(e) else \
+            "grow the heads by a whole factor (every head as many copies)" if "not uniform" in str(fixed) else \
             f"grow the hidden size by a whole factor of {widths.hidden[0]}"
-        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {e}; {hint}") from None
-
-    if eps_scale != 1.0 and not any(name in config for name in fields.eps):
+        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {fixed}; {hint}") from None
+    if fixed:
         raise GrowthError(f"{recipe.name}'s norm eps is fixed in its code, not in config.json, and this growth would need it "
                           f"×{eps_scale:g}: grow the hidden size by a whole factor of {widths.hidden[0]} with --convention copy")
     new_config = dict(config)
     layers, new_blocks = {}, {}
     if options.layers:
-        tensors, layers, new_blocks = _deepen(tensors, recipe, config, new_config, options, cfg)
+        tensors, layers, new_blocks = _deepen(tensors, recipe, config, new_config, options, cfg, cls)
 
     derived = {  # a None field means "derived"; it stays None while the derivation still holds
         fields.hidden: (widths.hidden[1], None),
@@ -586,6 +616,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
                 raise GrowthError(f"config.json: '{name}' should be a non-negative number, got {config[name]!r}")
             new_config[name] = config[name] * eps_scale
+    k_d = widths.head_dim[1] // widths.head_dim[0]
+    for name in ("rope_parameters", "rope_scaling"):  # multimodal rotary sections follow the frequency slots (k·p ← p)
+        if k_d > 1 and isinstance(config.get(name), dict):
+            new_config[name] = _scaled_sections(config[name], k_d)
     # fields that other names alias (GPT-2's n_embd is also hidden_size): a stale alias would win on load
     for alias, target in _attribute_map(config["model_type"]).items():
         if alias in config and target in new_config and alias != target:
@@ -806,9 +840,13 @@ def _tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg:
 
 
 def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], new_config: dict[str, Any],
-            options: GrowthOptions, cfg: Any) -> tuple[list[TensorPlan], dict, dict]:
+            options: GrowthOptions, cfg: Any, cls: str | None) -> tuple[list[TensorPlan], dict, dict]:
     """Renumber the blocks of every stack and add new ones: copies of the block before them whose
-    writes into the residual stream are zero, so that each new block is the identity (pre-norm)."""
+    writes into the residual stream are zero, so that each new block is the identity (pre-norm).
+
+    A new block is of its original's kind (per-layer lists follow the blocks). Where blocks hold different tensors
+    (dense and sparse MLPs, T5's relative bias in the first block only), the model built from the grown config on
+    the meta device says which of its original's tensors the new block has."""
     if not recipe.stacks:
         raise GrowthError(f"the {recipe.name} recipe does not declare its stacks of blocks: --layers is not supported")
     layers, new_blocks = {}, {}
@@ -831,12 +869,24 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
             name = f"{m.group(1)}{new_index[old]}{m.group(3)}"
             renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)))
         common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
+        copies = {a: after.count(a) for a in after}
+        lists = {}  # the grown per-layer and index lists
+        for list_field in PER_LAYER_LISTS:  # per-layer lists follow their blocks (as transformers derives them)
+            values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
+            if isinstance(values, list) and len(values) == n_old:  # a new block is of its original's type
+                lists[list_field] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]
+        for list_field in INDEX_LISTS:  # a new block is listed where its original is
+            values = config.get(list_field)
+            if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
+                lists[list_field] = sorted([new_index[i] + j for i in values for j in range(1 + copies.get(i, 0))])
+        kinds = _block_kinds(recipe, cls, cfg, {field_name: options.layers, **lists}, rx) \
+            if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
         added, before = [], {}  # before[a]: new blocks already placed after block a
         for a in after:
             index = new_index[a] + 1 + before.get(a, 0)
             before[a] = before.get(a, 0) + 1
             added.append(index)
-            for suffix in sorted(common):
+            for suffix in sorted(common if kinds is None else (s for s in blocks[a] if kinds(blocks[a][s].out.name, index))):
                 tp = blocks[a][suffix]
                 name = rx.match(tp.out.name).group(1) + str(index) + suffix
                 zero = tp.rule.norm_input is None and any(
@@ -847,10 +897,31 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
         new_config[field_name] = options.layers
-        for list_field in PER_LAYER_LISTS:  # per-layer lists follow their blocks (as transformers derives them)
-            values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
-            if isinstance(values, list) and len(values) == n_old:  # a new block is of its original's type
-                new_config[list_field] = [v for old, v in enumerate(values) for _ in range(1 + before.get(old, 0))]
+        new_config.update(lists)
     return tensors, layers, new_blocks
+
+
+def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
+                 rx: re.Pattern[str]) -> Callable[[str], bool] | None:
+    """Whether a stored tensor of a block has its counterpart in the block ``index`` of the model built, on the meta
+    device, from the config with ``changes`` (the grown depth and per-layer lists); None where it cannot be built."""
+    import copy
+
+    grown = copy.deepcopy(cfg)
+    for name, value in changes.items():
+        setattr(grown, name, value)
+    skeleton = _skeleton(recipe, cls, grown)
+    if skeleton is None:
+        return None
+    held: dict[int, set[str]] = {}
+    for name in skeleton.state_dict():
+        if m := rx.match(name):
+            held.setdefault(int(m.group(2)), set()).add(m.group(3))
+    loaded = _loaded_names(skeleton)
+
+    def has(stored: str, index: int) -> bool:
+        m = rx.match(loaded(stored)[0])
+        return m is not None and m.group(3) in held.get(index, set())
+    return has
 
 

@@ -196,6 +196,8 @@ class Recipe:
     depth_requires: Mapping[str, Any] = field(default_factory=dict)  # config values under which blocks do not (else no --layers)
     post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
     whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, in a pre-norm model
+    # norms whose γ and eps cannot change (no weights: OLMo): residual copies always keep their mean square (1/√fill)
+    keep_mean_square: bool = False
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

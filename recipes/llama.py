@@ -92,6 +92,10 @@ APERTUS = QWEN3.extend(  # Qwen3's attention; pre-norms under other names; an up
     body=(*norm(f"{LAYER}.attention_layernorm", "hidden", bias=False), *norm(f"{LAYER}.feedforward_layernorm", "hidden", bias=False),
           *keep(f"{LAYER}.mlp.act_fn.alpha_(p|n)"), *keep(f"{LAYER}.mlp.act_fn.(beta|eps)", ndim=0)),
 )
+# Qwen2-VL's and Qwen2.5-VL's text models: Qwen2's blocks with multimodal rotary sections (mrope_section, scaled with
+# head_dim); base models only
+QWEN2_VL_TEXT = RECIPE.extend(name="qwen2_vl_text", model_types=("qwen2_vl_text",), classes=("Qwen2VLTextModel",))
+QWEN2_5_VL_TEXT = RECIPE.extend(name="qwen2_5_vl_text", model_types=("qwen2_5_vl_text",), classes=("Qwen2_5_VLTextModel",))
 # configurations of their own that transformers runs with Llama's classes (auto-mapped to LlamaModel / LlamaForCausalLM)
 INTERNLM3 = RECIPE.extend(name="internlm3", model_types=("internlm3",), classes=("LlamaModel", "LlamaForCausalLM"))
 IQUESTCODER = RECIPE.extend(name="iquestcoder", model_types=("iquestcoder",), classes=("LlamaModel", "LlamaForCausalLM"))
@@ -109,5 +113,5 @@ OLMO = RECIPE.extend(  # OLMo (1): LayerNorms without weights, eps 1e-5 fixed in
     # q, k and v clamped at clip_qkv would see head_dim growth's score correction: not supported
     spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)},
     requires={"tie_word_embeddings": False, "clip_qkv": None},
-    whole_multiples="OLMo's LayerNorms have no weights to carry what extra hidden units change in their statistics",
+    keep_mean_square=True,  # no γ to carry what extra hidden units change in the statistics: the copies carry 1/√fill
 )

@@ -64,7 +64,6 @@ QWEN3_MOE = QWEN3.extend(
     spaces={**QWEN3.spaces, "expert": EXPERT_SPACES["expert"]},  # an expert's intermediate size, not the dense MLP's
     # dense MLPs (mlp_only_layers) keep llama's rules; the sparse ones hold a router and the experts
     body=experts("expert"),
-    index_dependent=("mlp_only_layers",),  # dense blocks are named by index
     depth_requires={"decoder_sparse_step": 1},  # every block sparse (unless listed) only with step 1
 )
 
@@ -102,7 +101,7 @@ QWEN2_MOE = LLAMA.extend(
     config=dataclasses.replace(LLAMA.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
     spaces={**LLAMA.spaces, **EXPERT_SPACES},
     body=(*experts("expert"), *gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False)),
-    index_dependent=QWEN3_MOE.index_dependent, depth_requires=QWEN3_MOE.depth_requires,
+    depth_requires=QWEN3_MOE.depth_requires,
 )
 
 

@@ -67,12 +67,12 @@ def test_verify_json_and_unrelated_pairs(tmp_path):
 def test_recipes_command():
     result = CliRunner().invoke(main, ["recipes", "--json"])
     table = json.loads(result.stdout)
-    assert set(table) == {"bert", "roformer", "gpt2", "t5", "mt5", "llama", "mistral", "qwen2", "qwen3", "gemma", "phi3",
-                          "granite", "olmo2", "starcoder2", "mixtral", "opt", "gpt_neox", "gemma2", "gemma3_text", "smollm3", "cohere",
-                          "roberta", "xlm-roberta", "camembert", "electra", "distilbert", "bart", "mbart", "albert", "deberta-v2", "modernbert", "qwen3_moe",
-                          "arcee", "cwm", "ministral", "ministral3", "eurobert", "ernie4_5", "helium", "granite_docling_text", "cohere2",
-                          "seed_oss", "ultrabert", "olmo", "olmoe"}
+    from hfgrow.recipes import RECIPES
+    assert set(table) == {r.name for r in RECIPES} and len(table) >= 60
     assert "Qwen2ForCausalLM" in table["qwen2"]["classes"]
+    measured = table["qwen3"]["measured"]["qwen3"]  # the coverage sweep's cells, shipped with the recipes
+    assert measured["class"] == "Qwen3ForCausalLM" and set(measured["cells"]) == {"heads ×2", "head_dim ×2", "hidden ×1.5, FFN ×1.5, +1 block"}
+    assert all(t in table[r]["measured"] for r in table for t in table[r]["model_types"])  # every recipe's types were swept
     assert "BertForMaskedLM" in CliRunner().invoke(main, ["recipes"]).stdout
 
 

@@ -110,6 +110,13 @@ CLASSES = {
     "flint": ["FlintModel", "FlintForCausalLM"],
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
+    "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
+    "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
+    "qwen2_vl_text": ["Qwen2VLTextModel"],
+    "qwen2_5_vl_text": ["Qwen2_5_VLTextModel"],
+    "glm4v_text": ["Glm4vTextModel"],
+    "glm_image_text": ["GlmImageTextModel"],
+    "glm_ocr_text": ["GlmOcrTextModel"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -252,9 +259,9 @@ def test_qwen3_moe_widths_depth_and_what_is_refused(tmp_path):
     report = check(src, tmp_path / "a-big", None, hidden_size=32, intermediate_size=36, num_heads=8, num_kv_heads=4, layers=3)
     assert report["plan"]["expert_intermediate_size"] == [12, 18]
     assert json.loads((tmp_path / "a-big" / "config.json").read_text())["moe_intermediate_size"] == 18
-    src = build_model(tmp_path / "b", "Qwen3MoeForCausalLM")  # block 1 dense, named by index
-    with pytest.raises(hfgrow.GrowthError, match="mlp_only_layers is set"):
-        hfgrow.grow(src, tmp_path / "b-big", factor=2, layers=3)
+    src = build_model(tmp_path / "b", "Qwen3MoeForCausalLM")  # block 1 dense, named by index: renumbered with the blocks
+    check(src, tmp_path / "b-deep", 2, layers=4, insert_at=(0, 1))
+    assert json.loads((tmp_path / "b-deep" / "config.json").read_text())["mlp_only_layers"] == [2, 3]
     with pytest.raises(hfgrow.GrowthError, match="moe_intermediate_size=12 grows"):
         hfgrow.grow(src, tmp_path / "b-big", intermediate_size=31)
     src = build_model(tmp_path / "c", "Qwen3MoeForCausalLM", mlp_only_layers=[], decoder_sparse_step=2)
@@ -263,9 +270,13 @@ def test_qwen3_moe_widths_depth_and_what_is_refused(tmp_path):
 
 
 def test_olmo_refuses_what_its_weightless_norms_cannot_carry(tmp_path):
+    """OLMo's LayerNorms have no γ and a fixed eps: extra hidden units are exact because the residual copies carry
+    1/√fill (the norms see the small variance); the orthogonal convention cannot be, and is refused."""
     check(build_model(tmp_path / "a", "OlmoForCausalLM"), tmp_path / "a-big", 2, layers=3, intermediate_size=40)
-    with pytest.raises(hfgrow.GrowthError, match="no weights.*whole multiples"):
-        hfgrow.grow(build_model(tmp_path / "b", "OlmoForCausalLM"), tmp_path / "b-big", hidden_size=24)
+    report = check(build_model(tmp_path / "b", "OlmoForCausalLM"), tmp_path / "b-big", None, hidden_size=24, layers=3)
+    assert report["plan"]["eps_scale"] == 1.0
+    with pytest.raises(hfgrow.GrowthError, match="no weights and a fixed eps: only the copy convention"):
+        hfgrow.grow(tmp_path / "b", tmp_path / "b-orth", factor=2, convention="orthogonal")
     with pytest.raises(hfgrow.GrowthError, match="tie_word_embeddings=True"):
         hfgrow.grow(build_model(tmp_path / "c", "OlmoForCausalLM", tie_word_embeddings=True), tmp_path / "c-big", factor=2)
     with pytest.raises(hfgrow.GrowthError, match="clip_qkv"):
@@ -389,11 +400,14 @@ def test_cast_to_bf16_is_verified_in_bf16(tmp_path, k):
 
 
 def test_qwen3_qk_norm_shares_eps_with_the_hidden_norms(tmp_path):
-    """Qwen3's per-head q/k norms read spaces without extra units: hidden sizes that add some (16 → 24), or the
-    orthogonal convention, would need two eps scales for one rms_norm_eps, and are refused with the reason."""
+    """Qwen3's per-head q/k norms read spaces without extra units: hidden sizes that add some (16 → 24) would need two
+    eps scales for one rms_norm_eps, so the residual copies carry 1/√fill instead and no eps changes; the orthogonal
+    convention cannot do that, and is refused with the reason."""
     src = build_model(tmp_path / "small", "Qwen3ForCausalLM")
-    with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*q_norm.*whole factor of 16"):
-        hfgrow.grow(src, tmp_path / "a", hidden_size=24)
+    report = check(src, tmp_path / "a", None, hidden_size=24, intermediate_size=36, layers=3)
+    assert report["plan"]["eps_scale"] == 1.0
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert config["rms_norm_eps"] == 0.05 and config["hidden_size"] == 24
     with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*use --convention copy"):
         hfgrow.grow(src, tmp_path / "b", factor=2, convention="orthogonal")
     check(src, tmp_path / "c", 2, layers=3)  # depth: new blocks are the identity, q/k norms copied along
@@ -463,13 +477,14 @@ def test_mixtral_router_is_never_split_and_experts_grow_like_ffns(tmp_path):
 
 
 def test_opt_fixed_eps_and_post_norm_variant_are_refused(tmp_path):
-    """OPT's LayerNorm eps is PyTorch's default, not a config field: only growths that keep it (whole multiples,
-    copy convention) are exact; the others, and the post-norm OPT-350m layout, are refused with the reason."""
+    """OPT's LayerNorm eps is PyTorch's default, not a config field: growths keep it (whole multiples with plain copies;
+    extra hidden units with copies carrying 1/√fill, so the norms see the small variance); the orthogonal convention
+    would need another eps and is refused, as is the post-norm OPT-350m layout."""
     src = build_model(tmp_path / "small", "OPTForCausalLM")
     check(src, tmp_path / "a", 2, layers=3)
-    for options in (dict(hidden_size=24), dict(factor=2, convention="orthogonal")):
-        with pytest.raises(hfgrow.GrowthError, match="eps is fixed in its code"):
-            hfgrow.grow(src, tmp_path / "b", **options)
+    check(src, tmp_path / "a2", None, hidden_size=24, layers=3)
+    with pytest.raises(hfgrow.GrowthError, match="eps is fixed in its code"):
+        hfgrow.grow(src, tmp_path / "b", factor=2, convention="orthogonal")
     post = build_model(tmp_path / "post", "OPTForCausalLM", do_layer_norm_before=False)
     with pytest.raises(hfgrow.GrowthError, match="do_layer_norm_before=False is not supported"):
         hfgrow.grow(post, tmp_path / "c")
