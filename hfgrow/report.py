@@ -67,6 +67,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
+        if "expert_choice" in fp32:
+            e = fp32["expert_choice"]
+            lines.append(f"mixture of experts: the top-{e['top_k']} experts chosen are the same for {e['agreement']:.2%} of "
+                         f"token-block pairs ({e['sparse_blocks']} sparse blocks)")
         if sentence_line(v):
             lines.append(sentence_line(v))
     lines += adapter_lines(report)
@@ -153,6 +157,10 @@ def verification_table(v: dict[str, Any]) -> str:
         if "mlm_accuracy" in s:
             acc = s["mlm_accuracy"]
             extras.append(f"MLM accuracy on {s['mlm_masked_tokens']} masked tokens {acc['small']:.3f} → {acc['big']:.3f}")
+        if "expert_choice" in s:
+            e = s["expert_choice"]
+            extras.append(f"top-{e['top_k']} expert choice the same for {e['agreement']:.2%} of tokens × {e['sparse_blocks']} "
+                          f"sparse blocks")
         extras.append(f"parameters loaded {s['parameters']['small']:,} → {s['parameters']['big']:,}")
         if s.get("mode") == "blockwise":
             worst = max(s["outputs"].values(), key=lambda m: max(m.get("per_block", [0])))

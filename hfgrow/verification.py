@@ -368,9 +368,30 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
         feed["decoder_attention_mask"] = feed["attention_mask"]
     if getattr(model.config, "pad_token_id", 0) is None:  # sequence classifiers find the last token by padding
         model.config.pad_token_id = 0
+    routed = {"output_router_logits": True} if top_k(model.config) else {}  # mixtures of experts: the router's logits too
     with torch.no_grad():
-        out = model(**feed, output_hidden_states=True)
+        out = model(**feed, output_hidden_states=True, **routed)
     return {k: v for k, v in out.items() if v is not None}
+
+
+TOP_K_FIELDS = ("num_experts_per_tok", "moe_topk", "moe_k")  # how many experts each token goes to, by family
+
+
+def top_k(config: Any) -> int | None:
+    k = next((getattr(config, f) for f in TOP_K_FIELDS if isinstance(getattr(config, f, None), int)), None)
+    return k if k and k > 0 else None
+
+
+def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> dict[str, Any] | None:
+    """The fraction of (token, layer) pairs whose top-k experts are the same set in both models (the router reads the
+    hidden stream and is never split, so growth must not change any choice). None where there is nothing to compare,
+    or when the models have different numbers of sparse blocks (new blocks route on their own)."""
+    a, b = ref.get("router_logits"), got.get("router_logits")
+    if not a or not b or len(a) != len(b):
+        return None
+    same = [(torch.topk(x.float(), k, -1).indices.sort(-1).values == torch.topk(y.float(), k, -1).indices.sort(-1).values).all(-1)
+            for x, y in zip(a, b)]
+    return {"agreement": torch.cat(same).double().mean().item(), "top_k": k, "sparse_blocks": len(a)}
 
 
 def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
@@ -487,6 +508,9 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
             small_outs[dtype] = outs[0]
             missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))
             section: dict[str, Any] = {"mode": pass_mode, "outputs": _gaps(outs[0], outs[1], recipe, maps), "missing_keys": missing}
+            experts = expert_agreement(outs[0], outs[1], top_k(small_config)) if top_k(small_config) else None
+            if experts:
+                section["expert_choice"] = experts
             if "pooler_output" in outs[0]:
                 section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
             if mlm_output in outs[0]:  # ELECTRA's pre-training head is a discriminator, not an MLM

@@ -514,3 +514,16 @@ def test_smollm3_no_rope_layers_follow_their_blocks(tmp_path):
     check(src, tmp_path / "big", 2, layers=4)
     config = json.loads((tmp_path / "big" / "config.json").read_text())
     assert config["num_hidden_layers"] == 4 and config["no_rope_layers"] == [1, 1, 0, 0]  # each new block copies the one before it
+
+
+@pytest.mark.parametrize("cls", ["MixtralForCausalLM", "Qwen2MoeModel", "GraniteMoeForCausalLM"])
+def test_expert_choice_is_reported_unchanged(tmp_path, cls):
+    """The router reads the hidden stream and is never split: every token keeps its top-k experts, as the report says."""
+    report = check(build_model(tmp_path / "small", cls), tmp_path / "big", 2)
+    choice = report["verification"]["float32"]["expert_choice"]
+    assert choice == {"agreement": 1.0, "top_k": 2, "sparse_blocks": choice["sparse_blocks"]} and choice["sparse_blocks"] >= 1
+    assert "top-2 experts chosen are the same for 100.00%" in "\n".join(hfgrow.report.summary_lines(report))
+    assert "top-2 expert choice the same for 100.00%" in (tmp_path / "big" / "growth_report.md").read_text()
+    deeper = hfgrow.grow(tmp_path / "small", tmp_path / "deep", factor=2, layers=3)
+    new_sparse = cls != "Qwen2MoeModel"  # its new block copies block 1, a dense one: the sparse blocks still correspond
+    assert ("expert_choice" not in deeper["verification"]["float32"]) == new_sparse and deeper["verification"]["passed"]
