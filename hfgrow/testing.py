@@ -132,7 +132,7 @@ TINY["cohere"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_
                       logit_scale=0.25, bos_token_id=1, eos_token_id=2)
 TINY["smollm3"] = dict(TINY["llama"], no_rope_layers=[1, 0])  # layer 1 without rotary (NoPE)
 TINY["mixtral"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2)
-TINY["olmoe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2)
+TINY["olmoe"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"}, num_experts=3, num_experts_per_tok=2)  # hidden / heads
 TINY["qwen3_moe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, moe_intermediate_size=12, mlp_only_layers=[1],
                          norm_topk_prob=True)
 TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,

@@ -69,7 +69,9 @@ QWEN3_MOE = QWEN3.extend(
 
 # OLMoE: OLMo-2's whole-width q/k norms (heads by whole multiples only) before pre-norm blocks whose MLP is a mixture
 # of experts of the intermediate size
-OLMOE = OLMO2.extend(name="olmoe", model_types=("olmoe",), classes=("OlmoeModel", "OlmoeForCausalLM"), body=experts("ffn"))
+# (its q/k norms are sized from hidden_size: heads × head_dim stays the hidden size)
+OLMOE = OLMO2.extend(name="olmoe", model_types=("olmoe",), classes=("OlmoeModel", "OlmoeForCausalLM"), body=experts("ffn"),
+                     config=dataclasses.replace(OLMO2.config, head_dim=None))
 
 # the same layouts under other names, each measured exact in every class (tests/test_families.py)
 MELLUM = QWEN3_MOE.extend(name="mellum", model_types=("mellum",), classes=("MellumModel", "MellumForCausalLM"))

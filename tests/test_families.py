@@ -527,3 +527,43 @@ def test_expert_choice_is_reported_unchanged(tmp_path, cls):
     deeper = hfgrow.grow(tmp_path / "small", tmp_path / "deep", factor=2, layers=3)
     new_sparse = cls != "Qwen2MoeModel"  # its new block copies block 1, a dense one: the sparse blocks still correspond
     assert ("expert_choice" not in deeper["verification"]["float32"]) == new_sparse and deeper["verification"]["passed"]
+
+
+MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
+                     classes[0]) for family, classes in CLASSES.items()}
+WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with one more block
+    **dict.fromkeys(("roberta", "xlm-roberta", "camembert", "bart", "deberta-v2", "distilbert"), "is post-norm"),
+    **dict.fromkeys(("electra", "albert", "roformer"), "only by whole factors"),
+    **dict.fromkeys(("mbart", "modernbert"), "embedding LayerNorm"),
+    # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
+    **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
+}
+WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
+
+
+@pytest.mark.parametrize("family", list(CLASSES))
+def test_non_multiple_width_and_depth(tmp_path, family):
+    """Every family's main class grown to hidden ×1.5 (FFN ×1.5) with one more block: exact, or refused with its reason."""
+    cls = MAIN[family]
+    src = build_model(tmp_path / "small", cls, seed=1, model_type=family)
+    config = json.loads((src / "config.json").read_text())
+    fields = hfgrow.plan.find_recipe(config)[0].config
+    hidden, ffn = config[fields.hidden], config.get(fields.ffn) or fields.ffn_default * config[fields.hidden]
+    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
+    if family in WHOLE_WIDTH_QK_NORM:
+        options.update(num_heads=8, num_kv_heads=4)
+    if family in WIDTH_DEPTH_REFUSED:
+        with pytest.raises(hfgrow.GrowthError, match=WIDTH_DEPTH_REFUSED[family]):
+            hfgrow.grow(src, tmp_path / "big", **options)
+        return
+    report = hfgrow.grow(src, tmp_path / "big", **options)
+    v = report["verification"]
+    assert v["passed"] and not v["float32"]["missing_keys"]
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= max(1e-5, 3 * stats.get("floor", 0)), (name, stats)
+    # independently, on the tests' own inputs, against the small model's own float32 round-off there
+    small = load(src)
+    ref, ref64, big = logits(small), logits(small.double()), logits(load(tmp_path / "big"))
+    for name in ref:
+        assert rel_gap(ref[name], big[name]) <= max(1e-5, 3 * rel_gap(ref64[name].float(), ref[name])), name
+    assert report["plan"]["hidden_size"] == [hidden, hidden * 3 // 2] and sum(map(len, report["plan"]["new_blocks"].values())) >= 1
