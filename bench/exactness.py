@@ -67,10 +67,10 @@ def main() -> None:
             if sys.argv[1:] and family not in sys.argv[1:]:
                 continue
             for cls in classes:
-                src = build(Path(tmp) / cls, cls)
+                src = build(Path(tmp) / f"{family}-{cls}", cls)
                 cells = []
                 for i, (_, options) in enumerate(MODES):
-                    text, gap = cell(src, Path(tmp) / f"{cls}-{i}", options)
+                    text, gap = cell(src, Path(tmp) / f"{family}-{cls}-{i}", options)
                     worst = max(worst, gap)
                     cells.append(text)
                 rows.append(f"| {family} | {cls} | " + " | ".join(cells) + " |")

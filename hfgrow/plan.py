@@ -436,6 +436,7 @@ def _no_shrink(*sizes: tuple[str, int, int | None]) -> None:
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
+PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 
 
@@ -879,6 +880,10 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
             values = config.get(list_field)
             if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
                 lists[list_field] = sorted([new_index[i] + j for i in values for j in range(1 + copies.get(i, 0))])
+        for count_field in PREFIX_COUNTS:
+            k = config.get(count_field)
+            if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+                lists[count_field] = sum(1 + copies.get(old, 0) for old in range(min(k, n_old)))
         kinds = _block_kinds(recipe, cls, cfg, {field_name: options.layers, **lists}, rx) \
             if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
         added, before = [], {}  # before[a]: new blocks already placed after block a

@@ -164,7 +164,7 @@ TINY["minimax_m2"] = dict(TINY["mixtral"], bos_token_id=1, eos_token_id=2)
 TINY["qwen2_moe"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 MOE = dict(TINY["llama"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=12, n_group=1, topk_group=1)
 TINY["solar_open"] = dict(MOE, n_shared_experts=2)
-TINY["glm4_moe"] = dict(MOE, n_shared_experts=2, first_k_dense_replace=0, use_qk_norm=True)  # rotary on half of each head
+TINY["glm4_moe"] = dict(MOE, n_shared_experts=2, first_k_dense_replace=1, use_qk_norm=True)  # rotary on half of each head
 TINY["exaone_moe"] = dict(MOE, num_experts=3, num_shared_experts=2, mlp_layer_types=["dense", "sparse"], sliding_window=4,
                           layer_types=["sliding_attention", "full_attention"])
 TINY["hy_v3"] = dict(MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_types=["sparse", "dense"])

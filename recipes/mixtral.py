@@ -126,13 +126,12 @@ SOLAR_OPEN = LLAMA.extend(
 GLM4_MOE = QWEN3.extend(
     name="glm4_moe", model_types=("glm4_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
     config=dataclasses.replace(QWEN3.config, **DEEPSEEK), spaces={**QWEN3.spaces, **EXPERT_SPACES}, body=shared_moe(),
-    depth_requires={"first_k_dense_replace": 0},  # dense blocks named by their index
 )
 # K-EXAONE (EXAONE-MoE) and Hunyuan 3 (HY-V3): per-head q/k norms, dense or sparse blocks as mlp_layer_types says (extended
 # with the blocks), shared experts of moe_intermediate_size × num_shared_experts
 EXAONE_MOE = GLM4_MOE.extend(
     name="exaone_moe", model_types=("exaone_moe",), classes=("ExaoneMoeModel", "ExaoneMoeForCausalLM"),
-    config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")), depth_requires={},
+    config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")),
 )
 HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Model", "HYV3ForCausalLM"))
 # Flint: Qwen3-MoE's blocks with attention sinks (stored as softmax_offset) and an ungated shared expert of its own size
