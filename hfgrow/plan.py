@@ -870,20 +870,7 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
             name = f"{m.group(1)}{new_index[old]}{m.group(3)}"
             renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)))
         common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
-        copies = {a: after.count(a) for a in after}
-        lists = {}  # the grown per-layer and index lists
-        for list_field in PER_LAYER_LISTS:  # per-layer lists follow their blocks (as transformers derives them)
-            values = getattr(cfg, list_field, None) if len(recipe.stacks) == 1 else config.get(list_field)
-            if isinstance(values, list) and len(values) == n_old:  # a new block is of its original's type
-                lists[list_field] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]
-        for list_field in INDEX_LISTS:  # a new block is listed where its original is
-            values = config.get(list_field)
-            if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
-                lists[list_field] = sorted([new_index[i] + j for i in values for j in range(1 + copies.get(i, 0))])
-        for count_field in PREFIX_COUNTS:
-            k = config.get(count_field)
-            if isinstance(k, int) and not isinstance(k, bool) and k > 0:
-                lists[count_field] = sum(1 + copies.get(old, 0) for old in range(min(k, n_old)))
+        lists = _grown_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, after, new_index)
         kinds = _block_kinds(recipe, cls, cfg, {field_name: options.layers, **lists}, rx) \
             if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
         added, before = [], {}  # before[a]: new blocks already placed after block a
@@ -904,6 +891,26 @@ def _deepen(tensors: list[TensorPlan], recipe: Recipe, config: dict[str, Any], n
         new_config[field_name] = options.layers
         new_config.update(lists)
     return tensors, layers, new_blocks
+
+
+def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int], new_index: dict[int, int]) -> dict[str, Any]:
+    """The config fields that describe blocks by their position, for the grown stack: a new block (after block a) is
+    of a's kind. ``cfg``: the loaded config, whose derived per-layer lists count too (one stack only)."""
+    copies = {a: after.count(a) for a in after}
+    lists: dict[str, Any] = {}
+    for name in PER_LAYER_LISTS:  # one entry per block, as transformers derives them
+        values = getattr(cfg, name, None) if cfg is not None else config.get(name)
+        if isinstance(values, list) and len(values) == n_old:
+            lists[name] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]
+    for name in INDEX_LISTS:  # a new block is listed where its original is
+        values = config.get(name)
+        if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
+            lists[name] = sorted(new_index[i] + j for i in values for j in range(1 + copies.get(i, 0)))
+    for name in PREFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            lists[name] = sum(1 + copies.get(old, 0) for old in range(min(k, n_old)))
+    return lists
 
 
 def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],

@@ -32,3 +32,38 @@ def test_every_other_declared_family_is_refused_in_one_line():
         with pytest.raises(hfgrow.GrowthError) as e:
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and f"model_type={model_type!r}" in str(e.value)
+
+
+def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
+    """transformers' base_model_tp_plan says which axis of each projection is an inner space: a colwise weight writes
+    one (its rows are split across devices) and reads the residual stream, a rowwise weight reads one and writes the
+    residual stream, a packed_colwise weight writes two halves. Every recipe's rule for every such module agrees."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    from hfgrow.algebra import Axis, Kind, Packed
+
+    def kinds(axis):
+        parts = axis.parts if isinstance(axis, Packed) else (axis,)
+        return {recipe.spaces[p.space].kind is Kind.RESIDUAL for p in parts if isinstance(p, Axis)}
+
+    checked = 0
+    for recipe in RECIPES:
+        prefixes = [p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p][:1]
+        rules = recipe.rules_for(recipe.classes[0], {path: 4 for path, _, _ in recipe.stacks})
+        for model_type in recipe.model_types:
+            for module, style in (getattr(CONFIG_MAPPING[model_type], "base_model_tp_plan", None) or {}).items():
+                if style not in ("colwise", "rowwise", "packed_colwise", "colwise_gather_output", "rowwise_split_input"):
+                    continue
+                names = [f"{p}.{module}".lstrip(".").replace("*", "1") + suffix for p in prefixes or [""] for suffix in (".weight", "")]
+                hits = [rule for rx, rule in rules for name in names if rx.match(name) and len(rule.axes) >= 2]
+                if not hits:  # a module the family's checkpoints do not hold (optional parts, other variants)
+                    continue
+                out, inp = hits[0].axes[-2], hits[0].axes[-1]  # nn.Linear: [out, in] (experts: [experts, out, in])
+                if style == "packed_colwise":
+                    assert isinstance(out, Packed), (recipe.name, module)
+                if style.startswith("colwise") or style == "packed_colwise":
+                    assert kinds(out) == {False} and kinds(inp) == {True}, (recipe.name, module, style)
+                else:
+                    assert kinds(out) == {True} and kinds(inp) == {False}, (recipe.name, module, style)
+                checked += 1
+    assert checked > 300
