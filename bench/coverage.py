@@ -52,6 +52,7 @@ def reason(e: Exception) -> str:
     text = str(e).removeprefix("not lossless: ")
     if "cannot keep eps exact for" in text:  # the cause follows the class name
         text = text.split(": ", 1)[1]
+    text = text.replace(".(weight|gamma)", "").replace("|", "/")  # a rule's pattern: no table separators in a cell
     return text.split(" (--allow-lossy")[0].split(": ")[0].split("; ")[0][:90]
 
 

@@ -411,6 +411,10 @@ class Space:
     rope: str | None = None
     rescaled_by: str | bool | None = None
     embed_scale: bool | str = False
+    # queries normalised over each head's dims before the scores (Gemma 3), under rotary head_dim growth: the query
+    # space's aligned copies carry √(D/d), so the norm sees the small mean square and keeps its eps, and the norm
+    # weight's space (kind activation, with this flag) carries the rest of the score correction, ratio/√(D/d)
+    per_head_norm: bool = False
 
 
 def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
@@ -593,7 +597,11 @@ def expansions(
             else:
                 e = torch.sqrt(ratio / meet)
             if rotary and kind is Kind.QUERY:
+                if space.per_head_norm and convention is Convention.COPY:
+                    e = torch.full(src.shape, math.sqrt(widths.head_dim[1] / widths.head_dim[0]), dtype=F64)
                 e = torch.where(aligned, e, torch.zeros((), dtype=F64))
+        if kind is Kind.ACTIVATION and space.per_head_norm and rotary:  # the query norm's weight: the rest of the correction
+            e = torch.where(aligned, ratio / math.sqrt(widths.head_dim[1] / widths.head_dim[0]), 1.0).to(F64)
         e = torch.where(copy, e, torch.full(src.shape, c, dtype=F64) if kind is Kind.RESIDUAL else torch.zeros((), dtype=F64))
         readers = copy & (e != 0) & (aligned if rotary and kind is Kind.VALUE else torch.ones_like(copy))
         n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))

@@ -513,7 +513,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
     rules = recipe.rules_for(cls, {s: _field(config, f, config.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
     head_norms = [rule.pattern for _, rule in rules if rule.norm_input and recipe.spaces[rule.norm_input].dim == "head_dim"]
-    if head_norms and not scaled and widths.head_dim[0] != widths.head_dim[1] and not options.allow_lossy:
+    corrected = any(space.per_head_norm for space in recipe.spaces.values())  # the norm weight carries the correction
+    if head_norms and not scaled and not corrected and widths.head_dim[0] != widths.head_dim[1] and not options.allow_lossy:
         # q/k normalised per head under a constant score scale: the queries' copies would have to carry
         # √(head_dim'/head_dim) for the norm's mean square and eps, and the norm weight its inverse
         raise GrowthError(f"not lossless: per-head q/k norms ({head_norms[0]}) with a score scale that does not follow "

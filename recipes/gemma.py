@@ -8,7 +8,9 @@
 * Gemma 2/3: "sandwich" norms (after attention and the MLP too, norms over the hidden space), scores scaled by
   ``query_pre_attn_scalar``^-½ (a constant, not √head_dim: no score correction), soft-capped scores and logits
   (the values capped are the small model's, so the caps pass them through unchanged).
-* Gemma 3: per-head q/k norms, (1 + w) too, as Qwen3's.
+* Gemma 3: per-head q/k norms, (1 + w) too, as Qwen3's. Its score scale is a constant, so under head_dim growth the
+  queries' aligned copies carry √(D/d) (the norm sees the small mean square and keeps eps) and the q norm's weight
+  carries 1/√(D/d) on those slots (w' = (1 + w)/√(D/d) − 1): the scores are the small model's.
 """
 
 from hfgrow.recipe import Kind, Space, embedding, norm
@@ -50,9 +52,15 @@ GEMMA3 = GEMMA2.extend(
     name="gemma3_text",
     model_types=("gemma3_text",),
     classes=("Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"),
-    spaces={**GEMMA2.spaces, "head": Space("head_dim", Kind.ACTIVATION, rope="half")},  # one head's dims, as q and k lay them out
+    spaces={
+        **GEMMA2.spaces,
+        "head": Space("head_dim", Kind.ACTIVATION, rope="half"),  # one head's dims, as q and k lay them out
+        # the score scale is a constant: under head_dim growth the normalised queries' √(D/d) is undone by the q norm's weight
+        "q": Space("attention", Kind.QUERY, rope="half", per_head_norm=True),
+        "q_norm_weight": Space("head_dim", Kind.ACTIVATION, rope="half", per_head_norm=True),
+    },
     body=(
-        *norm(f"{LAYER}.self_attn.q_norm", "head", bias=False, offset=1.0),
+        *norm(f"{LAYER}.self_attn.q_norm", "q_norm_weight", input="head", bias=False, offset=1.0),
         *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False, offset=1.0),
     ),
 )

@@ -160,7 +160,6 @@ def check(src, out, k, **options):
 
 
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
-    "gemma3_text": "head_dim growth is not supported",  # per-head q/k norms under a constant score scale
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
 }
 
@@ -567,3 +566,18 @@ def test_non_multiple_width_and_depth(tmp_path, family):
     for name in ref:
         assert rel_gap(ref[name], big[name]) <= max(1e-5, 3 * rel_gap(ref64[name].float(), ref[name])), name
     assert report["plan"]["hidden_size"] == [hidden, hidden * 3 // 2] and sum(map(len, report["plan"]["new_blocks"].values())) >= 1
+
+
+def test_gemma3_head_dim_growth_moves_the_score_correction_onto_the_q_norm(tmp_path):
+    """Gemma 3 scales scores by a constant and normalises q per head: the queries' aligned copies carry √2 (the norm sees
+    the small mean square, eps unchanged) and the q norm's weight 1/√2 there, so the scores are the small model's."""
+    from safetensors.torch import load_file
+
+    src = build_model(tmp_path / "small", "Gemma3ForCausalLM")
+    check(src, tmp_path / "big", 2, attention="head-dim")
+    small, big = load_file(src / "model.safetensors"), load_file(tmp_path / "big" / "model.safetensors")
+    w, w2 = small["model.layers.0.self_attn.q_norm.weight"], big["model.layers.0.self_attn.q_norm.weight"]
+    assert torch.allclose(w2[0::2], (1 + w) / 2 ** 0.5 - 1, atol=1e-6) and torch.equal(w2[1::2], w)  # aligned, then the rest
+    k, k2 = small["model.layers.0.self_attn.k_norm.weight"], big["model.layers.0.self_attn.k_norm.weight"]
+    assert torch.equal(k2, k.repeat_interleave(2))  # keys: plain copies
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["rms_norm_eps"] == 0.05
