@@ -158,4 +158,11 @@ FAMILIES = [
     ("hy_v3", like_llama("hy_v3", num_local_experts=4, **MOE), ["HYV3Model", "HYV3ForCausalLM"]),
     ("laguna", like_llama("laguna", num_experts=4, shared_expert_intermediate_size=128, **MOE), ["LagunaModel", "LagunaForCausalLM"]),
     ("hunyuan_v1_moe", like_llama("hunyuan_v1_moe", num_experts=4), ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"]),
+    *((name, like_llama(name), [f"{prefix}{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")])
+      for name, prefix in (("glm", "Glm"), ("glm4", "Glm4"))),
+    *((name, like_llama(name, rope_parameters={**TINY[name]["rope_parameters"], "mrope_section": sections}), [cls])
+      for name, cls, sections in (("qwen2_vl_text", "Qwen2VLTextModel", [4, 2, 2]), ("qwen2_5_vl_text", "Qwen2_5_VLTextModel", [4, 2, 2]),
+                                  ("glm4v_text", "Glm4vTextModel", [2, 1, 1]), ("glm_image_text", "GlmImageTextModel", [2, 1, 1]),
+                                  ("glm_ocr_text", "GlmOcrTextModel", [2, 1, 1]))),
+    ("nanochat", like_llama("nanochat"), ["NanoChatModel", "NanoChatForCausalLM"]),
 ]

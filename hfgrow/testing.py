@@ -177,6 +177,7 @@ MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
+TINY["nanochat"] = dict(TINY["llama"], final_logit_softcapping=15.0)
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 

@@ -115,3 +115,10 @@ OLMO = RECIPE.extend(  # OLMo (1): LayerNorms without weights, eps 1e-5 fixed in
     requires={"tie_word_embeddings": False, "clip_qkv": None},
     keep_mean_square=True,  # no γ to carry what extra hidden units change in the statistics: the copies carry 1/√fill
 )
+# NanoChat: RMSNorms without weights everywhere (one of them also before the first block, and per head on q and k), a
+# ReLU² MLP (fc1 / fc2), an untied LM head: the residual copies always carry 1/√fill, so no norm needs a weight
+NANOCHAT = RECIPE.extend(
+    name="nanochat", model_types=("nanochat",), classes=("NanoChatModel", "NanoChatForCausalLM"),
+    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)}, requires={"tie_word_embeddings": False}, keep_mean_square=True,
+    body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn", bias=False)),
+)

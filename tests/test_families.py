@@ -117,6 +117,7 @@ CLASSES = {
     "glm4v_text": ["Glm4vTextModel"],
     "glm_image_text": ["GlmImageTextModel"],
     "glm_ocr_text": ["GlmOcrTextModel"],
+    "nanochat": ["NanoChatModel", "NanoChatForCausalLM"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
