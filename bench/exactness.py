@@ -53,6 +53,8 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "q/k norms, constant score scale" if "per-head q/k norms" in str(e) else str(e))
         return f"refused ({reason})", 0.0
     v = report["verification"]
+    if "error" in v:
+        return f"FAIL ({v['error'][:80]})", float("inf")
     outs = v["float32"]["outputs"]
     keys = [n for n in outs if "logits" in n] or list(outs)
     gap, floor = max(outs[n]["max_rel"] for n in keys), max(outs[n].get("floor", 0) for n in keys)

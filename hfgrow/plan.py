@@ -604,6 +604,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    if not fields.head_dim and isinstance(config.get("head_dim"), int):  # a head_dim the family derives, stored anyway: it
+        new_config["head_dim"] = widths.head_dim[1]  # would win over the derivation on load (getattr(config, "head_dim"))
     per_layer = config.get(fields.heads_per_layer) if fields.heads_per_layer else None
     if per_layer is not None:
         if not isinstance(per_layer, list) or any(h != widths.heads[0] for h in per_layer):
