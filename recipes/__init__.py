@@ -13,6 +13,9 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families hfgrow knows and refuses, with the reason (a growth that cannot be exact)
 REFUSED = {
+    "falcon": "Falcon has no recipe yet: its fused query_key_value takes three layouts (new_decoder_architecture, "
+              "multi_query, neither), Falcon-7B's single multi-query KV head is not counted in config.json, and with "
+              "alibi=True only head_dim growth could be exact (ALiBi's slopes are a function of the number of heads)",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }

@@ -582,3 +582,11 @@ def test_gemma3_head_dim_growth_moves_the_score_correction_onto_the_q_norm(tmp_p
     k, k2 = small["model.layers.0.self_attn.k_norm.weight"], big["model.layers.0.self_attn.k_norm.weight"]
     assert torch.equal(k2, k.repeat_interleave(2))  # keys: plain copies
     assert json.loads((tmp_path / "big" / "config.json").read_text())["rms_norm_eps"] == 0.05
+
+
+def test_a_stored_head_dim_the_family_derives_is_rewritten(tmp_path):
+    """OLMoE derives head_dim from hidden / heads (its q/k norms are sized from hidden_size), but transformers reads a
+    head_dim stored in config.json first: a grown config must not keep the small one."""
+    src = build_model(tmp_path / "small", "OlmoeForCausalLM", head_dim=4)
+    check(src, tmp_path / "big", 2, attention="head-dim")
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["head_dim"] == 8
