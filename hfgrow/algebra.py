@@ -44,7 +44,8 @@ class Kind(enum.Enum):
 class Convention(str, enum.Enum):
     """How copies of a residual unit are scaled (DESIGN.md §2, "Replication")."""
 
-    COPY = "copy"  # plain copies, c = 1: norms and eps untouched, every reader scale is 1/k
+    COPY = "copy"  # plain copies, c = 1: norms and eps untouched, every reader scale is 1/k (extra hidden units: c = 1/√fill
+    # where one eps cannot serve every norm, see expansions' keep_mean_square)
     ORTHOGONAL = "orthogonal"  # the seed's c = 1/√k: vector norms preserved, eps scaled by 1/k
 
 
@@ -600,8 +601,11 @@ def expansions(
                 if space.per_head_norm and convention is Convention.COPY:
                     e = torch.full(src.shape, math.sqrt(widths.head_dim[1] / widths.head_dim[0]), dtype=F64)
                 e = torch.where(aligned, e, torch.zeros((), dtype=F64))
+        if space.per_head_norm and widths.head_dim[0] != widths.head_dim[1] and not rotary:
+            raise GrowthError("per-head query norms under head_dim growth need a rotary head layout (aligned slots)")
         if kind is Kind.ACTIVATION and space.per_head_norm and rotary:  # the query norm's weight: the rest of the correction
-            e = torch.where(aligned, ratio / math.sqrt(widths.head_dim[1] / widths.head_dim[0]), 1.0).to(F64)
+            rest = torch.full(src.shape, ratio / math.sqrt(widths.head_dim[1] / widths.head_dim[0]), dtype=F64)
+            e = torch.where(aligned, rest, torch.ones((), dtype=F64))
         e = torch.where(copy, e, torch.full(src.shape, c, dtype=F64) if kind is Kind.RESIDUAL else torch.zeros((), dtype=F64))
         readers = copy & (e != 0) & (aligned if rotary and kind is Kind.VALUE else torch.ones_like(copy))
         n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))

@@ -46,7 +46,7 @@ being {_bigger(p)}, so that training can continue from it rather than from scrat
 {sizes_table(p)}
 
 Growth: attention `{p['attention']}`, convention `{p['convention']}`, symmetry `{p['symmetry']}` (seed {p['seed']}),
-norm eps ×{p['eps_scale']:g}.
+norm eps ×{p['eps_scale']:g}, residual copies ×{p.get('residual_scale', 1.0):.6g}.
 
 The command:
 

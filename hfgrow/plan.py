@@ -177,6 +177,7 @@ class GrowthPlan:
     config: dict[str, Any]  # the grown config.json
     source_config: dict[str, Any]
     eps_scale: float
+    residual_scale: float = 1.0  # what each copy of a residual unit carries (copy 1; 1/√fill where the norms need it; orthogonal 1/√k)
     params: tuple[int, int] = field(default=(0, 0))  # floating-point elements stored, before and after
     rounded: list[str] = field(default_factory=list)  # 16-bit tensors multiplied by a scale that rounds
     approximate: list[str] = field(default_factory=list)  # why the growth is not exact (with --allow-lossy)
@@ -235,6 +236,7 @@ class GrowthPlan:
             "layers": {k: list(v) for k, v in self.layers.items()},
             "new_blocks": self.new_blocks,
             "eps_scale": self.eps_scale,
+            "residual_scale": self.residual_scale,
             "rounded_in_storage": self.rounded,
             "approximate": self.approximate,
             "dropped": self.dropped,
@@ -513,7 +515,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
     rules = recipe.rules_for(cls, {s: _field(config, f, config.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
     head_norms = [rule.pattern for _, rule in rules if rule.norm_input and recipe.spaces[rule.norm_input].dim == "head_dim"]
-    corrected = any(space.per_head_norm for space in recipe.spaces.values())  # the norm weight carries the correction
+    # the norm weight carries the correction (copy convention: the queries' aligned copies keep the mean square)
+    corrected = options.convention == "copy" and any(space.per_head_norm for space in recipe.spaces.values())
     if head_norms and not scaled and not corrected and widths.head_dim[0] != widths.head_dim[1] and not options.allow_lossy:
         # q/k normalised per head under a constant score scale: the queries' copies would have to carry
         # √(head_dim'/head_dim) for the norm's mean square and eps, and the norm weight its inverse
@@ -561,28 +564,26 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {shown} "
                           f"(transformers would initialise them at random; is a file missing or incomplete?)")
 
+    eps_problem: GrowthError | None = None
     try:
         eps_scale = algebra.eps_scale(norm_inputs, maps)
-        fixed = eps_scale != 1.0 and not any(name in config for name in fields.eps)
     except GrowthError as e:
-        eps_scale, fixed = None, e
+        eps_scale, eps_problem = None, e
+    fixed = eps_scale not in (None, 1.0) and not any(name in config for name in fields.eps)
     if (eps_scale is None or fixed or recipe.keep_mean_square) and options.convention == "copy" and widths.hidden[1] % widths.hidden[0]:
         # one eps cannot serve every norm (or is fixed in code): residual copies carrying 1/√fill keep every norm's mean
-        # square, so eps and γ stay as they are
+        # square, so eps and γ stay as they are (norm_gain depends on the fill alone: the tensors' gains stand)
         kept = algebra.expansions(recipe.spaces, widths, Convention.COPY, scaled, flags, mean_extras=recipe.norm == "layer",
                                   keep_mean_square=True)
         try:
             eps_scale, fixed, maps = algebra.eps_scale(norm_inputs, kept), False, kept
         except GrowthError:  # copies that are not uniform: no scale helps
             pass
-        else:
-            tensors = [dataclasses.replace(t, gain=algebra.norm_gain(maps[t.rule.norm_input])) if t.rule.norm_input else t
-                       for t in tensors]
     if eps_scale is None:
         hint = "use --convention copy" if options.convention != "copy" else \
-            "grow the heads by a whole factor (every head as many copies)" if "not uniform" in str(fixed) else \
+            "grow the heads by a whole factor (every head as many copies)" if "not uniform" in str(eps_problem) else \
             f"grow the hidden size by a whole factor of {widths.hidden[0]}"
-        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {fixed}; {hint}") from None
+        raise GrowthError(f"convention '{options.convention}' cannot keep eps exact for {cls}: {eps_problem}; {hint}") from None
     if fixed:
         raise GrowthError(f"{recipe.name}'s norm eps is fixed in its code, not in config.json, and this growth would need it "
                           f"×{eps_scale:g}: grow the hidden size by a whole factor of {widths.hidden[0]} with --convention copy")
@@ -604,14 +605,15 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
-    if not fields.head_dim and isinstance(config.get("head_dim"), int):  # a head_dim the family derives, stored anyway: it
-        new_config["head_dim"] = widths.head_dim[1]  # would win over the derivation on load (getattr(config, "head_dim"))
+    if not fields.head_dim and isinstance(config.get("head_dim"), int):
+        # a head_dim the family derives, stored anyway: it would win over the derivation on load
+        new_config["head_dim"] = widths.head_dim[1]
     per_layer = config.get(fields.heads_per_layer) if fields.heads_per_layer else None
     if per_layer is not None:
         if not isinstance(per_layer, list) or any(h != widths.heads[0] for h in per_layer):
             raise GrowthError(f"config.json: {fields.heads_per_layer}={per_layer!r}: blocks with different numbers of heads "
                               f"are not supported (every entry must be {fields.heads}={widths.heads[0]})")
-        new_config[fields.heads_per_layer] = [widths.heads[1]] * new_config[recipe.stacks[0][1]]
+        new_config[fields.heads_per_layer] = [widths.heads[1]] * new_config.get(recipe.stacks[0][1], len(per_layer))
     for twin, name in fields.twins.items():
         if twin in config:
             new_config[twin] = new_config.get(name, config.get(name))
@@ -624,6 +626,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     for name in ("rope_parameters", "rope_scaling"):  # multimodal rotary sections follow the frequency slots (k·p ← p)
         if k_d > 1 and isinstance(config.get(name), dict):
             new_config[name] = _scaled_sections(config[name], k_d)
+    if k_d > 1 and isinstance(config.get("rotary_dim"), int) and not isinstance(config["rotary_dim"], bool):
+        new_config["rotary_dim"] = k_d * config["rotary_dim"]  # a rotary width of its own (MiniMax-M2): k times, as checked
     # fields that other names alias (GPT-2's n_embd is also hidden_size): a stale alias would win on load
     for alias, target in _attribute_map(config["model_type"]).items():
         if alias in config and target in new_config and alias != target:
@@ -653,6 +657,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         config=new_config,
         source_config=config,
         eps_scale=eps_scale,
+        residual_scale=next((m.uniform_e() or 1.0 for name, m in maps.items()
+                             if recipe.spaces[name].kind is algebra.Kind.RESIDUAL and recipe.spaces[name].dim == "hidden"), 1.0),
         params=params,
         rounded=rounded,
         approximate=approximate,
@@ -917,7 +923,7 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
 
 
 def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
-                 rx: re.Pattern[str]) -> Callable[[str], bool] | None:
+                 rx: re.Pattern[str]) -> Callable[[str, int], bool] | None:
     """Whether a stored tensor of a block has its counterpart in the block ``index`` of the model built, on the meta
     device, from the config with ``changes`` (the grown depth and per-layer lists); None where it cannot be built."""
     import copy

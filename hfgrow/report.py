@@ -70,7 +70,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         if "expert_choice" in fp32:
             e = fp32["expert_choice"]
             lines.append(f"mixture of experts: the top-{e['top_k']} experts chosen are the same for {e['agreement']:.2%} of "
-                         f"token-block pairs ({e['sparse_blocks']} sparse blocks)")
+                         f"token-block pairs ({e['sparse_blocks']} sparse blocks; {e['from']})")
         if sentence_line(v):
             lines.append(sentence_line(v))
     lines += adapter_lines(report)
@@ -90,7 +90,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     out += [
         "",
         f"Recipe `{p['recipe']}`, class `{p['model_class'] or 'base model'}`, factor {p['factor'] or '—'}, "
-        f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}), "
+        f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}, residual copies "
+        f"×{p.get('residual_scale', 1.0):.6g}), "
         f"symmetry `{p['symmetry']}` (seed {p['seed']}); "
         f"{p['tensors']} tensors in {p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB; "
         f"grown in {report['timings_s']['grow']:.2f}s.",

@@ -369,9 +369,27 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
     if getattr(model.config, "pad_token_id", 0) is None:  # sequence classifiers find the last token by padding
         model.config.pad_token_id = 0
     routed = {"output_router_logits": True} if top_k(model.config) else {}  # mixtures of experts: the router's logits too
-    with torch.no_grad():
-        out = model(**feed, output_hidden_states=True, **routed)
-    return {k: v for k, v in out.items() if v is not None}
+    choices: list[torch.Tensor] = []
+    def record(_module, _inputs, output):
+        if isinstance(output, tuple) and output and torch.is_tensor(output[-1]):
+            choices.append(output[-1].detach().cpu())
+    hooks = [m.register_forward_hook(record) for m in model.modules() if routed and _is_router(m)]
+    try:
+        with torch.no_grad():
+            out = model(**feed, output_hidden_states=True, **routed)
+    finally:
+        for h in hooks:
+            h.remove()
+    out = {k: v for k, v in out.items() if v is not None}
+    if choices and all(not c.is_floating_point() for c in choices):
+        out["expert_choices"] = tuple(choices)
+    return out
+
+
+def _is_router(module: torch.nn.Module) -> bool:
+    """A module that picks experts (transformers' routers return logits, weights and the chosen experts' indices)."""
+    name = type(module).__name__
+    return not isinstance(module, torch.nn.Linear) and ("Router" in name or name.endswith("Gate"))
 
 
 TOP_K_FIELDS = ("num_experts_per_tok", "moe_topk", "moe_k")  # how many experts each token goes to, by family
@@ -383,15 +401,24 @@ def top_k(config: Any) -> int | None:
 
 
 def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> dict[str, Any] | None:
-    """The fraction of (token, layer) pairs whose top-k experts are the same set in both models (the router reads the
-    hidden stream and is never split, so growth must not change any choice). None where there is nothing to compare,
-    or when the models have different numbers of sparse blocks (new blocks route on their own)."""
-    a, b = ref.get("router_logits"), got.get("router_logits")
+    """The fraction of (token, sparse block) pairs that go to the same set of experts in both models (the router reads
+    the hidden stream and is never split, so growth must not change any choice): the experts the routers chose where
+    they say (their indices output; score corrections and group limits included), else the top-k of the router logits.
+    None where there is nothing to compare, or when the models have different numbers of sparse blocks."""
+    source = "expert_choices" if ref.get("expert_choices") and got.get("expert_choices") else "router_logits"
+    a, b = ref.get(source), got.get(source)
     if not a or not b or len(a) != len(b):
         return None
-    same = [(torch.topk(x.float(), k, -1).indices.sort(-1).values == torch.topk(y.float(), k, -1).indices.sort(-1).values).all(-1)
-            for x, y in zip(a, b)]
-    return {"agreement": torch.cat(same).double().mean().item(), "top_k": k, "sparse_blocks": len(a)}
+
+    def chosen(t: torch.Tensor) -> torch.Tensor:  # one sorted row of expert indices per token
+        t = t.detach().cpu()
+        picks = t if source == "expert_choices" else torch.topk(t.float(), k, -1).indices
+        return picks.reshape(-1, picks.shape[-1]).sort(-1).values
+    if any(chosen(x).shape != chosen(y).shape for x, y in zip(a, b)):
+        return None
+    same = [(chosen(x) == chosen(y)).all(-1) for x, y in zip(a, b)]
+    return {"agreement": torch.cat(same).double().mean().item(), "top_k": k, "sparse_blocks": len(a),
+            "from": "the routers' choices" if source == "expert_choices" else "the router logits' top-k"}
 
 
 def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
@@ -508,7 +535,8 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
             small_outs[dtype] = outs[0]
             missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))
             section: dict[str, Any] = {"mode": pass_mode, "outputs": _gaps(outs[0], outs[1], recipe, maps), "missing_keys": missing}
-            experts = expert_agreement(outs[0], outs[1], top_k(small_config)) if top_k(small_config) else None
+            k = top_k(small_config)
+            experts = expert_agreement(outs[0], outs[1], k) if k else None
             if experts:
                 section["expert_choice"] = experts
             if "pooler_output" in outs[0]:

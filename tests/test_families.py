@@ -408,7 +408,7 @@ def test_qwen3_qk_norm_shares_eps_with_the_hidden_norms(tmp_path):
     convention cannot do that, and is refused with the reason."""
     src = build_model(tmp_path / "small", "Qwen3ForCausalLM")
     report = check(src, tmp_path / "a", None, hidden_size=24, intermediate_size=36, layers=3)
-    assert report["plan"]["eps_scale"] == 1.0
+    assert report["plan"]["eps_scale"] == 1.0 and report["plan"]["residual_scale"] == pytest.approx(1.5 ** 0.5)  # 1/√(16/24)
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     assert config["rms_norm_eps"] == 0.05 and config["hidden_size"] == 24
     with pytest.raises(hfgrow.GrowthError, match="norms sharing one eps.*use --convention copy"):
@@ -524,7 +524,8 @@ def test_expert_choice_is_reported_unchanged(tmp_path, cls):
     """The router reads the hidden stream and is never split: every token keeps its top-k experts, as the report says."""
     report = check(build_model(tmp_path / "small", cls), tmp_path / "big", 2)
     choice = report["verification"]["float32"]["expert_choice"]
-    assert choice == {"agreement": 1.0, "top_k": 2, "sparse_blocks": choice["sparse_blocks"]} and choice["sparse_blocks"] >= 1
+    assert choice["agreement"] == 1.0 and choice["top_k"] == 2 and choice["sparse_blocks"] >= 1
+    assert choice["from"] == "the routers' choices"  # the indices the routers returned, score corrections included
     assert "top-2 experts chosen are the same for 100.00%" in "\n".join(hfgrow.report.summary_lines(report))
     assert "top-2 expert choice the same for 100.00%" in (tmp_path / "big" / "growth_report.md").read_text()
     deeper = hfgrow.grow(tmp_path / "small", tmp_path / "deep", factor=2, layers=3)
@@ -583,6 +584,19 @@ def test_gemma3_head_dim_growth_moves_the_score_correction_onto_the_q_norm(tmp_p
     k, k2 = small["model.layers.0.self_attn.k_norm.weight"], big["model.layers.0.self_attn.k_norm.weight"]
     assert torch.equal(k2, k.repeat_interleave(2))  # keys: plain copies
     assert json.loads((tmp_path / "big" / "config.json").read_text())["rms_norm_eps"] == 0.05
+    with pytest.raises(hfgrow.GrowthError, match="per-head q/k norms"):  # the queries' copies would not keep the mean square
+        hfgrow.grow(src, tmp_path / "orth", factor=2, attention="head-dim", convention="orthogonal")
+
+
+def test_minimax_m2_rotary_dim_grows_with_head_dim(tmp_path):
+    """MiniMax-M2's checkpoints give the rotary width as rotary_dim (transformers derives the factor from it on load):
+    under head_dim growth it must grow by the same factor, or the big model would rotate a smaller fraction."""
+    src = build_model(tmp_path / "small", "MiniMaxM2ForCausalLM")
+    config = json.loads((src / "config.json").read_text())
+    config["rope_parameters"].pop("partial_rotary_factor", None)
+    (src / "config.json").write_text(json.dumps(dict(config, rotary_dim=2)))  # half of head_dim 4
+    check(src, tmp_path / "big", 2, attention="head-dim")
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["rotary_dim"] == 4
 
 
 def test_a_stored_head_dim_the_family_derives_is_rewritten(tmp_path):
