@@ -165,4 +165,7 @@ FAMILIES = [
                                   ("glm4v_text", "Glm4vTextModel", [2, 1, 1]), ("glm_image_text", "GlmImageTextModel", [2, 1, 1]),
                                   ("glm_ocr_text", "GlmOcrTextModel", [2, 1, 1]))),
     ("nanochat", like_llama("nanochat"), ["NanoChatModel", "NanoChatForCausalLM"]),
+    ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                                        layer_norm_epsilon=1e-5, vocab_size=512, new_decoder_architecture=True, num_kv_heads=2),
+     [f"Falcon{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
 ]

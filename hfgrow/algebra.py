@@ -407,7 +407,8 @@ class Space:
     config attribute that says so (BART's ``scale_embedding``).
     """
 
-    dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "embedding", "heads", "head_dim", "attention", "kv_attention"
+    dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "embedding", "heads", "kv_heads", "head_dim",
+    # "attention", "kv_attention"
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -554,10 +555,10 @@ def expansions(
             elif dim in ("ffn", "expert_ffn", "shared_ffn"):
                 n, big = getattr(widths, dim)
                 layouts[key] = (n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big))
-            elif dim in ("attention", "kv_attention", "heads", "head_dim"):
+            elif dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):
                 per_group = group_size if dim in ("attention", "heads") else (1, 1)
                 groups = widths.kv_heads if dim != "head_dim" else (1, 1)
-                d = widths.head_dim if dim != "heads" else (1, 1)
+                d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
                 src, aligned, within = _attention_layout(groups, per_group, d, rope)
                 layouts[key] = (groups[0] * per_group[0] * d[0], src, aligned, within)
             else:

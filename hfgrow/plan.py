@@ -319,13 +319,14 @@ def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
             else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
 
 
-def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
-    """Small and big sizes of every dimension, from the config and the options."""
+def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any = None) -> Widths:
+    """Small and big sizes of every dimension, from the config (``cfg``: as transformers reads it) and the options."""
     f = recipe.config
     hidden = _field(config, f.hidden)
     ffn = _field(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
     heads = _field(config, f.heads)
-    kv = _field(config, f.kv_heads, heads)
+    single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
+    kv = 1 if single else _field(config, f.kv_heads, heads)
     tied = not (f.head_dim and config.get(f.head_dim) is not None)  # attention width = hidden width
     if tied and hidden % heads:
         raise GrowthError(f"config.json: {f.hidden}={hidden} is not divisible by {f.heads}={heads}")
@@ -377,7 +378,10 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions) -> Widths:
             big_dim = big_hidden // heads
         big_heads = big_heads or (k * heads if by_heads else heads)
         big_dim = big_dim or (head_dim if by_heads else k * head_dim)
-    big_kv = _kv_heads(heads, kv, big_heads, o.num_kv_heads)
+    big_kv = _kv_heads(heads, kv, big_heads, o.num_kv_heads) if not single else 1
+    if single and o.num_kv_heads not in (None, 1):
+        raise GrowthError(f"this {recipe.name} layout has one KV head ({', '.join(f'{k}={v}' for k, v in f.one_kv_head_when.items())}): "
+                          f"--num-kv-heads {o.num_kv_heads} is not possible")
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
@@ -468,9 +472,13 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         if twin in config and config[twin] != config.get(name):
             raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "
                               f"the {recipe.name} recipe grows stacks of one width only")
-    widths = _widths(config, recipe, options)
+    cfg = reader.transformers_config()  # the installed transformers' reading of the config
+    widths = _widths(config, recipe, options, cfg)
 
     approximate = []
+    for flag, why in recipe.attention_fixed_by.items():
+        if getattr(cfg, flag, False) and (widths.heads[0] != widths.heads[1] or widths.head_dim[0] != widths.head_dim[1]):
+            approximate.append(f"{flag} is set: {why}; only the FFN and the depth can grow")
     if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
         approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
                            f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
@@ -479,7 +487,6 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         approximate.append(f"{recipe.name}'s norms have no weights and a fixed eps: only the copy convention keeps their statistics")
     if recipe.whole_multiples and widths.hidden[1] % widths.hidden[0]:
         approximate.append(f"{recipe.whole_multiples}: only whole multiples of the hidden size ({widths.hidden[0]}) are exact")
-    cfg = reader.transformers_config()  # the installed transformers' reading of the config
     if recipe.post_norm and options.layers:
         approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
     for flag in recipe.index_dependent:

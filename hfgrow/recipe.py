@@ -169,6 +169,8 @@ class ConfigFields:
     shared_ffn: str | tuple[str, ...] | None = None
     twins: Mapping[str, str] = field(default_factory=dict)  # fields that must equal another and grow with it (BART's decoder sizes)
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
+    # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
+    one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,8 @@ class Recipe:
     whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, in a pre-norm model
     # norms whose γ and eps cannot change (no weights: OLMo): residual copies always keep their mean square (1/√fill)
     keep_mean_square: bool = False
+    # config flags under which neither the heads nor head_dim may change, with the reason (Falcon's ALiBi)
+    attention_fixed_by: Mapping[str, str] = field(default_factory=dict)
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

@@ -178,6 +178,8 @@ TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_param
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
 TINY["nanochat"] = dict(TINY["llama"], final_logit_softcapping=15.0)
+TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
+                      layer_norm_epsilon=0.05, bias=True, bos_token_id=1, eos_token_id=2, pad_token_id=0, num_labels=3)  # Falcon-7B's layout
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 

@@ -88,11 +88,6 @@ def refused_architecture(src):
     return src, {}, [], ("unsupported architecture", "marian", "sinusoidal positions are never stored")
 
 
-def falcon_refused(src):
-    edit_config(src, model_type="falcon", architectures=["FalconForCausalLM"])
-    return src, {}, [], ("unsupported architecture", "falcon", "ALiBi's slopes are a function of the number of heads")
-
-
 def factor(value):
     def case(src):
         return src, {"factor": value}, ["--factor", str(value)], ("--factor", "integer >= 2", repr(value) if isinstance(value, str) else str(value))
@@ -288,7 +283,6 @@ def seed_beyond_64_bits(src):
 CASES = [
     unsupported_architecture,
     refused_architecture,
-    falcon_refused,
     factor(1),
     factor(2.5),
     factor("abc"),

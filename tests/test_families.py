@@ -118,6 +118,8 @@ CLASSES = {
     "glm_image_text": ["GlmImageTextModel"],
     "glm_ocr_text": ["GlmOcrTextModel"],
     "nanochat": ["NanoChatModel", "NanoChatForCausalLM"],
+    "falcon": ["FalconModel", "FalconForCausalLM", "FalconForSequenceClassification", "FalconForTokenClassification",
+               "FalconForQuestionAnswering"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -605,3 +607,30 @@ def test_a_stored_head_dim_the_family_derives_is_rewritten(tmp_path):
     src = build_model(tmp_path / "small", "OlmoeForCausalLM", head_dim=4)
     check(src, tmp_path / "big", 2, attention="head-dim")
     assert json.loads((tmp_path / "big" / "config.json").read_text())["head_dim"] == 8
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(new_decoder_architecture=True, num_kv_heads=2),  # Falcon-40B/180B: KV groups, ln_attn and ln_mlp
+    dict(new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1),  # Falcon 2: one norm
+    dict(multi_query=False, parallel_attn=False),  # one group per head, sequential blocks (input and post-attention norms)
+])
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+def test_falcon_layouts(tmp_path, overrides, attention):
+    """Falcon's three query_key_value layouts are one: [q of the group's heads, k, v] per KV head."""
+    src = build_model(tmp_path / "small", "FalconForCausalLM", **overrides)
+    check(src, tmp_path / "big", 2, attention=attention)
+    check(src, tmp_path / "deep", None, hidden_size=24, intermediate_size=36, layers=3)
+
+
+def test_falcon_alibi_and_multi_query_refusals(tmp_path):
+    """ALiBi ties its slopes to the head count and Falcon scales the bias by 1/√head_dim: neither may change, the FFN and
+    the depth may. Falcon-7B's multi-query layout has one KV head whatever num_kv_heads says."""
+    alibi = build_model(tmp_path / "alibi", "FalconForCausalLM", alibi=True, multi_query=False, parallel_attn=False)
+    for attention in ("heads", "head-dim"):
+        with pytest.raises(hfgrow.GrowthError, match="alibi is set: ALiBi's slopes follow the number of heads"):
+            hfgrow.grow(alibi, tmp_path / f"a-{attention}", factor=2, attention=attention)
+    check(alibi, tmp_path / "a-ffn", None, intermediate_size=40, layers=3)
+    seven_b = build_model(tmp_path / "mq", "FalconForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match="one KV head"):
+        hfgrow.grow(seven_b, tmp_path / "mq-big", factor=2, num_kv_heads=2)
+    assert hfgrow.grow(seven_b, tmp_path / "mq-ok", factor=2)["plan"]["num_kv_heads"] == [1, 1]
