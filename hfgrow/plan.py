@@ -297,17 +297,21 @@ def _attribute_map(model_type: str) -> dict[str, str]:
     return dict(getattr(CONFIG_MAPPING[model_type], "attribute_map", {}))
 
 
-def _rope_types(cfg: Any) -> set[str]:
+def _rope_dicts(cfg: Any) -> list[dict[str, Any]]:
+    """The rope parameters as transformers reads them: one dict, or one per layer type where they are nested."""
     params = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
-    nested = [v for v in params.values() if isinstance(v, dict)] if isinstance(params, dict) else []
-    return {p.get("rope_type", p.get("type", "default")) for p in (nested or [params])}
+    if not isinstance(params, dict):
+        return []
+    return [v for v in params.values() if isinstance(v, dict)] or [params]
+
+
+def _rope_types(cfg: Any) -> set[str]:
+    return {p.get("rope_type", p.get("type", "default")) for p in _rope_dicts(cfg)}
 
 
 def _partial_rotary(cfg: Any) -> set[float]:
     """The fractions of each head that are rotated (below 1), per layer type where the rope parameters are nested."""
-    params = getattr(cfg, "rope_parameters", None) or {}
-    nested = [v for v in params.values() if isinstance(v, dict)] if isinstance(params, dict) else []
-    found = {p.get("partial_rotary_factor") for p in (nested or [params])} | {getattr(cfg, "partial_rotary_factor", None)}
+    found = {p.get("partial_rotary_factor") for p in _rope_dicts(cfg)} | {getattr(cfg, "partial_rotary_factor", None)}
     return {float(f) for f in found if isinstance(f, (int, float)) and f != 1}
 
 
@@ -319,7 +323,7 @@ def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
             else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
 
 
-def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any = None) -> Widths:
+def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any) -> Widths:
     """Small and big sizes of every dimension, from the config (``cfg``: as transformers reads it) and the options."""
     f = recipe.config
     hidden = _field(config, f.hidden)
@@ -506,8 +510,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
                                f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
         (d, big_d), k_d = widths.head_dim, widths.head_dim[1] // widths.head_dim[0]
-        params = getattr(cfg, "rope_parameters", None) or {}
-        if any(p.get("mrope_interleaved") for p in [params, *params.values()] if isinstance(p, dict)):
+        if any(p.get("mrope_interleaved") for p in _rope_dicts(cfg)):
             approximate.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
                                "growing head_dim would move slots between streams")
         for f in sorted(_partial_rotary(cfg)):

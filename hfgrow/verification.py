@@ -370,10 +370,11 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
         model.config.pad_token_id = 0
     routed = {"output_router_logits": True} if top_k(model.config) else {}  # mixtures of experts: the router's logits too
     choices: list[torch.Tensor] = []
+
     def record(_module, _inputs, output):
         if isinstance(output, tuple) and output and torch.is_tensor(output[-1]):
             choices.append(output[-1].detach().cpu())
-    hooks = [m.register_forward_hook(record) for m in model.modules() if routed and _is_router(m)]
+    hooks = [m.register_forward_hook(record) for m in model.modules() if _is_router(m)] if routed else []
     try:
         with torch.no_grad():
             out = model(**feed, output_hidden_states=True, **routed)
@@ -414,9 +415,10 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
         t = t.detach().cpu()
         picks = t if source == "expert_choices" else torch.topk(t.float(), k, -1).indices
         return picks.reshape(-1, picks.shape[-1]).sort(-1).values
-    if any(chosen(x).shape != chosen(y).shape for x, y in zip(a, b)):
+    pairs = [(chosen(x), chosen(y)) for x, y in zip(a, b)]
+    if any(x.shape != y.shape for x, y in pairs):
         return None
-    same = [(chosen(x) == chosen(y)).all(-1) for x, y in zip(a, b)]
+    same = [(x == y).all(-1) for x, y in pairs]
     return {"agreement": torch.cat(same).double().mean().item(), "top_k": k, "sparse_blocks": len(a),
             "from": "the routers' choices" if source == "expert_choices" else "the router logits' top-k"}
 

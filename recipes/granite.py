@@ -6,7 +6,7 @@ import dataclasses
 
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
 
-from .llama import LAYER, RECIPE as LLAMA, SINK, sinks
+from .llama import LAYER, RECIPE as LLAMA, PER_HEAD, sinks
 
 RECIPE = LLAMA.extend(
     name="granite",
@@ -28,7 +28,7 @@ HYPERCLOVAX = RECIPE.extend(
 
 # Granite with sliding-window layers and attention sinks
 GRANITE_SWA = RECIPE.extend(name="granite_swa", model_types=("granite_swa",), classes=("GraniteSWAModel", "GraniteSWAForCausalLM"),
-                            spaces={**RECIPE.spaces, **SINK}, body=sinks())
+                            spaces={**RECIPE.spaces, **PER_HEAD}, body=sinks())
 
 MOE = f"{LAYER}.block_sparse_moe"
 # Granite-MoE: Granite's multipliers over experts of the intermediate size, stored 3-D (input_linear: [experts, gate|up,
@@ -45,7 +45,7 @@ GRANITEMOE = RECIPE.extend(
 )
 GRANITEMOE_SWA = GRANITEMOE.extend(name="granitemoe_swa", model_types=("granitemoe_swa",),
                                    classes=("GraniteMoeSWAModel", "GraniteMoeSWAForCausalLM"),
-                                   spaces={**GRANITEMOE.spaces, **SINK}, body=sinks())
+                                   spaces={**GRANITEMOE.spaces, **PER_HEAD}, body=sinks())
 # Granite-MoE-Shared: Granite-MoE with a shared gated MLP of its own size (shared_mlp.input_linear: [gate|up, hidden])
 GRANITEMOESHARED = GRANITEMOE.extend(
     name="granitemoeshared", model_types=("granitemoeshared",), classes=("GraniteMoeSharedModel", "GraniteMoeSharedForCausalLM"),

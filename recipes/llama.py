@@ -52,12 +52,12 @@ RECIPE = Recipe(
 
 
 def sinks(names: str = "sinks") -> tuple[TensorRule, ...]:
-    """Attention sinks: one learned logit per query head beside the softmax's scores (space ``sink``, see SINK):
+    """Attention sinks: one learned logit per query head beside the softmax's scores (space ``per_head``, see PER_HEAD):
     copied with its head, whose scores are the small head's."""
-    return (TensorRule(f"{LAYER}.self_attn.({names})", (writes("sink"),)),)
+    return (TensorRule(f"{LAYER}.self_attn.({names})", (writes("per_head"),)),)
 
 
-SINK = {"sink": Space("heads", Kind.ACTIVATION)}  # a value per query head, as the heads are copied
+PER_HEAD = {"per_head": Space("heads", Kind.ACTIVATION)}  # a value per query head, as the heads are copied
 
 MISTRAL = RECIPE.extend(name="mistral", model_types=("mistral",), classes=tuple(f"Mistral{h}" for h in HEADS))
 QWEN2 = RECIPE.extend(name="qwen2", model_types=("qwen2",), classes=tuple(f"Qwen2{h}" for h in HEADS))

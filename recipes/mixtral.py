@@ -13,7 +13,7 @@ import dataclasses
 
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
-from .llama import LAYER, QWEN3, RECIPE as LLAMA, SINK, sinks
+from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -138,7 +138,7 @@ HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Mo
 FLINT = QWEN3_MOE.extend(
     name="flint", model_types=("flint",), classes=("FlintModel", "FlintForCausalLM"),
     config=dataclasses.replace(QWEN3_MOE.config, shared_ffn="shared_expert_intermediate_size"),
-    spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES, **SINK}, body=(*sinks("sinks|softmax_offset"), *gated("shared_expert", "shared")),
+    spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES, **PER_HEAD}, body=(*sinks("sinks|softmax_offset"), *gated("shared_expert", "shared")),
 )
 # Laguna: per-head q/k norms, a softplus gate per head on the attention output (g_proj), a shared expert of its own size,
 # mlp_layer_types, per-layer head counts (all equal); partial rotary on its full-attention layers
@@ -146,9 +146,9 @@ LAGUNA = QWEN3.extend(
     name="laguna", model_types=("laguna",), classes=("LagunaModel", "LagunaForCausalLM"),
     config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size",
                                heads_per_layer="num_attention_heads_per_layer"),
-    spaces={**QWEN3.spaces, **EXPERT_SPACES, **SINK},
+    spaces={**QWEN3.spaces, **EXPERT_SPACES, **PER_HEAD},
     body=(*shared_moe("shared_expert"),
-          *linear(f"{LAYER}.self_attn.g_proj", "sink", "hidden", bias=False)),  # one gate per head
+          *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False)),  # one gate per head
     requires={"gating": True},  # per element ("per-element") not supported
 )
 # Hunyuan-MoE (v1): per-head q/k norms after the rotation (query_layernorm / key_layernorm), experts and a shared MLP of the

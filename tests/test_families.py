@@ -634,3 +634,12 @@ def test_falcon_alibi_and_multi_query_refusals(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="one KV head"):
         hfgrow.grow(seven_b, tmp_path / "mq-big", factor=2, num_kv_heads=2)
     assert hfgrow.grow(seven_b, tmp_path / "mq-ok", factor=2)["plan"]["num_kv_heads"] == [1, 1]
+
+
+def test_interleaved_multimodal_rotary_sections_refuse_head_dim_growth(tmp_path):
+    """mrope_interleaved gives slot j to stream j mod 3: growing head_dim would move slots between streams; heads grow."""
+    src = build_model(tmp_path / "small", "Qwen2VLTextModel", model_type="qwen2_vl_text",
+                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1], "mrope_interleaved": True})
+    check(src, tmp_path / "heads", 2)
+    with pytest.raises(hfgrow.GrowthError, match="mrope_interleaved"):
+        hfgrow.grow(src, tmp_path / "dim", factor=2, attention="head-dim")
