@@ -28,6 +28,8 @@ MODULES = "modules.json"
 CONFIGS = ("sentence_bert_config.json", "config_sentence_transformers.json")  # copied as they are
 KNOWN = ("Transformer", "Pooling", "Dense", "Normalize")
 DENSE_OUT = ("keep", "grow")
+# modules without parameters, which may come without a folder: the config sentence-transformers saves for them
+PARAMETER_FREE = {"Normalize": {"module_input_name": "sentence_embedding", "module_output_name": "sentence_embedding"}}
 
 
 def modules(folder: Path) -> list[dict[str, Any]] | None:
@@ -50,16 +52,11 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
         if kind not in KNOWN or not m["type"].startswith("sentence_transformers."):
             raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} is {m['type']}, which hfgrow cannot grow "
                               f"(it grows {', '.join(KNOWN)})")
-        sub = Path(m["path"])
         if (kind == "Transformer") != (m["path"] == ""):
             where = "at the folder's root" if kind == "Transformer" else "in a folder of its own"
             raise GrowthError(f"{MODULES}: the {kind} module should be {where}, not at '{m['path']}'")
-        if kind != "Transformer" and (sub.is_absolute() or "\\" in m["path"] or len(sub.parts) != 1 or sub.name in (".", "..")):
-            raise GrowthError(f"{MODULES}: module path '{m['path']}' is not a folder inside the checkpoint")
-        if kind != "Transformer" and not (folder / sub).is_dir():
-            raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} ({kind}) has no folder '{m['path']}'")
-        if kind != "Transformer" and (folder / sub).is_symlink():
-            raise GrowthError(f"{MODULES}: module folder '{m['path']}' is a link: refused (nothing outside the checkpoint is read)")
+        if kind != "Transformer":
+            _check_module_folder(folder, m, kind)
     paths = [m["path"] for m in entries]
     if len(set(paths)) != len(paths):
         raise GrowthError(f"{MODULES}: two modules share the folder '{next(p for p in paths if paths.count(p) > 1)}'")
@@ -70,6 +67,26 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
         raise GrowthError(f"{MODULES}: a Normalize module before a Dense one: the grown vector's norm differs from the "
                           f"small one's (copies), which the Dense would see; not supported")
     return entries
+
+
+def _check_module_folder(folder: Path, m: Mapping[str, Any], kind: str) -> None:
+    """A module's folder: one name inside the checkpoint, none of the files hfgrow writes beside it, not a link;
+    missing only for a module without parameters (the Hub serves no empty folder: sentence-transformers loads
+    Normalize without one)."""
+    from .checkpoint import is_checkpoint_file
+    from .output import OWNER
+
+    path, sub = m["path"], Path(m["path"])
+    if sub.is_absolute() or "\\" in path or len(sub.parts) != 1 or sub.name in (".", ".."):
+        raise GrowthError(f"{MODULES}: module path '{path}' is not a folder inside the checkpoint")
+    if is_checkpoint_file(path) or path in (MODULES, *CONFIGS, "adapters", OWNER):
+        raise GrowthError(f"{MODULES}: module folder '{path}' has the name of a file hfgrow writes in the grown checkpoint")
+    if (folder / sub).is_symlink():
+        raise GrowthError(f"{MODULES}: module folder '{path}' is a link: refused (nothing outside the checkpoint is read)")
+    if (folder / sub).exists() and not (folder / sub).is_dir():
+        raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} ({kind}): '{path}' is not a folder")
+    if not (folder / sub).exists() and kind not in PARAMETER_FREE:
+        raise GrowthError(f"{MODULES}: module {m.get('idx', '?')} ({kind}) has no folder '{path}'")
 
 
 def _check_inside(root: Path, path: Path) -> None:
@@ -161,6 +178,11 @@ def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion
     done = []
     for m in entries[1:]:
         kind, folder, out = module_kind(m), src / m["path"], dst / m["path"]
+        if not folder.exists():  # a module without parameters, served without its folder: saved as the library does
+            out.mkdir(parents=True)
+            (out / "config.json").write_text(json.dumps(PARAMETER_FREE[kind], indent=4))
+            done.append({"module": m["path"], "type": kind})
+            continue
         _copy_module(src, folder, out)  # every file of the module; configs and weights rewritten below
         if kind == "Pooling":
             config = _config(folder)

@@ -113,7 +113,7 @@ def test_unknown_module_and_missing_folder_are_clean_errors(tmp_path):
     (src / "3_LayerNorm").mkdir()
     result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big")])
     assert result.exit_code == 2 and "LayerNorm, which hfgrow cannot grow" in result.stderr and not (tmp_path / "big").exists()
-    entries[-1]["type"] = "sentence_transformers.models.Normalize"
+    entries[-1]["type"] = "sentence_transformers.models.Pooling"  # a module with parameters needs its folder
     entries[-1]["path"] = "9_Missing"
     (src / "modules.json").write_text(json.dumps(entries))
     result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big")])
@@ -194,3 +194,57 @@ def test_module_lists_that_are_refused(tmp_path, case):
 def test_dense_under_the_orthogonal_convention(tmp_path):  # R reads copies of 1/√k back: not a plain 1/k
     src = make_st(tmp_path / "st", "mean", dense=[8])
     grow_and_check(src, tmp_path / "big", 8, factor=2, convention="orthogonal")
+
+
+def hub_minilm_layout(folder):
+    """A tiny randomised BERT laid out as the Hub serves sentence-transformers/all-MiniLM-L6-v2: Transformer → Pooling →
+    Normalize in modules.json, and no 2_Normalize/ folder (git keeps no empty folder)."""
+    build_bert(folder, "BertModel")
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+    ], indent=2))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": 16, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True,
+        "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}, indent=2))
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 32, "do_lower_case": False}))
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(
+        {"__version__": {"sentence_transformers": "2.0.0", "transformers": "4.6.1", "pytorch": "1.8.1"}}))
+    return folder
+
+
+def cli(*args):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_normalize_without_its_folder_as_the_hub_serves_it(tmp_path):
+    src = hub_minilm_layout(tmp_path / "minilm")
+    result = cli(src, "--factor", 2, "--out", tmp_path / "big")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "big" / "2_Normalize" / "config.json").read_text()) == {  # as sentence-transformers saves it
+        "module_input_name": "sentence_embedding", "module_output_name": "sentence_embedding"}
+    model = st.SentenceTransformer(str(tmp_path / "big"), device="cpu")
+    assert type(model[2]).__name__ == "Normalize" and model.get_sentence_embedding_dimension() == 32
+    v = json.loads((tmp_path / "big" / "growth_report.json").read_text())["verification"]
+    assert v["passed"] and v["sentence_transformers"]["cosine_max_delta"] <= 1e-5
+    (small, _), (big, _) = cosines(src), cosines(tmp_path / "big")  # independently of hfgrow's own check
+    assert (small - big).abs().max() <= 1e-5
+
+
+@pytest.mark.parametrize("path", ["growth_report.json", "README.md", "growth_report.md", "adapters"])
+def test_a_module_folder_named_as_a_file_hfgrow_writes(tmp_path, path):
+    src = make_st(tmp_path / "st", "mean")
+    entries = json.loads((src / "modules.json").read_text())
+    (src / path).unlink(missing_ok=True)  # the model card sentence-transformers saves
+    (src / entries[2]["path"]).rename(src / path)
+    entries[2]["path"] = path
+    (src / "modules.json").write_text(json.dumps(entries))
+    result = cli(src, "--factor", 2, "--out", tmp_path / "big")
+    assert result.exit_code == 2 and "has the name of a file hfgrow writes" in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
