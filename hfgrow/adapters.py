@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from .errors import GrowthError
 CONFIG = "adapter_config.json"
 WEIGHTS = "adapter_model.safetensors"
 PREFIX = "base_model.model."
+LORA_PARTS = (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B")
 WRAPPERS = (".base_layer.", ".modules_to_save.", ".original_module.")  # PEFT's wrappers around a base layer
 REFUSED = {  # adapter_config.json fields whose growth is not exact, or that hfgrow does not handle yet
     "use_dora": "DoRA scales every row by the norm of W + B·A, which the growth changes",
@@ -58,10 +60,81 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
     for key, why in REFUSED.items():
         if config.get(key):
             raise GrowthError(f"--adapter {folder}: {key} is set: {why}")
+    r, alpha = config.get("r"), config.get("lora_alpha", 8)  # PEFT's default alpha
+    if isinstance(r, bool) or not isinstance(r, int) or r <= 0:
+        raise GrowthError(f"--adapter {folder}: r={r!r} in {CONFIG}: the rank should be a positive integer")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
+        raise GrowthError(f"--adapter {folder}: lora_alpha={alpha!r} in {CONFIG}: a number is expected")
     if not (folder / WEIGHTS).is_file():
         raise GrowthError(f"--adapter {folder}: no {WEIGHTS} (an adapter saved as adapter_model.bin: resave it with PEFT "
                           f"and safe_serialization)")
     return config
+
+
+def check_finite(t: torch.Tensor, what: str) -> None:
+    """The check the base weights get (:func:`hfgrow.grow.grow_one`): growing a NaN or an inf would spread it, and
+    verification could only say "no gap"."""
+    if not bool(torch.isfinite(t).all()):
+        raise GrowthError(f"{what} holds non-finite values (NaN or inf)")
+
+
+def _parse(key: str) -> tuple[str, str | None, str | None, str | None, str]:
+    """An adapter key's name (PEFT's prefix off), its LoRA part (None: a full copy of a base tensor), the module it
+    adapts, the wrapper in its name (bias="all", modules_to_save) and the name of the base tensor it adapts."""
+    name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+    lora = next((part for part in LORA_PARTS if part in name), None)
+    module = name.split(lora)[0] if lora else None
+    wrapped = next((w for w in WRAPPERS if w in name), None)
+    return name, lora, module, wrapped, f"{module}.weight" if lora else name.replace(wrapped or ".", ".")
+
+
+def _expected(t: torch.Tensor, name: str, lora: str | None, base: Any, config: dict[str, Any]) -> tuple | None:
+    """The shape an adapter tensor must have to adapt ``base``: A's rank is r (unless a rank pattern varies it: then
+    A's own), B's is A's (checked apart); None when the base is not a matrix a LoRA update adds to."""
+    shape = tuple(base.source.shape)
+    if lora is None:  # a full copy of the base tensor
+        return shape
+    if len(shape) != 2:
+        return None
+    out_size, in_size = shape
+    if isinstance(base.rule.axes[0], algebra.Axis) and base.rule.axes[0].reads:  # Conv1D: [in, out]
+        out_size, in_size = in_size, out_size
+    own_rank = tuple(t.shape)[-1:] if lora in (".lora_B.", ".lora_embedding_B") else tuple(t.shape)[:1]
+    rank = own_rank if config.get("rank_pattern") else (config["r"],)
+    if lora == ".lora_embedding_A":  # [r, vocab] of an embedding [vocab, width]
+        return (*rank, shape[0])
+    if lora == ".lora_embedding_B":  # [width, r]
+        return (shape[1], *own_rank)
+    if lora == ".lora_A.":
+        return (*rank, in_size) if name.endswith(".weight") else rank
+    return (out_size, *own_rank) if name.endswith(".weight") else (out_size,)  # B and its bias (lora_bias)
+
+
+def _check_tensors(folder: Path, stored: dict[str, torch.Tensor], by_source: dict[str, Any], config: dict[str, Any]) -> None:
+    """Every adapter tensor before anything grows: one the grown checkpoint holds a base for, floating point where
+    its base is, finite, of the shape its base takes, A's rank B's (an adapter of another base is refused here, not
+    deep in the growth)."""
+    ranks: dict[str, set[int]] = {}
+    for key, t in stored.items():
+        name, lora, module, _, base_name = _parse(key)
+        base = by_source.get(base_name)
+        if base is None:
+            raise GrowthError(f"--adapter {folder}: '{key}' adapts '{module or name}', which the grown checkpoint "
+                              f"does not hold as a weight hfgrow grows")
+        if not t.dtype.is_floating_point and (lora or base.source.dtype.is_floating_point):
+            raise GrowthError(f"--adapter {folder}: '{key}' is {t.dtype}, where floating-point weights are expected")
+        if t.dtype.is_floating_point:
+            check_finite(t, f"--adapter {folder}: '{key}'")
+        expected = _expected(t, name, lora, base, config)
+        if expected != tuple(t.shape):
+            raise GrowthError(f"--adapter {folder}: '{key}' is {list(t.shape)}, but adapting '{base_name}' "
+                              f"{list(base.source.shape)} needs {list(expected) if expected else 'a matrix base'}: "
+                              f"an adapter trained on another base?")
+        if lora and name.endswith(".weight") or lora in (".lora_embedding_A", ".lora_embedding_B"):
+            ranks.setdefault(module, set()).add(t.shape[0] if "_A" in lora else t.shape[1])
+    uneven = next((m for m, r in ranks.items() if len(r) > 1), None)
+    if uneven is not None:
+        raise GrowthError(f"--adapter {folder}: the A and B matrices of '{uneven}' have different ranks {sorted(ranks[uneven])}")
 
 
 def _split(axes: tuple) -> tuple[Any, Any]:
@@ -99,16 +172,10 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
             stored = {key: f.get_tensor(key) for key in f.keys()}
     except Exception as e:  # a corrupt file: named, in one line
         raise GrowthError(f"--adapter {folder}: {WEIGHTS} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+    _check_tensors(folder, stored, by_source, config)
     for key, t in stored.items():
-        name = key[len(PREFIX):] if key.startswith(PREFIX) else key
-        lora = next((part for part in (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B") if part in name), None)
-        module = name.split(lora)[0] if lora else None
-        # a wrapped layer's own tensor saved with the adapter (bias="all", modules_to_save)
-        wrapped = next((w for w in WRAPPERS if w in name), None)
-        base = by_source.get(f"{module}.weight" if lora else name.replace(wrapped or ".", "."))
-        if base is None:
-            raise GrowthError(f"--adapter {folder}: '{key}' adapts '{module or name}', which the grown checkpoint "
-                              f"does not hold as a weight hfgrow grows")
+        name, lora, module, wrapped, base_name = _parse(key)
+        base = by_source[base_name]
         counts["lora" if lora else "full"] += 1
         out_axis, in_axis = _split(base.rule.axes)
         if lora is None:  # a full copy of a base tensor (modules_to_save, a bias): grown as the base tensor is

@@ -134,3 +134,61 @@ def test_without_peft_the_adapter_still_grows(tmp_path, monkeypatch):
     report = hfgrow.grow(src, tmp_path / "big", factor=2, adapters=[str(adapter)])
     assert report["verification"]["passed"] and "not installed" in report["adapters"][0]["verification"]["skipped"]
     assert (tmp_path / "big" / "adapters" / "lora" / "adapter_model.safetensors").is_file()
+
+
+def rewrite_weights(adapter, change):
+    """The adapter's weights, each passed through ``change(key, tensor)``, saved back."""
+    from safetensors.torch import load_file, save_file
+
+    path = adapter / "adapter_model.safetensors"
+    save_file({k: change(k, v).contiguous() for k, v in load_file(path).items()}, path)
+
+
+def first_lora_a(key, t):  # one lora_A a column wider than the base's input
+    return torch.cat([t, t[:, :1]], dim=1) if key.endswith("layers.0.self_attn.q_proj.lora_A.weight") else t
+
+
+def nan_in_b(key, t):
+    return t.index_fill(0, torch.tensor([0]), float("nan")) if "lora_B" in key else t
+
+
+@pytest.mark.parametrize("what,expected", [
+    ("another base", "an adapter trained on another base?"),
+    ("wider lora_A", "needs [4, 16]: an adapter trained on another base?"),
+    ("r=0", "r=0 in adapter_config.json: the rank should be a positive integer"),
+    ("r='four'", "r='four' in adapter_config.json: the rank should be a positive integer"),
+    ("alpha", "lora_alpha='8' in adapter_config.json: a number is expected"),
+    ("uneven ranks", "have different ranks [4, 5]"),
+    ("integer weights", "is torch.int32, where floating-point weights are expected"),
+    ("NaN weights", "holds non-finite values (NaN or inf)"),
+])
+def test_adapters_that_do_not_fit_their_base_are_refused(tmp_path, what, expected):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    if what == "another base":  # the same family, twice as wide
+        other = build_model(tmp_path / "other", "LlamaForCausalLM", hidden_size=32)
+        adapter = make_adapter(other, tmp_path / "adapter", **LLAMA)
+    else:
+        adapter = make_adapter(src, tmp_path / "adapter", **LLAMA)
+    if what.startswith("r="):
+        config = json.loads((adapter / "adapter_config.json").read_text())
+        config["r"] = 0 if what == "r=0" else "four"
+        (adapter / "adapter_config.json").write_text(json.dumps(config))
+    elif what == "alpha":
+        config = json.loads((adapter / "adapter_config.json").read_text())
+        (adapter / "adapter_config.json").write_text(json.dumps({**config, "lora_alpha": "8"}))
+    elif what == "uneven ranks":  # one lora_B of rank 5 for its lora_A of rank 4
+        rewrite_weights(adapter, lambda k, t: torch.cat([t, t[:, :1]], dim=1) if k.endswith("0.self_attn.q_proj.lora_B.weight") else t)
+    elif what == "wider lora_A":
+        rewrite_weights(adapter, first_lora_a)
+    elif what == "integer weights":
+        rewrite_weights(adapter, lambda k, t: (t * 100).to(torch.int32))
+    elif what == "NaN weights":
+        rewrite_weights(adapter, nan_in_b)
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--no-verify", "--quiet", "--out", str(tmp_path / "big"),
+                                       "--adapter", str(adapter)])
+    assert result.exit_code == 2 and expected in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
