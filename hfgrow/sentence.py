@@ -132,6 +132,8 @@ def pooling_modes(config: Mapping[str, Any]) -> list[str]:
 def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
+    from .checkpoint import torch_load_reason
+
     try:
         if (folder / "model.safetensors").is_file():
             return load_file(folder / "model.safetensors")
@@ -140,8 +142,27 @@ def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
             if isinstance(weights, dict):
                 return weights
     except Exception as e:  # a corrupt file: named, in one line
-        raise GrowthError(f"{folder.name}/: its weights cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+        raise GrowthError(f"{folder.name}/: its weights cannot be read ({torch_load_reason(e)[:200]})") from None
     raise GrowthError(f"{folder.name}/ holds no weights (model.safetensors or pytorch_model.bin with a state dict)")
+
+
+def _dense_linear(folder: Path, path: str, config: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A Dense module's weight and bias, checked as the base weights are: of its config's shape, floating point, finite."""
+    from .adapters import check_finite
+
+    weights = _dense_weights(folder)
+    w, b = weights.get("linear.weight"), weights.get("linear.bias")
+    if w is None or w.dim() != 2 or w.shape[1] != config.get("in_features") or w.shape[0] != config.get("out_features"):
+        raise GrowthError(f"{path}: linear.weight {None if w is None else list(w.shape)} does not match its "
+                          f"config (in_features {config.get('in_features')}, out_features {config.get('out_features')})")
+    if b is not None and tuple(b.shape) != (w.shape[0],):
+        raise GrowthError(f"{path}: linear.bias {list(b.shape)} does not match out_features {w.shape[0]}")
+    for key, t in (("linear.weight", w), ("linear.bias", b)):
+        if t is not None and not t.dtype.is_floating_point:
+            raise GrowthError(f"{path}: {key} is {t.dtype}, where floating-point weights are expected")
+        if t is not None:
+            check_finite(t, f"{path}: {key}")
+    return w, b
 
 
 def cosine_preserving(e: Expansion) -> bool:
@@ -194,11 +215,8 @@ def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion
             (out / "config.json").write_text(json.dumps(config, indent=4) + "\n")
             done.append({"module": m["path"], "type": kind, "pooling_mode": pooling_modes(config), key: [width, space.big]})
         elif kind == "Dense":
-            config, weights = _config(folder), _dense_weights(folder)
-            w, b = weights.get("linear.weight"), weights.get("linear.bias")
-            if w is None or w.dim() != 2 or w.shape[1] != config.get("in_features") or w.shape[0] != config.get("out_features"):
-                raise GrowthError(f"{m['path']}: linear.weight {None if w is None else list(w.shape)} does not match its "
-                                  f"config (in_features {config.get('in_features')}, out_features {config.get('out_features')})")
+            config = _config(folder)
+            w, b = _dense_linear(folder, m["path"], config)
             if space is None:  # an earlier Dense kept its output: this one reads what the small model's read
                 done.append({"module": m["path"], "type": kind, "in_features": [w.shape[1]] * 2, "out_features": [w.shape[0]] * 2})
                 continue

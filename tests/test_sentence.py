@@ -248,3 +248,26 @@ def test_a_module_folder_named_as_a_file_hfgrow_writes(tmp_path, path):
     result = cli(src, "--factor", 2, "--out", tmp_path / "big")
     assert result.exit_code == 2 and "has the name of a file hfgrow writes" in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("what,expected", [
+    ("NaN", "2_Dense: linear.weight holds non-finite values (NaN or inf)"),
+    ("inf bias", "2_Dense: linear.bias holds non-finite values (NaN or inf)"),
+    ("integer", "2_Dense: linear.weight is torch.int64, where floating-point weights are expected"),
+])
+def test_a_dense_module_with_broken_weights(tmp_path, what, expected):
+    from safetensors.torch import load_file, save_file
+
+    src = make_st(tmp_path / "st", "mean", dense=[8])
+    path = src / "2_Dense" / "model.safetensors"
+    weights = load_file(path)
+    if what == "NaN":
+        weights["linear.weight"][3, 5] = float("nan")
+    elif what == "inf bias":
+        weights["linear.bias"][0] = float("inf")
+    else:
+        weights["linear.weight"] = (weights["linear.weight"] * 100).long()
+    save_file(weights, path)
+    result = cli(src, "--factor", 2, "--no-verify", "--quiet", "--out", tmp_path / "big")
+    assert result.exit_code == 2 and expected in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
