@@ -172,6 +172,9 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
               help="A PEFT LoRA adapter of SRC to grow with it, into OUT/adapters/<name> (repeatable).")
 @click.option("--dense-out", type=click.Choice(["keep", "grow"]), default="keep", show_default=True,
               help="sentence-transformers folders: Dense modules keep their output dimension (same embeddings) or grow it.")
+@click.option("--multipliers", is_flag=True,
+              help="Training checkpoints (Trainer, accelerate): split the optimizer's param groups by learning-rate multiplier "
+                   "(hfgrow.optim.trainer_optimizer / param_groups builds the same groups to resume).")
 @verify_options
 @click.option("--push-to-hub", default=None, metavar="REPO_ID", help="Upload the grown checkpoint (created if needed) when verification passes.")
 @click.option("--private", is_flag=True, help="Create the Hub repository private.")
@@ -180,21 +183,36 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
 @click.option("--create-pr", is_flag=True, help="Open a pull request instead of committing to the branch.")
 @click.option("--force", is_flag=True, help="Push even when verification failed or was skipped.")
 @output_options
-def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, **kwargs: Any) -> None:
+def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multipliers: bool, **kwargs: Any) -> None:
     """Grow the checkpoint SRC (a folder or a Hub id) into --out.
 
     Widens hidden size, FFN size and the attention (more heads, or wider heads) by --factor or to
     the sizes given, optionally adds blocks (--layers), rewrites the config, writes sharded
     safetensors with the tokenizer, a model card and other files, then reloads both models through
     transformers and reports the gap between their outputs (growth_report.json and .md in --out).
+
+    A training checkpoint (a Trainer's checkpoint-N, an accelerate save_state folder) grows whole:
+    the optimizer state with the weights, the scheduler, RNG and trainer state copied, so that
+    training resumes from --out on the grown model.
     """
     from .grow import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .report import summary_lines
+    from .training_state import detect, grow_training_checkpoint
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
-    report = run(lambda: grow_checkpoint(src, out, options, log=log, progress=not quiet), verbose)
+
+    def action() -> dict[str, Any]:
+        if detect(src) is not None:
+            return grow_training_checkpoint(src, out, options, multipliers=multipliers, log=log, progress=not quiet)
+        if multipliers:
+            raise GrowthError(f"--multipliers is for training checkpoints (a Trainer's checkpoint-N, an accelerate save_state "
+                              f"folder), and {src} is not one")
+        return grow_checkpoint(src, out, options, log=log, progress=not quiet)
+
+    report = run(action, verbose)
     lines = summary_lines(report)
+    lines[-1:-1] = training_lines(report)
     for line in lines if not quiet else lines[-1:]:
         click.echo(line)
     push = report.get("push")
@@ -205,6 +223,15 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, **kwar
         sys.exit(ExitCode.VERIFY_FAILED)
     if push and not push["pushed"]:
         sys.exit(ExitCode.NOT_PUSHED)
+
+
+def training_lines(report: dict[str, Any]) -> list[str]:
+    """What became of a training checkpoint's state (none for a model)."""
+    t = report.get("training_state")
+    if not t:
+        return []
+    return [f"{t['format']}: grew {', '.join(t['grown'])}; copied {', '.join(t['copied']) or 'nothing else'}; "
+            f"wrote {', '.join(t['written'])}"]
 
 
 @main.command(context_settings=SETTINGS)

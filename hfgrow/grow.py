@@ -28,12 +28,14 @@ Log = Callable[[str], None]
 
 
 def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
-         progress: bool = False, **kwargs: Any) -> dict[str, Any]:
+         progress: bool = False, extra: Callable[[Path], dict[str, Any]] | None = None, **kwargs: Any) -> dict[str, Any]:
     """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
 
     Options come as a :class:`GrowthOptions` or as its fields by keyword:
     ``grow("small", "big", factor=2)``. Raises :class:`GrowthError` for bad input, leaving ``out``
-    as it was.
+    as it was. ``extra`` (a training checkpoint's state, :mod:`hfgrow.training_state`) is called with
+    the temporary folder once the weights are in it: it writes its files there (they leave
+    ``not_copied``) and returns entries for the report.
     """
     options = options or GrowthOptions()
     if kwargs:
@@ -80,6 +82,9 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
             grown_adapters = [adapters.grow_adapter(a, place.tmp / "adapters" / adapters.name(a), plan, str(out))
                               for a in options.adapters]
             not_copied = write_checkpoint(plan, reader, place.tmp, progress)
+            before = set(os.listdir(place.tmp))
+            entries = extra(place.tmp) if extra is not None else {}
+            not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") in before or not (place.tmp / k.rstrip("/")).exists()}
             if st_modules:  # written above, not left behind
                 not_copied = {k: v for k, v in not_copied.items() if k.rstrip("/") not in sentence.written(st_modules)}
             grow_s = time.perf_counter() - start
@@ -113,6 +118,7 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
                 **({"adapters": grown_adapters} if grown_adapters else {}),
                 "verification": verification,
                 "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
+                **entries,
             }
             write_report(report, place.tmp)
             model_card(report, hub.source_card_data(src), report["command"]).save(place.tmp / "README.md")

@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -55,7 +54,6 @@ SCALES_FILE = "hfgrow_param_groups.json"
 OPTIMIZER_KINDS = ("adamw", "adam", "sgd")
 ADAM_STATE = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
 SGD_STATE = {"momentum_buffer"}
-_LIST_LR = ("base_lrs", "_last_lr", "min_lrs")  # scheduler lists that hold one learning rate per group
 
 
 # --- scales ---------------------------------------------------------------------------------------
@@ -587,123 +585,31 @@ def grow_optimizer_state(state_dict: Mapping[str, Any], small: torch.nn.Module, 
     return {"state": state, "param_groups": groups}
 
 
-def _scheduler_split(sched: dict[str, Any], split: Sequence[tuple[int, float]], n: int) -> dict[str, Any]:
-    """A scheduler state dict for ``n`` param groups split in new ones (per new group: its source
-    group, its lr multiplier): the lists that hold one entry per group follow, learning rates multiplied."""
-    out = dict(sched)
-    for key, value in sched.items():
-        if isinstance(value, list) and len(value) == n and n:
-            scale = key in _LIST_LR
-            out[key] = [value[g] * m if scale and isinstance(value[g], (int, float)) else _copy(value[g]) for g, m in split]
-    return out
-
-
-def _copy(x: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(x)
-
-
-# --- Trainer checkpoints --------------------------------------------------------------------------
-
-TRAINER_FILES = ("trainer_state.json", "training_args.bin", "scaler.pt")
-
-
-def _meta_model(folder: Path) -> torch.nn.Module:
-    """The checkpoint's own class, on the meta device (no memory): for its parameter names."""
-    import transformers
-
-    config = transformers.AutoConfig.from_pretrained(folder)
-    archs = getattr(config, "architectures", None) or []
-    if not archs or not hasattr(transformers, archs[0]):
-        raise GrowthError(f"{folder}/config.json names no transformers class: pass the small model")
-    with torch.device("meta"):
-        return getattr(transformers, archs[0])(config)
+# --- training checkpoints -------------------------------------------------------------------------
 
 
 def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, small_model: Any = None,
                             options: GrowthOptions | None = None, *, multipliers: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """Grow a transformers Trainer checkpoint folder (``checkpoint-N/``) into one that
-    ``Trainer.train(resume_from_checkpoint=out)`` resumes on the grown model.
+    """Grow a training checkpoint folder into one that training resumes from on the grown model: a
+    transformers Trainer checkpoint (``checkpoint-N/``: ``Trainer.train(resume_from_checkpoint=out)``) or
+    an accelerate ``save_state`` folder (``Accelerator.load_state(out)``; it needs the model's
+    config.json beside the weights). What ``hfgrow SRC --out OUT`` does for such a folder.
 
-    The weights grow with :func:`hfgrow.grow` (and are verified unless ``verify=False``); optimizer.pt
-    grows with :func:`grow_optimizer_state`; trainer_state.json (global step), rng_state*.pth,
-    training_args.bin and scheduler.pt are copied. The per-tensor scales go to
-    ``hfgrow_param_groups.json``.
+    The weights grow with :func:`hfgrow.grow` (and are verified unless ``verify=False``); the optimizer
+    state (optimizer.pt, optimizer.bin) grows with :func:`grow_optimizer_state`; the scheduler, RNG
+    states, trainer_state.json and training_args.bin are copied as they are (never unpickled). The
+    per-tensor scales go to ``hfgrow_param_groups.json``. Details: :mod:`hfgrow.training_state`.
 
-    ``multipliers=False``: the optimizer state keeps the Trainer's two param groups, so a stock Trainer
-    resumes, with a plain learning rate. ``multipliers=True``: each group is split by multiplier (lr,
-    eps, weight decay; scheduler.pt's per-group lists follow), so that the first steps continue the small
-    model's; the Trainer must then build the same groups:
+    ``multipliers=False``: the optimizer state keeps the small optimizer's param groups (the Trainer's
+    two), so a stock Trainer resumes, with a plain learning rate. ``multipliers=True``: each group is
+    split by multiplier (lr, eps, weight decay; the scheduler's per-group lists follow), so that the first
+    steps continue the small model's; the Trainer must then build the same groups:
     ``Trainer(..., optimizer_cls_and_kwargs=hfgrow.optim.trainer_optimizer(model, args))``.
 
     ``small_model``: the model whose training wrote the checkpoint (its parameter order and which ones
     were frozen); default: the checkpoint's class, built on the meta device. Returns the growth report
-    with an ``optimizer`` entry.
+    with ``optimizer`` and ``training_state`` entries.
     """
-    from . import hub
-    from .card import model_card
-    from .grow import grow
-    from .checkpoint import sync_folder
-    from .output import OutputFolder, check_out
-    from .report import write_report
+    from .training_state import grow_training_checkpoint
 
-    src, out = Path(src), Path(os.path.abspath(out))
-    options = options or GrowthOptions()
-    options = GrowthOptions(**{**options.__dict__, **kwargs})
-    options.validate()
-    if not (src / "optimizer.pt").is_file():
-        raise GrowthError(f"{src} holds no optimizer.pt: not a Trainer checkpoint (or one saved with save_only_model)")
-    if not (src / "trainer_state.json").is_file():
-        raise GrowthError(f"{src} holds no trainer_state.json: not a Trainer checkpoint")
-    if options.layers:
-        raise GrowthError("grow_trainer_checkpoint widens only (new blocks would start with no optimizer state): drop layers")
-    check_out(out, src, options.overwrite)
-    if small_model is None:
-        small_model = _meta_model(src)
-    elif not _is_module(small_model):
-        small_model = _meta_model(Path(small_model))
-    from .checkpoint import CheckpointReader
-
-    plan = make_plan(CheckpointReader(src), dataclasses.replace(options, verify=False))
-    try:
-        state = torch.load(src / "optimizer.pt", map_location="cpu", weights_only=True, mmap=True)
-    except Exception as e:  # noqa: BLE001 - a pickle with code in it, a truncated file, …
-        raise GrowthError(f"cannot read {src / 'optimizer.pt'} as a plain state dict: {str(e).splitlines()[0]}") from None
-    kind = optimizer_kind(state)
-    grown_state = grow_optimizer_state(state, small_model, plan, multipliers=multipliers)
-    sched = None
-    if (src / "scheduler.pt").is_file() and multipliers:
-        sched = torch.load(src / "scheduler.pt", map_location="cpu", weights_only=True)
-        split = [(h["hfgrow_source_group"], h["hfgrow_lr_scale"]) for h in grown_state["param_groups"]]
-        sched = _scheduler_split(sched, split, len(state["param_groups"]))
-    scales = tensor_scales(plan)
-    # assembled beside ``out`` and moved into place when complete (hfgrow.output, as for any growth): a
-    # half-written checkpoint (weights without their optimizer state) would make a Trainer resume with a
-    # fresh optimizer, silently
-    with OutputFolder(out, options.overwrite) as place:
-        weights = place.tmp / "weights"
-        report = grow(src, weights, dataclasses.replace(options, overwrite=False))
-        for f in weights.iterdir():
-            os.rename(f, place.tmp / f.name)
-        weights.rmdir()
-        tmp = place.tmp
-        torch.save(grown_state, tmp / "optimizer.pt")
-        if sched is not None and multipliers:
-            torch.save(sched, tmp / "scheduler.pt")
-        elif (src / "scheduler.pt").is_file():
-            shutil.copyfile(src / "scheduler.pt", tmp / "scheduler.pt")
-        for f in sorted(src.iterdir()):
-            if f.is_file() and not f.is_symlink() and (f.name in TRAINER_FILES or (f.name.startswith("rng_state") and f.name.endswith(".pth"))):
-                shutil.copyfile(f, tmp / f.name)
-        save_scales(tmp, scales, optimizer=kind, multipliers=multipliers, symmetry=options.symmetry,
-                    exact=options.symmetry == "none" and all(x.exact for x in scales.values()))
-        report["output"] = str(out)
-        report["command"] = options.command(str(src), str(out))
-        report["optimizer"] = {"kind": kind, "multipliers": multipliers, "groups": len(grown_state["param_groups"]),
-                               "inexact": sorted(n for n, x in scales.items() if not x.exact)}
-        write_report(report, tmp)
-        model_card(report, hub.source_card_data(src), report["command"]).save(tmp / "README.md")
-        sync_folder(tmp)
-        place.publish()
-    return report
+    return grow_training_checkpoint(src, out, options, multipliers=multipliers, small_model=small_model, **kwargs)

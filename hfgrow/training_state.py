@@ -1,0 +1,226 @@
+"""Training checkpoints, grown whole: a transformers Trainer's ``checkpoint-N/`` or an accelerate
+``save_state`` folder.
+
+The weights grow through :func:`hfgrow.grow` (the one pipeline: assembled beside ``--out``, verified,
+moved into place); this module plugs the training state into it (``grow(..., extra=...)``):
+
+* the optimizer state (Trainer ``optimizer.pt``, accelerate ``optimizer.bin``: a torch AdamW / Adam /
+  SGD state dict) grows with :func:`hfgrow.optim.grow_optimizer_state`;
+* the scheduler is copied, or, with ``multipliers``, its per-group lists follow the split groups;
+* the rest (Trainer: trainer_state.json, training_args.bin, rng_state*.pth, scaler.pt; accelerate:
+  random_states_*.pkl, sampler*.bin, dl_state_dict*.bin, scaler.pt, custom_checkpoint_*.pkl) is copied
+  as bytes, never unpickled;
+* the per-tensor scales go to ``hfgrow_param_groups.json``.
+
+Everything is read before anything is written, with ``torch.load(weights_only=True)`` only, and only
+from files that lie in the checkpoint folder (a link that leads outside is refused).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from .checkpoint import CheckpointReader, copy_files, inside
+from .errors import GrowthError
+from .optim import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
+from .plan import GrowthOptions, make_plan
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which files make a training checkpoint of one library."""
+
+    name: str
+    optimizer: str
+    scheduler: str
+    copied: re.Pattern  # the other files of the training state, copied as bytes
+
+
+TRAINER = Layout("Trainer checkpoint", "optimizer.pt", "scheduler.pt",
+                 re.compile(r"^(trainer_state\.json|training_args\.bin|scaler\.pt|rng_state(_\d+)?\.pth)$"))
+ACCELERATE = Layout("accelerate save_state folder", "optimizer.bin", "scheduler.bin",
+                    re.compile(r"^(random_states_\d+\.pkl|sampler(_\d+)?\.bin|dl_state_dict(_\d+)?\.bin|scaler\.pt"
+                               r"|custom_checkpoint_\d+\.pkl)$"))
+
+
+def detect(folder: str | os.PathLike) -> Layout | None:
+    """The layout of a training checkpoint folder, or None for anything else (a model, a Hub id)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    names = set(os.listdir(folder))
+    if {"trainer_state.json", TRAINER.optimizer} <= names:
+        return TRAINER
+    if ACCELERATE.optimizer in names and any(re.fullmatch(r"random_states_\d+\.pkl", n) for n in names):
+        return ACCELERATE
+    return None
+
+
+def _files(folder: Path, layout: Layout) -> dict[str, Path]:
+    """The training state's files, each with the real path to read: every one must be a file that lies in
+    the checkpoint folder (a link is followed only if it stays inside)."""
+    root = folder.resolve()
+    files = {}
+    for p in sorted(folder.iterdir()):
+        if p.name not in (layout.optimizer, layout.scheduler) and not layout.copied.match(p.name):
+            continue
+        real = p.resolve()
+        if p.is_symlink() and not inside(root, real):
+            raise GrowthError(f"{p.name} in {folder} is a link to {real}, outside the checkpoint folder: refused")
+        if not real.is_file():
+            raise GrowthError(f"{p.name} in {folder} is not a regular file{' (a broken link)' if p.is_symlink() else ''}")
+        files[p.name] = real
+    return files
+
+
+def load_plain(path: Path, name: str) -> Any:
+    """A torch-saved state of tensors, numbers and containers (``weights_only``): no pickled code runs."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - an UnpicklingError, a truncated zip, …
+        raise GrowthError(f"cannot read {name} as a plain state dict of tensors and numbers: it is truncated, corrupt "
+                          f"or holds pickled objects, which hfgrow does not load") from None
+
+
+def meta_model(folder: Path) -> torch.nn.Module:
+    """The checkpoint's own class, on the meta device (no memory): for its parameter names and order."""
+    import transformers
+
+    try:
+        config = transformers.AutoConfig.from_pretrained(folder)
+    except Exception as e:  # noqa: BLE001 - an unknown model_type, a config transformers cannot read
+        text = " ".join(str(e).split())
+        raise GrowthError(f"transformers cannot read {folder}/config.json: {text[:200]}") from None
+    archs = getattr(config, "architectures", None) or []
+    if not archs or not hasattr(transformers, archs[0]):
+        raise GrowthError(f"{folder}/config.json names no transformers class: pass the small model")
+    try:
+        with torch.device("meta"):
+            return getattr(transformers, archs[0])(config)
+    except Exception as e:  # noqa: BLE001
+        raise GrowthError(f"cannot build {archs[0]} from {folder}/config.json: {' '.join(str(e).split())[:200]}") from None
+
+
+LIST_LR = ("base_lrs", "_last_lr", "min_lrs")  # scheduler lists that hold one learning rate per group
+
+
+def scheduler_split(sched: dict[str, Any], split: Sequence[tuple[int, float]], n: int) -> dict[str, Any]:
+    """A scheduler state dict for ``n`` param groups split in new ones (per new group: its source
+    group, its lr multiplier): the lists that hold one entry per group follow, learning rates multiplied."""
+    out = dict(sched)
+    for key, value in sched.items():
+        if isinstance(value, list) and len(value) == n and n:
+            scale = key in LIST_LR
+            out[key] = [value[g] * m if scale and isinstance(value[g], (int, float)) else copy.deepcopy(value[g]) for g, m in split]
+    return out
+
+
+@dataclass
+class TrainingState:
+    """A training checkpoint's state, read and grown in memory; :meth:`write` puts it in the new folder."""
+
+    layout: Layout
+    files: dict[str, Path]  # name → real path
+    kind: str
+    optimizer: dict[str, Any]
+    scheduler: dict[str, Any] | None  # grown (multipliers), else copied from ``files``
+    scales: dict[str, Any]
+    multipliers: bool
+    symmetry: str
+    command: str = ""
+    written: dict[str, str] = field(default_factory=dict)
+
+    def write(self, folder: Path) -> dict[str, Any]:
+        """Write the grown optimizer (and scheduler), copy the rest; returns the report's entries."""
+        torch.save(self.optimizer, folder / self.layout.optimizer)
+        grown = [f"{self.layout.optimizer} ({self.kind}, {len(self.optimizer['param_groups'])} param groups)"]
+        if self.scheduler is not None:
+            torch.save(self.scheduler, folder / self.layout.scheduler)
+            grown.append(f"{self.layout.scheduler} (per-group learning rates × the multipliers)")
+        copied = {n: p for n, p in self.files.items() if n != self.layout.optimizer
+                  and not (n == self.layout.scheduler and self.scheduler is not None)}
+        copy_files(copied, folder)
+        exact = self.symmetry == "none" and all(x.exact for x in self.scales.values())
+        save_scales(folder, self.scales, optimizer=self.kind, multipliers=self.multipliers, symmetry=self.symmetry, exact=exact)
+        entries: dict[str, Any] = {
+            "optimizer": {"kind": self.kind, "multipliers": self.multipliers, "groups": len(self.optimizer["param_groups"]),
+                          "inexact": sorted(n for n, x in self.scales.items() if not x.exact)},
+            "training_state": {"format": self.layout.name, "grown": grown, "copied": sorted(copied), "written": [SCALES_FILE]},
+        }
+        if self.command:
+            entries["command"] = self.command
+        return entries
+
+
+def read(src: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False, small_model: Any = None) -> TrainingState:
+    """Read and grow the training state of the checkpoint ``src`` (checked, nothing written)."""
+    src = Path(src)
+    layout = detect(src)
+    if layout is None:
+        raise GrowthError(f"{src} is not a training checkpoint (a Trainer checkpoint holds trainer_state.json and optimizer.pt; "
+                          f"an accelerate save_state folder optimizer.bin and random_states_0.pkl)")
+    _check(src, layout, options)
+    files = _files(src, layout)
+    plan = make_plan(CheckpointReader(src), dataclasses.replace(options, verify=False))
+    if small_model is None:
+        small_model = meta_model(src)
+    elif not isinstance(small_model, torch.nn.Module):
+        small_model = meta_model(Path(small_model))
+    state = load_plain(files[layout.optimizer], layout.optimizer)
+    kind = optimizer_kind(state)
+    grown = grow_optimizer_state(state, small_model, plan, multipliers=multipliers)
+    scheduler = None
+    if multipliers and layout.scheduler in files:
+        scheduler = load_plain(files[layout.scheduler], layout.scheduler)
+        if not isinstance(scheduler, dict):
+            raise GrowthError(f"{layout.scheduler} is not a scheduler's state dict")
+        split = [(h["hfgrow_source_group"], h["hfgrow_lr_scale"]) for h in grown["param_groups"]]
+        scheduler = scheduler_split(scheduler, split, len(state["param_groups"]))
+    return TrainingState(layout, files, kind, grown, scheduler, tensor_scales(plan), multipliers, options.symmetry)
+
+
+def _check(src: Path, layout: Layout, options: GrowthOptions) -> None:
+    if options.layers:
+        raise GrowthError(f"a {layout.name} grows only wider (new blocks would have no optimizer state): drop --layers, "
+                          f"or grow a folder holding only the model's files")
+    if options.push_to_hub:
+        raise GrowthError(f"a {layout.name} holds the optimizer and RNG state: it is not pushed (drop --push-to-hub)")
+    names = set(os.listdir(src))
+    several = sorted(n for n in names if re.fullmatch(r"(model|pytorch_model|optimizer)_\d+\.(safetensors|bin)", n))
+    if several:
+        raise GrowthError(f"{src} holds the state of several models or optimizers ({', '.join(several[:3])}): hfgrow grows one")
+    if "config.json" not in names:
+        raise GrowthError(f"{src} holds no config.json (accelerate's save_state does not write it): save the model's config "
+                          f"there first (model.config.save_pretrained('{src}'))")
+
+
+def grow_training_checkpoint(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *,
+                             multipliers: bool = False, small_model: Any = None, log: Callable[[str], None] | None = None,
+                             progress: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Grow a training checkpoint (Trainer or accelerate) into ``out``: the weights through
+    :func:`hfgrow.grow`, the training state with them (module docstring). Returns the growth report,
+    with ``optimizer`` and ``training_state`` entries."""
+    from .grow import grow
+    from .output import check_out
+
+    options = options or GrowthOptions()
+    options = GrowthOptions(**{**options.__dict__, **kwargs})
+    options.validate()
+    src, out = Path(src), Path(os.path.abspath(out))
+    command = options.command(str(src), str(out)) + (" --multipliers" if multipliers else "")
+    if detect(src) is ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
+        options = dataclasses.replace(options, max_shard_size=1 << 62)
+    check_out(out, src, options.overwrite)
+    state = read(src, options, multipliers=multipliers, small_model=small_model)
+    state.command = command
+    if log is not None:
+        log(f"{state.layout.name}: the optimizer state ({state.layout.optimizer}) grows with the weights")
+    return grow(src, out, options, log=log, progress=progress, extra=state.write)
