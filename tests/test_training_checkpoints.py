@@ -189,3 +189,10 @@ def test_an_unknown_model_type_is_a_growth_error(trainer_checkpoint, tmp_path):
     assert not (tmp_path / "out").exists()
     result = cli(src, "--factor", "2", "--no-verify", "--out", tmp_path / "out")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_multipliers_only_for_training_checkpoints(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = cli(src, "--multipliers", "--no-verify", "--out", tmp_path / "out")
+    assert result.exit_code == 2 and "--multipliers is for training checkpoints" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
