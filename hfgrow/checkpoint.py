@@ -46,10 +46,10 @@ COPIED = re.compile(
 # Part of a checkpoint, never copied: rewritten by the growth (weights, config, model card, reports), or
 # weights of other frameworks and formats, which would describe the small model.
 REWRITTEN = re.compile(
-    r"^(config\.json|README\.md|growth_report\.(json|md)|.*\.safetensors|.*\.safetensors\.index\.json"
+    r"^(config\.json|README\.md|growth_report\.(json|md)|\.hfgrow-files\.json|.*\.safetensors|.*\.safetensors\.index\.json"
     r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)$"
 )
-OTHER_WEIGHTS = re.compile(r"^.*\.(h5|msgpack|ckpt|ckpt\..*|onnx|ot|pt|pth|gguf)$")
+OTHER_WEIGHTS = re.compile(r"^.*\.(h5|msgpack|ckpt|ckpt\.(index|meta|data-\d+-of-\d+)|onnx|ot|pt|pth|gguf)$")
 
 
 def is_checkpoint_file(name: str) -> bool:

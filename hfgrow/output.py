@@ -4,8 +4,10 @@ temporary folder beside it and published by one atomic rename. A run removes onl
 The invariants (README, "Where the output goes"):
 
 * nothing of the user's is deleted: a failed or interrupted run removes its temporary folder and the
-  parents it created *if they are still empty*; ``--overwrite`` replaces only a folder that holds a
-  checkpoint and nothing else (:func:`replaceable`);
+  parents it created *if they are still empty*; ``--overwrite`` replaces only files an earlier run recorded
+  that it wrote (:data:`MANIFEST`) or files this run writes, and refuses anything else (:func:`replaceable`);
+* nothing is written through a link: the lock and hfgrow's own marker files are opened with O_NOFOLLOW and
+  must be regular files, and the temporary folder stays private (0700) until it is published;
 * one run's output is never replaced by another's: a lock beside ``--out`` excludes concurrent runs,
   and the destination is re-checked and taken atomically at the final rename (``renameat2`` with
   RENAME_NOREPLACE or RENAME_EXCHANGE where the kernel has it);
@@ -23,11 +25,12 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .checkpoint import is_checkpoint_file, sync_dir
+from .checkpoint import SAFE_INDEX, source_files, sync_dir
 from .errors import GrowthError
 
 OWNER = ".hfgrow-pid"  # in a temporary folder: the process assembling it (removed before it moves into place)
@@ -44,43 +47,93 @@ def umask() -> int:
     return mask
 
 
-MODULE_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")  # a sentence-transformers module's folder
+MANIFEST = ".hfgrow-files.json"  # in a grown folder: every file the run wrote, what a later --overwrite may replace
+_SHARD = re.compile(r"model-\d{5}-of-\d{5}\.safetensors")
+_FIXED = ("config.json", "model.safetensors", SAFE_INDEX, "README.md", "growth_report.json", "growth_report.md", MANIFEST)
 
 
-def _ours(folder: Path, p: Path) -> bool:
-    """Whether ``p`` is part of a checkpoint hfgrow writes: its files, the sentence-transformers files and the module
-    folders its modules.json names, adapters/<name>/ of grown adapters."""
-    from . import adapters, sentence
+def entries(folder: Path) -> list[str]:
+    """What replacing ``folder`` would delete, as relative paths: every file, link and other non-folder
+    (links to folders included, never followed), and every empty folder (``name/``)."""
+    def fail(e: OSError) -> None:
+        raise GrowthError(f"cannot list {e.filename}: {_reason(e)}")
 
-    def holds_only(path: Path, names: tuple[str, ...]) -> bool:
-        return all(f.is_file() and not f.is_symlink() and f.name in names for f in path.iterdir())
+    found = []
+    for root, dirs, files in os.walk(folder, onerror=fail):
+        rel = Path(root).relative_to(folder)
+        links = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        dirs[:] = [d for d in dirs if d not in links]
+        found += [(rel / f).as_posix() for f in (*files, *links)]
+        if not (dirs or files or links) and rel != Path("."):
+            found.append(rel.as_posix() + "/")
+    return sorted(found)
 
-    if p.is_symlink():
-        return False
-    if p.is_file():
-        return is_checkpoint_file(p.name) or p.name in (sentence.MODULES, *sentence.CONFIGS)
-    if not p.is_dir():
-        return False
-    if p.name == "adapters":
-        return all(a.is_dir() and not a.is_symlink() and holds_only(a, (adapters.CONFIG, adapters.WEIGHTS)) for a in p.iterdir())
+
+def read_manifest(folder: Path) -> set[str]:
+    """The files an earlier hfgrow run recorded that it wrote in ``folder`` (none when there is no readable record)."""
     try:
-        listed = {m.get("path") for m in json.loads((folder / sentence.MODULES).read_text())}
-    except (OSError, ValueError, AttributeError, TypeError):
-        return False
-    return p.name in listed and holds_only(p, MODULE_FILES)
+        fd = _open_regular(folder / MANIFEST, os.O_RDONLY)
+    except (OSError, GrowthError):
+        return set()
+    with os.fdopen(fd, "rb") as f:
+        try:
+            files = json.loads(f.read(10**7))["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+    return {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
 
 
-def replaceable(folder: Path) -> tuple[bool, str]:
-    """Whether ``--overwrite`` may replace ``folder``: a checkpoint a model library made (a config and
-    weights) and nothing foreign — no subfolder, no link, no file that is not part of a checkpoint.
-    Returns (yes, the reason when not)."""
-    entries = sorted(folder.iterdir())
-    foreign = [p.name + ("/" if p.is_dir() else "") for p in entries if not _ours(folder, p)]
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-        return False, f"holds {shown}, which {'is' if len(foreign) == 1 else 'are'} not part of a checkpoint"
-    names = {p.name for p in entries}
-    if "config.json" not in names or not any(re.fullmatch(r"model.*\.safetensors|pytorch_model.*\.bin", n) for n in names):
+def write_manifest(folder: Path) -> list[str]:
+    """Record in ``folder`` every file in it (and the record itself); returns the list."""
+    (folder / MANIFEST).unlink(missing_ok=True)
+    files = sorted({*entries(folder), MANIFEST})
+    fd = _open_regular(folder / MANIFEST, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"written_by": "hfgrow", "files": files}, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return files
+
+
+def planned(src: Path | None) -> set[str]:
+    """The files a growth of ``src`` writes, as far as they are known before growing: the fixed names, the source's
+    copied files, its sentence-transformers modules' files (shard names match :data:`_SHARD`; adapters are not
+    predicted: an earlier run's are in its record)."""
+    from . import sentence
+
+    names = set(_FIXED)
+    if src is None or not src.is_dir():
+        return names
+    names |= set(source_files(src)[0])
+    try:
+        modules = sentence.modules(src) or []
+    except GrowthError:
+        modules = []  # planning says why
+    for m in modules[1:]:
+        names |= {sentence.MODULES, *sentence.CONFIGS, f"{m['path']}/config.json", f"{m['path']}/model.safetensors"}
+        names |= {f"{m['path']}/{f}" for f in entries(src / m["path"]) if (src / m["path"]).is_dir()}
+    return names
+
+
+def foreign(found: list[str], allowed: set[str], shards: bool = False) -> list[str]:
+    """The entries of ``found`` hfgrow may not replace: neither in ``allowed`` (nor, with ``shards``, a shard name),
+    and for an empty folder, no folder of an allowed file."""
+    folders = {p.as_posix() + "/" for a in allowed for p in Path(a).parents if p != Path(".")}
+    return [f for f in found if f not in allowed and f not in folders and not (shards and _SHARD.fullmatch(f))]
+
+
+def replaceable(folder: Path, src: Path | None = None) -> tuple[bool, str]:
+    """Whether ``--overwrite`` may replace ``folder`` before a growth of ``src``: it holds only files an earlier
+    hfgrow run recorded that it wrote or files this growth writes, and without a record it is a checkpoint
+    (a config and weights). Returns (yes, the reason when not)."""
+    found = entries(folder)
+    record = read_manifest(folder)
+    others = foreign(found, record | planned(src), shards=True)
+    if others:
+        return False, (f"holds {', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not part of a checkpoint "
+                       "hfgrow wrote or writes now")
+    if not record and not ("config.json" in found and any(re.fullmatch(r"model.*\.safetensors", f) for f in found)):
         return False, "holds no checkpoint (config.json and weights)"
     return True, ""
 
@@ -104,6 +157,7 @@ def check_out(out: Path, src: Path | None, overwrite: bool) -> None:
             raise GrowthError("--out must not be the source folder or contain it")
         if real_src in real_out.parents:
             raise GrowthError("--out must not be inside the source folder")
+    _check_writable(out)
     if not out.exists():
         return
     if not out.is_dir():
@@ -111,9 +165,48 @@ def check_out(out: Path, src: Path | None, overwrite: bool) -> None:
     if any(out.iterdir()):
         if not overwrite:
             raise GrowthError(f"--out {shown} exists and is not empty (use --overwrite to replace it)")
-        ok, why = replaceable(out)
+        ok, why = replaceable(out, src)
         if not ok:
-            raise GrowthError(f"--overwrite replaces only a folder holding a checkpoint and nothing else: {shown} {why}")
+            raise GrowthError(f"--overwrite replaces only what hfgrow wrote: {shown} {why}")
+
+
+def _check_writable(out: Path) -> None:
+    """The checkpoint is assembled beside ``out`` and renamed into place: the folder that will hold it must be
+    writable, and ``out``, where it exists, a writable folder that a rename can replace (not a mount point)."""
+    shown = repr(str(out))
+    out = Path(os.path.abspath(out))
+    if out.is_dir() and os.path.ismount(out):
+        raise GrowthError(f"--out {shown} is a mount point, which the grown checkpoint cannot be renamed onto: "
+                          f"give a folder inside it (e.g. {str(out / 'grown')!r})")
+    parent = next(p for p in out.parents if p.exists())
+    for path in ((out,) if out.is_dir() else ()) + (parent,):
+        why = _unwritable(path)
+        if why:
+            raise GrowthError(f"cannot write --out {shown}: {str(path)!r}: {why}")
+
+
+def _unwritable(path: Path) -> str | None:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return os.strerror(errno.EROFS)
+    except (OSError, AttributeError):
+        pass
+    return None if os.access(path, os.W_OK | os.X_OK) else os.strerror(errno.EACCES)
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o666) -> int:
+    """``os.open`` that refuses a symbolic link or anything but a regular file at ``path`` (GrowthError): hfgrow
+    never writes through a link planted where it writes its own files."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        raise GrowthError(f"{str(path)!r} is a symbolic link, where hfgrow writes a file of its own: refused (remove it)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise GrowthError(f"{str(path)!r} is not a regular file, where hfgrow writes a file of its own: refused (remove it)")
+    return fd
 
 
 def _real(path: Path) -> Path:
@@ -148,6 +241,7 @@ class OutputFolder:
         self.published = False
         self._created: list[Path] = []  # parents this run made, outermost first
         self._lock_fd: int | None = None
+        self._before: set[str] = set()  # what --out held once locked
         stem = self.out.name[:_NAME_KEEP]
         self._lock_path = self.out.parent / f".{stem}.hfgrow.lock"
         self._tmp_prefix = f".{stem}.hfgrow-"
@@ -157,9 +251,11 @@ class OutputFolder:
             self._make_parents()
             self._lock()
             self._remove_stale()
+            # mkdtemp makes it 0700: no one else can plant a link in it while it is written (it follows the umask once published)
             self.tmp = Path(tempfile.mkdtemp(prefix=self._tmp_prefix, dir=self.out.parent))
-            os.chmod(self.tmp, 0o777 & ~umask())  # mkdtemp makes it 0700; the output follows the umask
-            (self.tmp / OWNER).write_text(str(os.getpid()))
+            os.write(fd := _open_regular(self.tmp / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL), str(os.getpid()).encode())
+            os.close(fd)
+            self._before = set(entries(self.out)) if self.out.is_dir() else set()
         except OSError as e:
             self.close()
             raise GrowthError(f"cannot write --out {str(self.out)!r}: {_reason(e)}") from None
@@ -184,7 +280,7 @@ class OutputFolder:
 
     def _lock(self) -> None:
         while True:
-            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd = _open_regular(self._lock_path, os.O_RDWR | os.O_CREAT)  # never a link's target truncated
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -205,6 +301,8 @@ class OutputFolder:
     def _remove_stale(self) -> None:
         """Temporary folders of earlier runs to this --out that were killed: their process is gone."""
         for tmp in self.out.parent.glob(f"{glob_escape(self._tmp_prefix)}*"):
+            if tmp.is_symlink() or not tmp.is_dir():
+                continue
             try:
                 os.kill(int((tmp / OWNER).read_text()), 0)
             except ProcessLookupError:
@@ -216,25 +314,13 @@ class OutputFolder:
         """Move the assembled checkpoint to --out, re-checking the destination at the last moment."""
         assert self.tmp is not None
         (self.tmp / OWNER).unlink(missing_ok=True)
+        written = write_manifest(self.tmp)
+        os.chmod(self.tmp, 0o777 & ~umask())  # 0700 while written; the output follows the umask
         out = self.out
         if out.is_symlink() or (out.exists() and not out.is_dir()):
             raise GrowthError(f"--out {str(out)!r} was replaced by a file or link while growing: the grown checkpoint was not moved there")
         if out.is_dir() and any(out.iterdir()):
-            ok, why = replaceable(out)
-            if not self.overwrite or not ok:
-                raise GrowthError(f"--out {str(out)!r} was filled by something else while growing ({why or 'without --overwrite'}): "
-                                  "it was left as it is and the grown checkpoint was removed")
-            listing = sorted(p.name for p in out.iterdir())
-            self.log(f"replacing {out}: {len(listing)} files ({', '.join(listing[:6])}{', …' if len(listing) > 6 else ''})")
-            if _rename(self.tmp, out, _EXCHANGE):  # tmp now holds the old checkpoint
-                self.published = True
-                shutil.rmtree(self.tmp, ignore_errors=True)
-            else:
-                old = Path(tempfile.mkdtemp(prefix=f"{self._tmp_prefix}old-", dir=out.parent))
-                os.rename(out, old / "x")
-                os.rename(self.tmp, out)
-                self.published = True
-                shutil.rmtree(old, ignore_errors=True)
+            self._replace(set(written))
         else:
             if out.is_dir():  # empty: take its place, unless something arrives meanwhile
                 try:
@@ -255,6 +341,27 @@ class OutputFolder:
             self.published = True
         self.tmp = None
         sync_dir(out.parent)
+
+    def _replace(self, written: set[str]) -> None:
+        """--out holds files: swap it with the assembled checkpoint if all of them are an earlier hfgrow run's
+        (its record) or files this run wrote, else leave it as it is."""
+        out, found = self.out, entries(self.out)
+        others = foreign(found, read_manifest(out) | written) if self.overwrite else found
+        if others:
+            arrived = [f for f in others if f not in self._before]
+            what = (f"was filled by something else while growing ({', '.join(arrived)})" if arrived or not self.overwrite else
+                    f"holds {', '.join(others)}, which hfgrow neither wrote before nor writes now")
+            raise GrowthError(f"--out {str(out)!r} {what}: it was left as it is and the grown checkpoint was removed")
+        self.log(f"replacing {out}: {len(found)} files ({', '.join(found)})")
+        if _rename(self.tmp, out, _EXCHANGE):  # tmp now holds the old checkpoint
+            self.published = True
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f"{self._tmp_prefix}old-", dir=out.parent))
+            os.rename(out, old / "x")
+            os.rename(self.tmp, out)
+            self.published = True
+            shutil.rmtree(old, ignore_errors=True)
 
     def close(self) -> None:
         """Remove what this run made and did not publish, then release the lock."""

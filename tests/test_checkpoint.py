@@ -494,6 +494,6 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
     assert json.loads((out / "growth_report.json").read_text())["plan"]["recipe"] == "bert"  # the new report
     assert "the source card of this test" not in (out / "README.md").read_text()  # a new model card, not the source's
     assert sorted(p.name for p in out.iterdir()) == sorted([
-        "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
+        ".hfgrow-files.json", "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
         "tokenizer.json", "tokenizer_config.json", "generation_config.json",
     ])

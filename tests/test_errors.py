@@ -459,7 +459,7 @@ def test_existing_out_refused_then_overwritten(work):
     assert "replacing" in result.stderr and "model.safetensors" in result.stderr  # it says what it replaces
     assert [p.name for p in out.parent.iterdir()] == ["big"]  # no temp folder, old checkpoint or lock left
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "config.json", "growth_report.json", "growth_report.md", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+        ".hfgrow-files.json", "README.md", "config.json", "growth_report.json", "growth_report.md", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
     ]
     assert json.loads((out / "config.json").read_text())["hidden_size"] == 32
     assert load_file(out / "model.safetensors")["bert.embeddings.word_embeddings.weight"].shape[1] == 32

@@ -160,7 +160,7 @@ def test_only_checkpoint_files_are_copied_never_dotfiles_or_links_out(tmp_path, 
     result = run_cli(src, "--out", out, "--no-verify")
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["README.md", "config.json", "growth_report.json", "growth_report.md", "merges.txt", "model.safetensors",
+    assert names == [".hfgrow-files.json", "README.md", "config.json", "growth_report.json", "growth_report.md", "merges.txt", "model.safetensors",
                      "tokenizer.json", "tokenizer_config.json", "vocab.json"]
     assert not (out / "vocab.json").is_symlink() and (out / "vocab.json").read_text() == "#version: 0.2\n"
     for p in out.rglob("*"):
@@ -347,3 +347,125 @@ def test_sizes_in_messages_are_readable(tmp_path, src, monkeypatch):
     monkeypatch.setattr(g.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
     line = one_error(run_cli(src, "--out", tmp_path / "big", "--no-verify"), "needs 91.8 KB", "has 1 KB free")
     assert "0.00" not in line
+
+
+# -- nothing is written through a link beside --out ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_link_or_special_file_at_the_lock_path_is_refused_and_never_written_through(tmp_path, src, kind):
+    victim = tmp_path / "v.txt"
+    victim.write_text("important\n")
+    folder = tmp_path / "d"
+    folder.mkdir()
+    lock = folder / ".out.hfgrow.lock"
+    if kind == "link":
+        lock.symlink_to(victim)
+    else:
+        os.mkfifo(lock)
+    one_error(run_cli(src, "--out", folder / "out", "--no-verify"), str(lock), "refused")
+    assert victim.read_text() == "important\n"
+    assert sorted(p.name for p in folder.iterdir()) == [".out.hfgrow.lock"]  # no output, no temporary folder
+
+
+def test_the_temporary_folder_is_private_until_published(tmp_path, src, monkeypatch):
+    """No one else can plant a link among the files being written: the folder is 0700 until it is published."""
+    modes = []
+    real = GROW.write_report
+
+    def spy(report, folder):
+        modes.append(stat.S_IMODE(folder.stat().st_mode))
+        real(report, folder)
+
+    monkeypatch.setattr(GROW, "write_report", spy)
+    old = os.umask(0o002)
+    try:
+        assert run_cli(src, "--out", tmp_path / "big", "--no-verify", "-q").exit_code == 0
+    finally:
+        os.umask(old)
+    assert modes == [0o700] and stat.S_IMODE((tmp_path / "big").stat().st_mode) == 0o775
+
+
+# -- --overwrite replaces only what hfgrow wrote -----------------------------------------------------
+
+POOLING_MODULES = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+
+
+@pytest.mark.parametrize("added", ["results.ckpt.txt", "embeddings.pt", "my_finetune_v2.safetensors",
+                                   "adapters/my-lora/adapter_config.json", "1_Pooling/config.json"])
+def test_overwrite_never_deletes_a_file_added_to_a_grown_folder(tmp_path, src, added):
+    out = tmp_path / "big"
+    assert run_cli(src, "--out", out, "--no-verify", "-q").exit_code == 0
+    (out / added).parent.mkdir(parents=True, exist_ok=True)
+    (out / added).write_text("mine\n")
+    if added.startswith("1_Pooling"):  # listed by a modules.json the user added too
+        (out / "modules.json").write_text(json.dumps(POOLING_MODULES))
+    before = snapshot(tmp_path)
+    line = one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite", "--factor", "4"), added, "not part of a checkpoint")
+    assert snapshot(tmp_path) == before
+    assert "hfgrow_" not in line and "…" not in line
+
+
+def test_overwrite_replaces_every_file_an_earlier_run_wrote_and_lists_them_all(tmp_path, src):
+    out = tmp_path / "big"
+    result = run_cli(src, "--out", out, "--no-verify", "--max-shard-size", "20KB")  # shards this time
+    assert result.exit_code == 0, result.output
+    first = sorted(p.name for p in out.iterdir())
+    assert "model-00002-of-00006.safetensors" in first and len(first) > 6
+    assert json.loads((out / ".hfgrow-files.json").read_text())["files"] == first
+    result = run_cli(src, "--out", out, "--no-verify", "--factor", "4", "--overwrite")
+    assert result.exit_code == 0, result.output
+    replacing = next(line for line in result.stderr.splitlines() if line.startswith("replacing"))
+    assert all(name in replacing for name in first) and "…" not in replacing, replacing
+    assert not (out / "model-00002-of-00006.safetensors").exists() and (out / "model.safetensors").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
+
+
+def test_overwrite_without_a_record_replaces_only_what_this_growth_writes(tmp_path, src):
+    """A checkpoint some library saved (no record): its files are replaced only when this growth writes them,
+    checked again at the final rename (a shard name this growth does not write stays)."""
+    out = tmp_path / "big"
+    out.mkdir()
+    for name in ("config.json", "model.safetensors", "model-00001-of-00002.safetensors"):
+        (out / name).write_text("old\n")
+    before = snapshot(tmp_path)
+    one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite"), "model-00001-of-00002.safetensors", "left as it is")
+    assert snapshot(tmp_path) == before
+    (out / "model-00001-of-00002.safetensors").unlink()
+    assert run_cli(src, "--out", out, "--no-verify", "--overwrite", "-q").exit_code == 0
+
+
+# -- --out that a rename cannot replace, or that cannot be written ---------------------------------
+
+
+def test_a_read_only_out_is_refused_before_growing(tmp_path, src, monkeypatch):
+    """chmod does not stop root: os.access is made to say what it says for a read-only folder."""
+    out = tmp_path / "big"
+    out.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == out and mode & os.W_OK else real(p, mode, **kw))
+    monkeypatch.setattr(GROW, "make_plan", lambda *a: pytest.fail("planned before refusing"))
+    one_error(run_cli(src, "--out", out, "--no-verify"), "cannot write --out", "Permission denied")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"] and not any(out.iterdir())
+
+
+def test_a_mount_point_as_out_is_refused_before_growing(tmp_path, src, monkeypatch):
+    out = tmp_path / "big"
+    out.mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == out or real(p))
+    monkeypatch.setattr(GROW, "make_plan", lambda *a: pytest.fail("planned before refusing"))
+    one_error(run_cli(src, "--out", out, "--no-verify"), "mount point", "a folder inside it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"] and not any(out.iterdir())
+
+
+@pytest.mark.skipif(not _unshare(), reason="needs unprivileged user and mount namespaces (unshare -rm)")
+@pytest.mark.parametrize("fs", ["rw", "ro"])
+def test_a_real_mount_point_as_out(tmp_path, src, fs):
+    out = tmp_path / "big"
+    out.mkdir()
+    cmd = f"mount -t tmpfs -o {fs} none {out} && {{ {' '.join(HFGROW)} {src} --out {out} --no-verify; echo $?; ls -A {out}; echo --; ls -A {tmp_path}; }}"
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.stdout.split()[0] == "2" and "mount point" in proc.stderr and "Traceback" not in proc.stderr, (proc.stdout, proc.stderr)
+    assert proc.stdout.split()[1:] == ["--", "big", "src"], proc.stdout  # out empty; nothing beside it
