@@ -175,7 +175,7 @@ class CheckpointReader:
                     raise
                 return torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:
-            raise GrowthError(f"{path.name} is truncated, corrupt or not a weights file ({_first_line(e)})") from None
+            raise GrowthError(f"{path.name} is truncated, corrupt or not a weights file ({torch_load_reason(e)})") from None
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -262,6 +262,17 @@ def inside(root: Path, real: Path) -> bool:
 def _in_hub_blobs(snapshot: Path, real: Path) -> bool:
     """huggingface_hub's cache: <repo>/snapshots/<revision>/<file> links to <repo>/blobs/<hash>."""
     return snapshot.parent.name == "snapshots" and real.parent == snapshot.parent.parent / "blobs"
+
+
+def torch_load_reason(e: BaseException) -> str:
+    """Why ``torch.load(weights_only=True)`` failed, in one line: what the weights-only unpickler refused, never
+    torch's advice to retry with weights_only=False (which would run whatever code the file holds)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(str(e).split()))
+    if "weights only load failed" not in text.lower():
+        return _first_line(e)
+    found = re.search(r"WeightsUnpickler error: (.*?)(?: Please use | Please file | Check the documentation |$)", text)
+    detail = found.group(1).strip().rstrip(".") if found else ""
+    return f"the weights-only loader refused it{f': {detail}' if detail else ''}; hfgrow never unpickles objects"
 
 
 def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:

@@ -55,6 +55,19 @@ def text_file_problem(text_file: str | os.PathLike) -> str | None:
     return None
 
 
+def _wide_encoding(data: bytes) -> str | None:
+    """'UTF-16' or 'UTF-32' when ``data`` is text in one (its byte order mark, or a NUL in every other byte)."""
+    if data[:4] in (b"\xff\xfe\0\0", b"\0\0\xfe\xff"):
+        return "UTF-32"
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "UTF-16"
+    head = data[:4096]
+    half = len(head) // 2
+    if half >= 2 and max(head[0::2].count(0), head[1::2].count(0)) >= 0.9 * half:
+        return "UTF-16"
+    return None
+
+
 def read_sentences(text_file: str | os.PathLike) -> list[str]:
     """The non-blank lines of ``text_file`` (UTF-8 text), stripped; GrowthError naming the file and why not."""
     def bad(why: str) -> GrowthError:
@@ -67,6 +80,9 @@ def read_sentences(text_file: str | os.PathLike) -> list[str]:
         data = Path(text_file).read_bytes()
     except OSError as e:
         raise bad(f"cannot be read ({e.strerror or _first_line(e)})") from None
+    wide = _wide_encoding(data)
+    if wide:
+        raise bad(f"is not UTF-8 text ({wide} detected): save it as UTF-8")
     if b"\0" in data:
         raise bad("holds NUL bytes: a binary file, not sentences one a line")
     try:

@@ -132,6 +132,8 @@ def pooling_modes(config: Mapping[str, Any]) -> list[str]:
 def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
+    from .checkpoint import torch_load_reason
+
     try:
         if (folder / "model.safetensors").is_file():
             return load_file(folder / "model.safetensors")
@@ -140,7 +142,7 @@ def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
             if isinstance(weights, dict):
                 return weights
     except Exception as e:  # a corrupt file: named, in one line
-        raise GrowthError(f"{folder.name}/: its weights cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+        raise GrowthError(f"{folder.name}/: its weights cannot be read ({torch_load_reason(e)[:200]})") from None
     raise GrowthError(f"{folder.name}/ holds no weights (model.safetensors or pytorch_model.bin with a state dict)")
 
 

@@ -142,6 +142,8 @@ def test_hostile_pickle_never_runs(llama, tmp_path, shape):
     assert_clean(result, out)
     assert result.exit_code == 2
     assert not marker.exists()
+    for advice in ("weights_only", "still be loaded", "\x1b"):  # never torch's hint to load it with code enabled
+        assert advice not in result.stderr, result.stderr
 
 
 # -- inconsistent configs ----------------------------------------------------------------------------
@@ -215,3 +217,35 @@ def test_legit_index_and_hub_links_still_work(llama, tmp_path):
     out = tmp_path / "outs" / "big"
     result = CliRunner().invoke(main, [str(snap), "--out", str(out), "-q"])
     assert result.exit_code == 0, result.output
+
+
+# -- messages about files that are not what they claim ------------------------------------------------
+
+
+def test_a_legacy_format_optimizer_state_is_read_not_refused_for_mmap(llama, tmp_path):
+    """optimizer.pt saved in torch's pre-1.6 format (not zip) cannot be memory-mapped: it is read whole."""
+    from transformers import LlamaForCausalLM
+
+    from hfgrow.optim import grow_trainer_checkpoint
+
+    src, out = fresh(llama, tmp_path)
+    model = LlamaForCausalLM.from_pretrained(src)
+    optimizer = torch.optim.AdamW(model.parameters())
+    ids = torch.randint(0, model.config.vocab_size, (1, 6), generator=torch.Generator().manual_seed(SEED))
+    model(ids, labels=ids).loss.backward()
+    optimizer.step()
+    torch.save(optimizer.state_dict(), src / "optimizer.pt", _use_new_zipfile_serialization=False)
+    (src / "trainer_state.json").write_text(json.dumps({"global_step": 1}))
+    grow_trainer_checkpoint(src, out, verify=False)
+    assert (out / "optimizer.pt").is_file()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_text_file_is_named_as_such(llama, tmp_path, encoding):
+    src, out = fresh(llama, tmp_path)
+    text = tmp_path / "sentences.txt"
+    text.write_bytes("The cat sat on the mat.\nHello, world.\n".encode(encoding))
+    result = CliRunner().invoke(main, [str(src), "--out", str(out), "-q", "--text-file", str(text)])
+    assert_clean(result, out)
+    assert result.exit_code == 2 and "not UTF-8" in result.stderr and "UTF-16 detected" in result.stderr, result.stderr
+    assert "binary" not in result.stderr
