@@ -261,14 +261,14 @@ def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kw
     """Verify that BIG computes the same function as SMALL (two checkpoint folders or Hub ids):
     forward passes of both, logits compared and hidden states against the expansion of SMALL's."""
     from .api import verify as verify_pair
-    from .report import verdict_line
+    from .report import verdict_line, verdict_word
 
     result = run(lambda: verify_pair(small, big, progress=not quiet and not as_json, **kwargs), verbose)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     elif not quiet:
         click.echo(verdict_line(result))
-    click.echo("PASS" if result["passed"] else "FAIL") if not as_json else None
+    click.echo(verdict_word(result)) if not as_json else None
     if not result["passed"]:
         sys.exit(ExitCode.VERIFY_FAILED)
 

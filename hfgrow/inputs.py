@@ -55,6 +55,39 @@ def text_file_problem(text_file: str | os.PathLike) -> str | None:
     return None
 
 
+# Verification reads at most the first MAX_SENTENCES non-blank lines of a --text-file (and at most MAX_TEXT_BYTES of it),
+# each cut at MAX_TOKENS tokens: enough for the checks, and bounded in time and memory whatever the file holds.
+MAX_SENTENCES = 64
+MAX_TOKENS = 64
+MAX_TEXT_BYTES = 1 << 20
+
+
+class Sentences(list):
+    """The sentences read from a --text-file; ``truncated`` when the file holds more than were read."""
+
+    def __init__(self, sentences: list[str], truncated: bool = False):
+        super().__init__(sentences)
+        self.truncated = truncated
+
+
+def _head(path: Path) -> tuple[bytes, bool]:
+    """The file's first lines, up to MAX_SENTENCES non-blank ones and MAX_TEXT_BYTES in all (a first line longer
+    than that is cut, at a character boundary), and whether the file holds more. Never reads the whole file."""
+    lines: list[bytes] = []
+    size = kept = 0
+    with path.open("rb") as f:
+        while line := f.readline(MAX_TEXT_BYTES + 1 - size):
+            if (kept == MAX_SENTENCES and line.strip()) or size + len(line) > MAX_TEXT_BYTES:
+                if not lines:  # one huge first line: its head, without a cut UTF-8 character
+                    head = line[:MAX_TEXT_BYTES].rstrip(bytes(range(0x80, 0xC0)))
+                    lines.append(head[:-1] if head and head[-1] >= 0xC0 else head)
+                return b"".join(lines), True
+            lines.append(line)
+            size += len(line)
+            kept += bool(line.strip())
+    return b"".join(lines), False
+
+
 def _wide_encoding(data: bytes) -> str | None:
     """'UTF-16' or 'UTF-32' when ``data`` is text in one (its byte order mark, or a NUL in every other byte)."""
     if data[:4] in (b"\xff\xfe\0\0", b"\0\0\xfe\xff"):
@@ -77,7 +110,7 @@ def read_sentences(text_file: str | os.PathLike) -> list[str]:
     if problem:
         raise bad(problem)
     try:
-        data = Path(text_file).read_bytes()
+        data, more = _head(Path(text_file))
     except OSError as e:
         raise bad(f"cannot be read ({e.strerror or _first_line(e)})") from None
     wide = _wide_encoding(data)
@@ -92,7 +125,7 @@ def read_sentences(text_file: str | os.PathLike) -> list[str]:
     sentences = [line.strip() for line in text.splitlines() if line.strip()]
     if not sentences:
         raise bad("has no sentences (no non-blank line)")
-    return sentences
+    return Sentences(sentences[:MAX_SENTENCES], truncated=more or len(sentences) > MAX_SENTENCES)
 
 
 @contextlib.contextmanager
@@ -163,6 +196,6 @@ def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.Pat
     folder = Path(folder)
     try:
         tok = load_tokenizer(folder)
-        encode(tok, sentences, 64, _vocab_size(folder))
+        encode(tok, sentences, MAX_TOKENS, _vocab_size(folder))
     except GrowthError as e:
         raise GrowthError(f"--text-file needs a tokenizer in the source checkpoint: {e}") from None

@@ -40,8 +40,29 @@ def verdict(report: dict[str, Any]) -> str:
     if v is None or "error" in v:
         return "NOT VERIFIED" + (f" (verification could not run: {v['error']})" if v else "")
     if v["passed"]:
-        return "PASS"
+        return verdict_word(v)
     return "LOSSY (allowed by --allow-lossy)" if report["plan"]["approximate"] else "FAIL"
+
+
+def verdict_word(v: dict[str, Any]) -> str:
+    """PASS only for an exact growth (the float32 gap within --tolerance); a growth exact only up to its 16-bit
+    storage's rounding is ``PASS within bfloat16 rounding`` with the top-1 agreement of its logits; else FAIL."""
+    if not v["passed"]:
+        return "FAIL"
+    if v.get("exact", True):
+        return "PASS"
+    top1 = [m["top1_agreement"] for m in v["float32"]["outputs"].values() if "top1_agreement" in m]
+    return f"PASS within {v['storage_rounding']} rounding" + (f" (top-1 agreement {min(top1):.1%})" if top1 else "")
+
+
+def rounding_note(v: dict[str, Any]) -> str | None:
+    """Why a growth whose weights were rounded to 16 bits is not exact, and how to make it exact (None when it is)."""
+    dtype = v.get("storage_rounding")
+    if not dtype or v.get("exact", v["passed"]) or v["float32"].get("non_finite"):
+        return None
+    return (f"the grown weights were rounded to {dtype} (scales that are not powers of two, or a --dtype cast): the float32 "
+            f"gap {_fmt(v['max_rel'])} is beyond --tolerance {_fmt(v['tolerance'])}; for an exact growth keep float32 "
+            f"weights (--dtype float32) or choose sizes whose scales are powers of two (e.g. --factor 2)")
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -73,6 +94,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                          f"token-block pairs ({e['sparse_blocks']} sparse blocks; {e['from']})")
         if sentence_line(v):
             lines.append(sentence_line(v))
+        if rounding_note(v):
+            lines.append(rounding_note(v))
     lines += adapter_lines(report)
     lines.append(f"{verdict(report)}")
     return lines
@@ -120,9 +143,14 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
         f"The round-off floor is the same measure between the small model in float32 and in float64; the float64 rows "
         f"show the transform itself, free of float32 round-off. "
-        f"Passes when the float32 gap is within {_fmt(v['tolerance'])}.",
+        f"PASS: the float32 gap is within {_fmt(v['tolerance'])}"
+        + (f"; PASS within {v['storage_rounding']} rounding: within {_fmt(v['rounding_tolerance'])} (twice "
+           f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
+        + ".",
         "",
     ]
+    if rounding_note(v):
+        out += [rounding_note(v)[0].upper() + rounding_note(v)[1:] + ".", ""]
     return "\n".join(out) + "\n" + verification_table(v)
 
 
@@ -217,6 +245,7 @@ def verdict_line(v: dict[str, Any]) -> str:
             line += f"; {dtype}: {_gap(section)}"
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
+    line += f"; {rounding_note(v)}" if rounding_note(v) else ""
     return line + (f"; {sentence_line(v)}" if sentence_line(v) else "")
 
 

@@ -242,18 +242,21 @@ def input_device(model: Any, device: str) -> str:
 def make_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
     """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one.
 
-    ``config`` is the transformers config, whose attribute map resolves names such as GPT-2's n_positions.
+    A --text-file gives at most its first MAX_SENTENCES sentences, each cut at MAX_TOKENS tokens (the inputs'
+    description says so). ``config`` is the transformers config, whose attribute map resolves names such as
+    GPT-2's n_positions.
     """
-    from .inputs import TOKENIZER_FILES, encode, load_tokenizer, read_sentences
+    from .inputs import MAX_TOKENS, TOKENIZER_FILES, encode, load_tokenizer, read_sentences
 
     texts = read_sentences(text_file) if text_file else list(SENTENCES)
-    max_len = min(64, int(getattr(config, "max_position_embeddings", 64) or 64))
+    max_len = min(MAX_TOKENS, int(getattr(config, "max_position_embeddings", MAX_TOKENS) or MAX_TOKENS))
     vocab = int(config.vocab_size)
     why = "no tokenizer"
     if text_file or any((small / f).is_file() for f in TOKENIZER_FILES):
         try:
             tok = load_tokenizer(small)
-            return encode(tok, texts, max_len, vocab), f"tokenizer: {len(texts)} sentences", tok.mask_token_id
+            inputs = encode(tok, texts, max_len, vocab)
+            return inputs, _described(texts, text_file, inputs, max_len), tok.mask_token_id
         except GrowthError as e:  # without --text-file: random ids, and the report says why
             if text_file:
                 raise GrowthError(f"--text-file needs a tokenizer in the source checkpoint: {e}") from None
@@ -261,6 +264,18 @@ def make_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> t
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, vocab, (4, min(16, max_len)), generator=g)
     return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, f"random token ids ({why})", None
+
+
+def _described(texts: list[str], text_file: str | None, inputs: Mapping[str, torch.Tensor], max_len: int) -> str:
+    """How many sentences the tokenizer read, and where a --text-file was cut to its bounds."""
+    from .inputs import MAX_SENTENCES
+
+    notes = []
+    if getattr(texts, "truncated", False):
+        notes.append(f"the first {MAX_SENTENCES} of --text-file's (at most {MAX_SENTENCES} are read)")
+    if text_file and inputs["input_ids"].shape[1] >= max_len:
+        notes.append(f"sentences longer than {max_len} tokens cut")
+    return f"tokenizer: {len(texts)} sentences" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _mask(inputs: dict[str, torch.Tensor], mask_id: int | None, seed: int) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
@@ -319,16 +334,16 @@ def _offload_folder(small: Path, big: Path):
         yield path
 
 
-LARGE_BATCH = 64  # sentences: more than the checks need, and all of them run as one batch
+BATCH = 16  # sentences per forward pass
 
 
 def _memory_advice(inputs: Mapping[str, torch.Tensor], text_file: str | None, mode: str) -> list[str]:
-    """What to change after running out of memory: the inputs when --text-file made them large, the mode when full."""
+    """What to change after running out of memory: the --text-file's sentences, and the mode when full."""
     advice = []
     n, length = inputs["input_ids"].shape[:2]
-    if text_file and (n > LARGE_BATCH or n * length > LARGE_BATCH * 64):
-        advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run as one batch: "
-                      f"give fewer or shorter sentences ({LARGE_BATCH} are plenty)")
+    if text_file:
+        advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run in batches of {BATCH}: "
+                      f"give fewer or shorter sentences")
     if mode == "full":
         advice.append("--verify-mode blockwise needs a few blocks only")
     return advice
@@ -385,6 +400,48 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
     if choices and all(not c.is_floating_point() for c in choices):
         out["expert_choices"] = tuple(choices)
     return out
+
+
+def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
+    """:func:`_run` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
+    outputs joined along the batch (every sentence is padded to the same length)."""
+    n = inputs["input_ids"].shape[0]
+    if multiple_choice or n <= BATCH:
+        return _run(model, inputs, device, multiple_choice)
+    parts = [_run(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
+    joined: dict[str, Any] = {}
+    for key, first in parts[0].items():  # tensors and tuples of tensors (a cache is no output to compare)
+        if torch.is_tensor(first):
+            joined[key] = torch.cat([p[key] for p in parts])
+        elif isinstance(first, tuple) and all(torch.is_tensor(t) for t in first):
+            joined[key] = tuple(torch.cat(ts) for ts in zip(*(p[key] for p in parts)))
+    return joined
+
+
+@contextlib.contextmanager
+def _softmax_in(dtype: torch.dtype):
+    """In a float64 pass, a softmax asked for in float32 runs in float64.
+
+    transformers' eager attention takes its softmax in float32 whatever the model's dtype: float64's mask value
+    (its most negative number) becomes -inf there, a row whose keys are all masked (a left-padded query, or a
+    right-padded one beyond a sliding window: Gemma 2 and 3) becomes NaN and spreads through every later block,
+    and the pass that should be free of float32 round-off would carry some. Other dtypes run as they are.
+    """
+    if dtype != torch.float64:
+        yield
+        return
+    functional = torch.nn.functional
+    original = functional.softmax
+
+    def softmax(input, dim=None, _stacklevel=3, dtype=None):
+        if dtype is not None and input.dtype == torch.float64:
+            dtype = None
+        return original(input, dim=dim, _stacklevel=_stacklevel, dtype=dtype)
+    functional.softmax = softmax
+    try:
+        yield
+    finally:
+        functional.softmax = original
 
 
 def _is_router(module: torch.nn.Module) -> bool:
@@ -458,22 +515,28 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
 
     Logits are compared as they are; hidden states against the expansion of the small model's
-    (``maps`` gives E for each space a recipe's outputs live in). Passes when the fp32 relative gap
-    max |Δ| / max |small| of every output is within ``tolerance``. When the grown weights had to be
-    rounded to a 16-bit ``storage_rounding`` dtype (a scale that is not a power of two), that gap
-    includes the rounding, and the tolerance is widened to twice the dtype's epsilon.
+    (``maps`` gives E for each space a recipe's outputs live in). The growth is exact (``exact``, the
+    verdict PASS) when the fp32 relative gap max |Δ| / max |small| of every output is within ``tolerance``.
+
+    The tolerance is never widened silently. When the grown weights had to be rounded to a 16-bit
+    ``storage_rounding`` dtype (a scale that is not a power of two, or a --dtype cast), the fp32 gap
+    includes that rounding: a gap beyond ``tolerance`` but within twice the dtype's epsilon
+    (``rounding_tolerance``) still passes (``passed``, exit 0), as "PASS within bfloat16 rounding",
+    never as an exact growth; the report names the remedy (float32 storage, or power-of-two scales).
 
     ``mode`` ``full`` loads each model whole (on ``cuda``, spread over the GPUs by accelerate);
     ``blockwise`` offloads every block to disk and loads one at a time, so a pass needs a few blocks of
     memory, not the model; ``auto`` picks full when the larger model fits, per pass (float64 takes
-    twice float32's memory).
+    twice float32's memory). Running out of memory anywhere (loading, running, comparing) is a
+    GrowthError that says what to change: the grown checkpoint is kept.
     """
     small, big = Path(small), Path(big)
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise GrowthError("--device cuda: no CUDA device is available")
+    if mode not in VERIFY_MODES:
+        raise GrowthError(f"--verify-mode must be one of {', '.join(VERIFY_MODES)}, got {mode!r}")
     readers = [checkpoint(p) for p in (small, big)]
-    config = readers[0].config()
-    found, cls = find_recipe(config)
+    found, cls = find_recipe(readers[0].config())
     recipe = recipe or found
     recipe = recipe.extend(outputs={**recipe.outputs, **recipe.class_outputs.get(cls or "", {})})
     from .inputs import quiet_transformers
@@ -481,46 +544,31 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     with quiet_transformers():
         small_config = readers[0].transformers_config()
     inputs, source, mask_id = make_inputs(small, small_config, text_file, seed)
-    mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else "logits" if (cls or "").endswith("ForMaskedLM") else None
-    multiple_choice = (cls or "").endswith("ForMultipleChoice")
-    masked, where, labels = _mask(inputs, mask_id, seed)
-
-    if storage_rounding is not None:
-        tolerance = max(tolerance, 2 * torch.finfo(storage_rounding).eps)
-    if mode not in VERIFY_MODES:
-        raise GrowthError(f"--verify-mode must be one of {', '.join(VERIFY_MODES)}, got {mode!r}")
+    rounding = 2 * torch.finfo(storage_rounding).eps if storage_rounding is not None else None
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
-                              "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None}
+                              "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
+                              "rounding_tolerance": rounding}
     # float32: what most users run; float64: the transform's own exactness, free of float32 round-off
     # (up to the float32 storage of the grown weights); the checkpoint's dtype when it is 16-bit
     dtypes = [torch.float32, torch.float64]
     native = checkpoint_dtype(readers[1].config())  # after any --dtype
     if native not in dtypes:
         dtypes.append(native)
-    feed = masked if mlm_output else inputs
-    small_outs = {}
+    task = _Task(cls, recipe, maps, inputs, mask_id, seed, top_k(small_config))
     from tqdm import tqdm
 
     # one model at a time: a pass needs the larger of the two in memory, or (blockwise) a few blocks
     n_params = max(sum(t.numel for t in r.tensors.values()) for r in readers)
     del readers  # a .bin checkpoint's reader maps its tensors: none held while the models run
+    small_outs = {}
     with _offload_folder(small, big) as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
-            outs, infos, params, pass_mode = [], [], [], mode
+            pass_mode = mode
             try:
                 pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
                 if log:
                     log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
-                for path in (small, big):
-                    model, info = load_model(path, cls, recipe.classes[0], dtype, device, pass_mode, offload)
-                    infos.append(info)
-                    params.append(_count(model))
-                    if pass_mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
-                        break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
-                    outs.append(_run(model, feed, device, multiple_choice))
-                    del model
-                    if pass_mode == "blockwise" or device.startswith("cuda"):
-                        gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads
+                section, small_outs[dtype] = task.run((small, big), dtype, device, pass_mode, offload)
             except Exception as e:  # some models cannot run in float64 or 16-bit on this device: say so
                 if _out_of_memory(e):
                     e = GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
@@ -529,39 +577,84 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
                     raise e from None
                 result[_dtype_name(dtype)] = {"skipped": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", "mode": pass_mode}
                 continue
-            if len(outs) < 2:
-                missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))
-                result[_dtype_name(dtype)] = {"mode": pass_mode, "outputs": {}, "missing_keys": missing, "max_rel": math.nan,
-                                              "parameters": dict(zip(("small", "big"), params))}
-                continue
-            small_outs[dtype] = outs[0]
-            missing = sorted(set(infos[1]["missing_keys"]) - set(infos[0]["missing_keys"]))
-            section: dict[str, Any] = {"mode": pass_mode, "outputs": _gaps(outs[0], outs[1], recipe, maps), "missing_keys": missing}
-            k = top_k(small_config)
-            experts = expert_agreement(outs[0], outs[1], k) if k else None
-            if experts:
-                section["expert_choice"] = experts
-            if "pooler_output" in outs[0]:
-                section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
-            if mlm_output in outs[0]:  # ELECTRA's pre-training head is a discriminator, not an MLM
-                section["mlm_accuracy"] = {
-                    key: (o[mlm_output].argmax(-1).cpu()[where] == labels[where]).double().mean().item()
-                    for key, o in zip(("small", "big"), outs)
-                }
-                section["mlm_masked_tokens"] = int(where.sum())
-            section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), key=_worst, default=math.nan)
-            non_finite = {name: s["non_finite"] for name, s in section["outputs"].items() if "non_finite" in s}
-            if non_finite:  # which outputs hold NaN or inf, in which model
-                section["non_finite"] = non_finite
-            section["parameters"] = dict(zip(("small", "big"), params))
             result[_dtype_name(dtype)] = section
-            del outs
-    # the round-off floor: the small model itself, float32 against float64
-    if torch.float64 in small_outs:
+    _add_floor(result, small_outs, recipe)
+    return _decide(result, tolerance, rounding)
+
+
+def _add_floor(result: dict[str, Any], small_outs: Mapping[torch.dtype, Any], recipe: Recipe) -> None:
+    """The round-off floor beside each float32 gap: the small model itself, float32 against float64 (left out
+    when comparing them runs out of memory)."""
+    if small_outs.get(torch.float32) is None or small_outs.get(torch.float64) is None:
+        return
+    try:
         floor = _gaps(small_outs[torch.float64], small_outs[torch.float32], recipe, None)
-        for name, stats in result["float32"]["outputs"].items():
-            stats["floor"] = floor[name]["max_rel"]
+    except Exception as e:
+        if not _out_of_memory(e):
+            raise
+        return
+    for name, stats in result["float32"]["outputs"].items():
+        stats["floor"] = floor[name]["max_rel"]
+
+
+def _decide(result: dict[str, Any], tolerance: float, rounding: float | None) -> dict[str, Any]:
+    """``exact``: the float32 gap within ``tolerance``; ``passed``: exact, or within the 16-bit storage's rounding."""
     fp32 = result["float32"]
+    comparable = bool(fp32["outputs"]) and not fp32["missing_keys"] and not fp32.get("non_finite")
     result["max_rel"] = fp32["max_rel"]
-    result["passed"] = bool(fp32["outputs"]) and not fp32["missing_keys"] and not fp32.get("non_finite") and fp32["max_rel"] <= tolerance
+    result["exact"] = comparable and fp32["max_rel"] <= tolerance
+    result["passed"] = result["exact"] or (comparable and rounding is not None and fp32["max_rel"] <= rounding)
     return result
+
+
+class _Task:
+    """One verification's fixed parts: what to run, on which inputs, and how to compare the outputs."""
+
+    def __init__(self, cls: str | None, recipe: Recipe, maps: Mapping[str, Expansion] | None, inputs: dict[str, torch.Tensor],
+                 mask_id: int | None, seed: int, k: int | None):
+        self.cls, self.recipe, self.maps, self.k = cls, recipe, maps, k
+        self.mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else \
+            "logits" if (cls or "").endswith("ForMaskedLM") else None
+        self.multiple_choice = (cls or "").endswith("ForMultipleChoice")
+        masked, self.where, self.labels = _mask(inputs, mask_id, seed)
+        self.feed = masked if self.mlm_output else inputs
+
+    def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
+        """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and the
+        small model's outputs (None when the big one could not run)."""
+        outs, infos, params = [], [], []
+        for path in paths:
+            model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
+            infos.append(info)
+            params.append(_count(model))
+            if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
+                break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
+            with _softmax_in(dtype):
+                outs.append(_run_batches(model, self.feed, device, self.multiple_choice))
+            del model
+            if mode == "blockwise" or device.startswith("cuda"):
+                gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads
+        missing = sorted(set(infos[-1]["missing_keys"]) - set(infos[0]["missing_keys"]))
+        counts = dict(zip(("small", "big"), params))
+        if len(outs) < 2:
+            return {"mode": mode, "outputs": {}, "missing_keys": missing, "max_rel": math.nan, "parameters": counts}, None
+        return self.compare(outs, missing, mode, counts), outs[0]
+
+    def compare(self, outs: list[dict[str, Any]], missing: list[str], mode: str, counts: dict[str, int]) -> dict[str, Any]:
+        section: dict[str, Any] = {"mode": mode, "outputs": _gaps(outs[0], outs[1], self.recipe, self.maps), "missing_keys": missing}
+        experts = expert_agreement(outs[0], outs[1], self.k) if self.k else None
+        if experts:
+            section["expert_choice"] = experts
+        if "pooler_output" in outs[0]:
+            section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
+        if self.mlm_output in outs[0]:  # ELECTRA's pre-training head is a discriminator, not an MLM
+            where, labels = self.where, self.labels
+            section["mlm_accuracy"] = {key: (o[self.mlm_output].argmax(-1).cpu()[where] == labels[where]).double().mean().item()
+                                       for key, o in zip(("small", "big"), outs)}
+            section["mlm_masked_tokens"] = int(where.sum())
+        section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), key=_worst, default=math.nan)
+        non_finite = {name: s["non_finite"] for name, s in section["outputs"].items() if "non_finite" in s}
+        if non_finite:  # which outputs hold NaN or inf, in which model
+            section["non_finite"] = non_finite
+        section["parameters"] = counts
+        return section

@@ -291,10 +291,55 @@ def test_out_of_memory_with_a_large_text_file_advises_fewer_sentences(tmp_path, 
     many = write(tmp_path / "many.txt", "\n".join(f"sentence number {i} is here." for i in range(200)).encode())
     with pytest.raises(GrowthError) as e:
         hfgrow.verify(bert_mlm, grown, text_file=str(many), verify_mode="full")
-    assert "out of memory" in str(e.value) and "200 sentences" in str(e.value) and "fewer" in str(e.value)
+    assert "out of memory" in str(e.value) and "64 sentences" in str(e.value) and "fewer" in str(e.value)
     with pytest.raises(GrowthError) as e:  # the built-in sentences: the mode is what to change
         hfgrow.verify(bert_mlm, grown, verify_mode="full")
     assert "--verify-mode blockwise" in str(e.value) and "sentences" not in str(e.value)
+
+
+def test_a_large_text_file_is_bounded(tmp_path, bert_mlm, grown):
+    """10,000 lines took 7.6 GB and 137 s: at most MAX_SENTENCES are read, and the report says how many."""
+    import time
+
+    from hfgrow.inputs import MAX_SENTENCES
+
+    many = write(tmp_path / "many.txt", "\n".join(f"the quick fox number {i} jumps over the lazy dog." for i in range(10_000)).encode())
+    start = time.perf_counter()
+    result = hfgrow.verify(bert_mlm, grown, text_file=str(many))
+    assert time.perf_counter() - start < 20
+    assert result["passed"] and result["inputs"].startswith(f"tokenizer: {MAX_SENTENCES} sentences (the first {MAX_SENTENCES}")
+    assert result["float32"]["outputs"]["logits"]["max_abs"] >= 0
+    short = write(tmp_path / "short.txt", b"one sentence.\n\ntwo sentences.\n\n\n")
+    assert hfgrow.verify(bert_mlm, grown, text_file=str(short))["inputs"] == "tokenizer: 2 sentences"
+
+
+def test_read_sentences_reads_a_bounded_head(tmp_path):
+    from hfgrow.inputs import MAX_SENTENCES, MAX_TEXT_BYTES
+
+    lines = read_sentences(write(tmp_path / "lines.txt", b"\n".join(b"line %d" % i for i in range(1000))))
+    assert lines == [f"line {i}" for i in range(MAX_SENTENCES)] and lines.truncated
+    exact = read_sentences(write(tmp_path / "exact.txt", b"\n".join(b"line %d" % i for i in range(MAX_SENTENCES)) + b"\n\n"))
+    assert len(exact) == MAX_SENTENCES and not exact.truncated
+    huge = read_sentences(write(tmp_path / "huge.txt", "é".encode() * (3 * MAX_TEXT_BYTES)))  # one line, cut mid-character
+    assert huge.truncated and len(huge) == 1 and set(huge[0]) == {"é"} and len(huge[0].encode()) <= MAX_TEXT_BYTES
+
+
+def test_out_of_memory_comparing_outputs_keeps_the_checkpoint(tmp_path, bert_mlm, monkeypatch):
+    """Running out of memory in the gap computation (after both models ran) is exit 3 with the checkpoint
+    and its report written, not an internal error that removes the finished checkpoint."""
+    from hfgrow import verification
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(verification, "_gaps", out_of_memory)
+    text = write(tmp_path / "text.txt", "\n".join(f"sentence number {i} is here." for i in range(200)).encode())
+    result = run_cli(bert_mlm, "--out", tmp_path / "big", "--factor", "2", "--text-file", text)
+    assert result.exit_code == ExitCode.VERIFY_FAILED == 3, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    assert (tmp_path / "big" / "model.safetensors").is_file()
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert "ran out of memory" in report["verification"]["error"]
+    assert result.stdout.strip().splitlines()[-1].startswith("NOT VERIFIED")
 
 
 def test_no_transformers_load_report_on_stderr(tmp_path, bert_mlm):
