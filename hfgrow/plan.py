@@ -24,6 +24,10 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 
 
 ATTENTION_MODES = ("heads", "head-dim")
+# per dimension (hidden, FFN, heads, head_dim, their products): 14 times the widest of any released model (a 73,728
+# FFN); the options are refused beyond it at once, the grown sizes before anything is built per unit
+MAX_WIDTH = 2 ** 20
+SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
 VERIFY_MODES = ("auto", "full", "blockwise")
 
 
@@ -103,6 +107,9 @@ class GrowthOptions:
         self.factor = _int_option("factor", self.factor, minimum=2)
         for name in ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "layers"):
             setattr(self, name, _int_option(name.replace("_", "-"), getattr(self, name)))
+        for name in SIZE_OPTIONS:
+            if (getattr(self, name) or 0) > MAX_WIDTH:
+                raise GrowthError(f"--{name.replace('_', '-')} {getattr(self, name)}: hfgrow grows a dimension to at most {MAX_WIDTH:,}")
         if self.factor is None and not any((self.hidden_size, self.intermediate_size, self.num_heads, self.head_dim, self.layers)):
             self.factor = 2
         if isinstance(self.adapters, (str, os.PathLike)):
@@ -276,7 +283,7 @@ def _field(config: dict[str, Any], name: str | None, default: int | None = None)
     return value
 
 
-EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (DESIGN.md §2)
+EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (docs/design.md §RoPE)
 
 
 def _check_config(config: dict[str, Any]) -> None:
@@ -408,13 +415,19 @@ def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn:
     return size, big_ffn * size // ffn
 
 
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n``, in increasing order (√n steps: a head count can be large)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
+
+
 def _kv_fits(heads: int, kv: int, big_heads: int, big_kv: int | None = None) -> bool:
     """Whether ``big_heads`` query heads on ``big_kv`` KV heads (any, if None) hold the source's exactly: KV
     head j copies KV head j mod kv, and the query heads of the copies of one KV head copy its query heads,
     each at least once (unevenly where they must; the output projection reads copies back by 1/count)."""
     group = heads // kv
     if big_kv is None:
-        return any(_kv_fits(heads, kv, big_heads, c) for c in range(kv, big_heads + 1))
+        return any(_kv_fits(heads, kv, big_heads, c) for c in _divisors(big_heads) if c >= kv)
     return big_kv >= kv and big_heads % big_kv == 0 and (big_kv // kv) * (big_heads // big_kv) >= group
 
 
@@ -430,7 +443,7 @@ def _kv_heads(heads: int, kv: int, big_heads: int, wanted: int | None) -> int:
         return wanted
     if big_heads % group == 0 and _kv_fits(heads, kv, big_heads, big_heads // group):
         return big_heads // group
-    fits = [c for c in range(kv, big_heads + 1) if _kv_fits(heads, kv, big_heads, c)]
+    fits = [c for c in _divisors(big_heads) if c >= kv and _kv_fits(heads, kv, big_heads, c)]
     if not fits:
         raise GrowthError(f"{big_heads} heads cannot hold the {heads} query heads of {kv} KV heads "
                           f"(each KV head needs room for its {group} query heads)")
@@ -485,7 +498,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
             approximate.append(f"{flag} is set: {why}; only the FFN and the depth can grow")
     if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
         approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
-                           f"would have to carry its token-dependent mean (DESIGN.md §2): only whole multiples of "
+                           f"would have to carry its token-dependent mean (docs/design.md §Widths): only whole multiples of "
                            f"the hidden size ({widths.hidden[0]}) are exact")
     if recipe.keep_mean_square and options.convention != "copy":
         approximate.append(f"{recipe.name}'s norms have no weights and a fixed eps: only the copy convention keeps their statistics")
@@ -535,26 +548,14 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     _check_blocks(reader, recipe, config)
     skeleton = _skeleton(recipe, cls, cfg)
     _check_shapes(reader, recipe, skeleton, rules)
-    _check_widths_fit(widths, options.device)
+    dropped = _tied_copies(reader, recipe, cls, cfg)
+    matched, unmatched = _match_rules(reader, recipe, rules, dropped)
+    _check_sizes_fit(matched, recipe, widths, options)
     maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags,
                               mean_extras=recipe.norm == "layer")
 
-    tensors, unmatched, norm_inputs = [], [], {}
-    dropped = _tied_copies(reader, recipe, cls, cfg)
-    for info in reader.tensors.values():
-        if info.name in dropped:
-            continue
-        hits = [rule for rx, rule in rules if rx.match(info.name)]
-        hits = [rule for rule in hits if rule.last] or hits  # a last block's own rule wins
-        if len(hits) != 1:
-            if hits:  # a recipe bug, not a user error: two rules claim one key
-                raise GrowthError(f"recipe '{recipe.name}': '{info.name}' matches {len(hits)} rules")
-            unmatched.append(info.name)
-            continue
-        rule = hits[0]
-        if rule.drop:
-            dropped.append(info.name)
-            continue
+    tensors, norm_inputs = [], {}
+    for info, rule in matched:
         try:
             shape = algebra.grown_shape(info.shape, rule.axes, maps)
         except GrowthError as e:
@@ -802,18 +803,73 @@ def _check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.M
                               f"but config.json makes it {list(want)}")
 
 
-def _check_widths_fit(widths: Widths, device: str) -> None:
-    """Absurd sizes are refused before the expansions (a few bytes per unit of every width) are allocated."""
+def _match_rules(reader: CheckpointReader, recipe: Recipe, rules: list[tuple[re.Pattern[str], TensorRule]],
+                 dropped: list[str]) -> tuple[list[tuple[TensorInfo, TensorRule]], list[str]]:
+    """Each stored tensor with its one rule (a last block's own rule wins), and the keys no rule matches. Keys in
+    ``dropped`` are skipped and those of a drop rule added to it."""
+    matched, unmatched = [], []
+    for info in reader.tensors.values():
+        if info.name in dropped:
+            continue
+        hits = [rule for rx, rule in rules if rx.match(info.name)]
+        hits = [rule for rule in hits if rule.last] or hits
+        if len(hits) > 1:  # a recipe bug, not a user error: two rules claim one key
+            raise GrowthError(f"recipe '{recipe.name}': '{info.name}' matches {len(hits)} rules")
+        if not hits:
+            unmatched.append(info.name)
+        elif hits[0].drop:
+            dropped.append(info.name)
+        else:
+            matched.append((info, hits[0]))
+    return matched, unmatched
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """A space's small and big sizes, read as :func:`algebra.grown_shape` reads an Expansion's."""
+
+    small: int
+    big: int
+
+
+WIDTH_NAMES = {"hidden": "hidden size", "ffn": "intermediate size", "heads": "number of heads", "kv_heads": "number of KV heads",
+               "head_dim": "head_dim", "embedding": "embedding width", "expert_ffn": "experts' intermediate size",
+               "shared_ffn": "shared experts' intermediate size", "attention": "attention width (heads × head_dim)"}
+PLANNING_BYTES = 64  # per unit of every grown width: the expansions' index and scale tensors (measured ≈ 45)
+
+
+def _check_sizes_fit(matched: list[tuple[TensorInfo, TensorRule]], recipe: Recipe, widths: Widths, options: GrowthOptions) -> None:
+    """Sizes this machine cannot grow, refused from arithmetic on the shapes before anything is built per unit: the
+    expansions (a few bytes per unit of every width), then the largest grown tensor, which takes at least three
+    times its bytes (itself, the tensor growing and an intermediate: GrowthPlan.peak_bytes counts them exactly)."""
     from .checkpoint import format_size
     from .verification import available_memory
 
+    for what, (small, big) in [*dataclasses.asdict(widths).items(), ("attention", widths.attention)]:
+        if big > MAX_WIDTH:
+            raise GrowthError(f"the grown {WIDTH_NAMES[what]} would be {big:,} (from {small:,}): hfgrow grows a dimension "
+                              f"to at most {MAX_WIDTH:,}")
     units = (widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + widths.shared_ffn[1]
              + 2 * widths.heads[1] * widths.head_dim[1])
-    need, have = 32 * units, available_memory("cpu")
+    need, have = PLANNING_BYTES * units, available_memory("cpu")
     if need > have // 2:
         raise GrowthError(f"the grown sizes (hidden {widths.hidden[1]}, intermediate {widths.ffn[1]}, {widths.heads[1]} heads of "
                           f"{widths.head_dim[1]}) would need more than {format_size(need)} of memory just to plan; "
                           f"{format_size(have)} is available")
+    sizes = {name: _Sizes(*getattr(widths, space.dim)) for name, space in recipe.spaces.items()}
+    largest, name = 0, None
+    for info, rule in matched:
+        try:
+            numel = math.prod(algebra.grown_shape(info.shape, rule.axes, sizes))
+        except GrowthError:
+            continue  # a shape the config does not give: said with its key once the plan is built
+        itemsize = DTYPES[options.dtype].itemsize if options.dtype and info.dtype.is_floating_point else info.dtype.itemsize
+        if numel * itemsize > largest:
+            largest, name = numel * itemsize, info.name
+    have = available_memory(options.device)
+    if 3 * largest > have:
+        raise GrowthError(f"growing '{name}' needs more than {format_size(3 * largest)} of memory and {options.device} has "
+                          f"{format_size(have)} available")
 
 
 def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,

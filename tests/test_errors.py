@@ -269,7 +269,7 @@ def absurd_hidden_size(src):
 
 
 def absurd_factor(src):
-    return src, {"factor": 10**8}, ["--factor", str(10**8)], ("grown sizes", "hidden 1600000000", "memory")
+    return src, {"factor": 10**8}, ["--factor", str(10**8)], ("--factor 100000000", "at most 1,048,576")
 
 
 def absurd_layers(src):

@@ -1,0 +1,60 @@
+"""Planning: sizes refused from arithmetic (quickly, with little memory), options that do not apply to a family, and
+messages that name the constraint that refuses a size."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.plan import MAX_WIDTH
+from hfgrow.testing import build_model
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("planning")
+    return {"gpt2": build_model(root / "gpt2", "GPT2LMHeadModel", model_type="gpt2"),
+            "llama": build_model(root / "llama", "LlamaForCausalLM"),  # 4 heads of 4 on 2 KV heads, hidden 16
+            "bert": build_model(root / "bert", "BertForMaskedLM", model_type="bert")}
+
+
+def refused(*args) -> tuple[str, float]:
+    """The CLI's one error line and the seconds it took to refuse (exit 2)."""
+    start = time.perf_counter()
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    took = time.perf_counter() - start
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0], took
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+@pytest.mark.parametrize("args", [("--hidden-size", 10**7), ("--hidden-size", 10**8), ("--intermediate-size", 10**9),
+                                  ("--num-heads", 10**7)])
+@pytest.mark.parametrize("command", ["grow", "inspect"])
+def test_absurd_sizes_are_refused_at_once(tmp_path, models, family, args, command):
+    """They took 13 to 95 s and up to 5 GB before exit 2 (the plan built an index per unit of every width)."""
+    out = ("--out", tmp_path / "big") if command == "grow" else ()
+    line, took = refused(command, models[family], *args, *out)
+    assert took < 2, (took, line)
+    assert f"{args[0]} {args[1]}" in line and f"at most {MAX_WIDTH:,}" in line
+    assert not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("args,fragments", [
+    # derived sizes: 2^19 heads of 4 is an attention width of 2^21
+    (("--num-heads", 2**19), ("attention width", "2,097,152")),
+    (("--factor", 2**16), ("intermediate size", "1,572,864")),
+    # within the bound, but the grown o_proj (2^20 × 2^20 floats) fits no memory: said from its shape
+    (("--hidden-size", 2**20), ("self_attn.o_proj.weight", "TB of memory")),
+])
+def test_grown_sizes_beyond_the_machine_are_refused_from_arithmetic(tmp_path, models, args, fragments):
+    line, took = refused("grow", models["llama"], *args, "--out", tmp_path / "big")
+    assert took < 2, (took, line)
+    for fragment in fragments:
+        assert fragment in line, (fragment, line)
