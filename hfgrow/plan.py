@@ -333,6 +333,9 @@ def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
 def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any) -> Widths:
     """Small and big sizes of every dimension, from the config (``cfg``: as transformers reads it) and the options."""
     f = recipe.config
+    if o.num_kv_heads is not None and not f.kv_heads:
+        raise GrowthError(f"--num-kv-heads does not apply to {recipe.name}: every head of its attention has its own keys and "
+                          f"values (no key/value heads to set apart from --num-heads)")
     hidden = _field(config, f.hidden)
     ffn = _field(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
     heads = _field(config, f.heads)

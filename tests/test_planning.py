@@ -58,3 +58,14 @@ def test_grown_sizes_beyond_the_machine_are_refused_from_arithmetic(tmp_path, mo
     assert took < 2, (took, line)
     for fragment in fragments:
         assert fragment in line, (fragment, line)
+
+
+@pytest.mark.parametrize("family,name", [("gpt2", "gpt2"), ("bert", "bert")])
+def test_num_kv_heads_is_refused_where_there_are_no_kv_heads(tmp_path, models, family, name):
+    """It was ignored (exit 0, a growth with as many KV heads as heads)."""
+    line, _ = refused("grow", models[family], "--num-kv-heads", 2, "--out", tmp_path / "big")
+    assert "--num-kv-heads" in line and f"to {name}:" in line
+    assert not (tmp_path / "big").exists()
+    with pytest.raises(hfgrow.GrowthError, match="--num-kv-heads does not apply to"):
+        hfgrow.inspect(models[family], num_kv_heads=4)
+    assert hfgrow.inspect(models["llama"], num_kv_heads=4)["plan"]["num_kv_heads"] == [2, 4]  # where it applies
