@@ -65,9 +65,11 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
         if why:
             plan.approximate.append(why)
     w = plan.widths
-    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {w.hidden[0]} → {w.hidden[1]}, "
+    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {w.hidden[0]} → {w.hidden[1]}, FFN {w.ffn[0]} → {w.ffn[1]}, "
         f"{w.heads[0]} → {w.heads[1]} heads of {w.head_dim[0]} → {w.head_dim[1]}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
+    for note in plan.notes:
+        log(f"note: {note}")
     for why in plan.approximate:
         log(f"warning: not lossless: {why}")
 

@@ -191,6 +191,7 @@ class GrowthPlan:
     dropped: list[str] = field(default_factory=list)  # keys matched by a drop rule, not written
     layers: dict[str, tuple[int, int]] = field(default_factory=dict)  # per stack: blocks before and after
     new_blocks: dict[str, list[int]] = field(default_factory=dict)  # per stack: indices of the new blocks
+    notes: list[str] = field(default_factory=list)  # sizes chosen that the options did not say (printed before the growth)
 
     def rounding_dtype(self) -> torch.dtype | None:
         """The 16-bit output dtype when storing the grown weights rounds them: a scale that is not a
@@ -246,6 +247,7 @@ class GrowthPlan:
             "residual_scale": self.residual_scale,
             "rounded_in_storage": self.rounded,
             "approximate": self.approximate,
+            "notes": self.notes,
             "dropped": self.dropped,
             "parameters": list(self.params),
             "tensors": len(self.tensors),
@@ -286,7 +288,7 @@ def _field(config: dict[str, Any], name: str | None, default: int | None = None)
 EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (docs/design.md §RoPE)
 
 
-def _check_config(config: dict[str, Any]) -> None:
+def _check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions) -> None:
     """The grown config must be one the installed transformers accepts (it validates, e.g., that
     LLaMA's hidden size is a multiple of its heads even with an explicit head_dim)."""
     from transformers import CONFIG_MAPPING
@@ -295,7 +297,15 @@ def _check_config(config: dict[str, Any]) -> None:
         CONFIG_MAPPING[config["model_type"]](**{k: v for k, v in config.items() if k != "model_type"})
     except Exception as e:
         text = str(e).strip().splitlines()
-        raise GrowthError(f"transformers rejects the grown config: {text[-1].strip() if text else type(e).__name__}") from None
+        why = text[-1].strip() if text else type(e).__name__
+        (hidden, big), (heads, big_heads), (d, _) = widths.hidden, widths.heads, widths.head_dim
+        if options.hidden_size and options.attention == "heads" and not (options.factor or options.num_heads or options.head_dim) \
+                and heads * d == hidden and big_heads == heads and big % d:
+            # the heads follow a hidden size given alone only where it is a multiple of head_dim: here they stayed
+            raise GrowthError(f"--hidden-size {big} is not a multiple of head_dim {d} (which --attention heads keeps), so the "
+                              f"number of heads cannot follow it and stays {heads}, which transformers rejects ({why}): give a "
+                              f"hidden size that is a multiple of {d}, or --num-heads") from None
+        raise GrowthError(f"transformers rejects the grown config: {why}") from None
 
 
 def _attribute_map(model_type: str) -> dict[str, str]:
@@ -653,7 +663,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
 
     # custom code (auto_map) describes the small model and is never copied: the grown config must not point at it
     new_config.pop("auto_map", None)
-    _check_config(new_config)
+    _check_config(new_config, widths, options)
     rounded = [t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
                and (algebra.rounds_in_storage(t.rule.axes, maps) or not algebra.is_power_of_two(t.gain))]
     outs = [t.out for t in tensors]
@@ -679,9 +689,19 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         dropped=dropped,
         layers=layers,
         new_blocks=new_blocks,
+        notes=_notes(widths, options),
     )
     _check_peak_fits(plan)
     return plan
+
+
+def _notes(widths: Widths, options: GrowthOptions) -> list[str]:
+    """What a growth does that its options do not say: a hidden size grown without the FFN."""
+    (hidden, big), (ffn, big_ffn) = widths.hidden, widths.ffn
+    if big != hidden and big_ffn == ffn and options.intermediate_size is None:
+        return [f"the intermediate (FFN) size stays {ffn} while the hidden size grows {hidden} → {big}: --hidden-size does "
+                f"not change it; --intermediate-size N does"]
+    return []
 
 
 def _check_peak_fits(plan: GrowthPlan) -> None:

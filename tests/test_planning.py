@@ -69,3 +69,24 @@ def test_num_kv_heads_is_refused_where_there_are_no_kv_heads(tmp_path, models, f
     with pytest.raises(hfgrow.GrowthError, match="--num-kv-heads does not apply to"):
         hfgrow.inspect(models[family], num_kv_heads=4)
     assert hfgrow.inspect(models["llama"], num_kv_heads=4)["plan"]["num_kv_heads"] == [2, 4]  # where it applies
+
+
+def test_a_hidden_size_the_heads_cannot_follow_names_head_dim(tmp_path, models):
+    """Llama keeps head_dim 4 under --attention heads: 50 is no multiple of it, so the 4 heads stay, and transformers
+    wants the hidden size to be a multiple of the heads. The message said only the latter."""
+    line, _ = refused("grow", models["llama"], "--hidden-size", 50, "--out", tmp_path / "big")
+    assert "--hidden-size 50 is not a multiple of head_dim 4" in line and "--num-heads" in line
+    assert hfgrow.inspect(models["llama"], hidden_size=50, num_heads=5)["plan"]["num_heads"] == [4, 5]  # as it suggests
+
+
+def test_a_hidden_size_grown_alone_says_what_the_ffn_will_be(tmp_path, models):
+    """The FFN stays at its size under --hidden-size alone: the output said nothing of it."""
+    result = CliRunner().invoke(main, ["grow", str(models["llama"]), "--hidden-size", "24", "--out", str(tmp_path / "big"),
+                                       "--no-verify"])
+    assert result.exit_code == 0, result.output
+    assert "FFN 24 → 24" in result.output.splitlines()[0]
+    assert "note: the intermediate (FFN) size stays 24 while the hidden size grows 16 → 24" in result.output
+    plan = hfgrow.inspect(models["gpt2"], hidden_size=32)["plan"]  # GPT-2's derived n_inner (4 × 16) stays 64 too
+    assert plan["intermediate_size"] == [64, 64] and "stays 64" in plan["notes"][0]
+    assert not hfgrow.inspect(models["gpt2"], hidden_size=32, intermediate_size=128)["plan"]["notes"]
+    assert not hfgrow.inspect(models["gpt2"], factor=2)["plan"]["notes"]
