@@ -4,7 +4,12 @@ with its LM head tied to the embedding.
 Its LayerNorms take PyTorch's default eps (1e-5), which config.json cannot change: growths that would need
 another eps (extra hidden units, whose norms see a fill factor; the orthogonal convention) are refused, whole
 multiples with the copy convention are exact. The post-norm variant (``do_layer_norm_before=False``, OPT-350m)
-and ``word_embed_proj_dim`` ≠ hidden (its ``project_in``/``project_out``) are not supported.
+is not supported.
+
+Where ``word_embed_proj_dim`` differs from the hidden size, the token embedding (and the tied LM head) has that width,
+``project_in`` writes the hidden space from it and ``project_out`` reads the final norm's output back into it: that
+width grows by the hidden size's factor (whole factors only), and the LM head, score and QA heads read it as the
+tied output. Without the projections it is the hidden size, and the two tied-output spaces are one.
 """
 
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
@@ -22,11 +27,15 @@ RECIPE = Recipe(
     config=ConfigFields(hidden="hidden_size", ffn="ffn_dim", heads="num_attention_heads", embedding="word_embed_proj_dim", eps=()),
     spaces={
         **block_spaces(),
-        "final": Space("hidden", Kind.TIED_OUTPUT),  # the final norm → LM head, tied to embed_tokens
+        "emb": Space("embedding", Kind.RESIDUAL),  # embed_tokens → project_in (or the residual stream, as wide)
+        "final": Space("hidden", Kind.TIED_OUTPUT),  # the final norm → project_out (or the LM head)
+        "final_emb": Space("embedding", Kind.TIED_OUTPUT),  # → the LM head, tied to embed_tokens, and the other heads
     },
-    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final_emb"},
     body=(
-        *embedding("decoder.embed_tokens", "hidden"),
+        *embedding("decoder.embed_tokens", "emb"),
+        *linear("decoder.project_in", "hidden", "emb", bias=False),
+        *linear("decoder.project_out", "final_emb", "final", bias=False),
         *embedding("decoder.embed_positions", "hidden"),
         *norm(f"{LAYER}.self_attn_layer_norm", "hidden"),
         *linear(f"{LAYER}.self_attn.q_proj", "q", "hidden"),
@@ -39,8 +48,8 @@ RECIPE = Recipe(
         *norm("decoder.final_layer_norm", "final", input="hidden"),
     ),
     heads=(
-        *linear("lm_head", None, "final", bias=False),
-        *linear("score", None, "final", bias=False),
-        *linear("qa_outputs", None, "final"),
+        *linear("lm_head", None, "final_emb", bias=False),
+        *linear("score", None, "final_emb", bias=False),
+        *linear("qa_outputs", None, "final_emb"),
     ),
 )

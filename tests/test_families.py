@@ -643,3 +643,16 @@ def test_interleaved_multimodal_rotary_sections_refuse_head_dim_growth(tmp_path)
     check(src, tmp_path / "heads", 2)
     with pytest.raises(hfgrow.GrowthError, match="mrope_interleaved"):
         hfgrow.grow(src, tmp_path / "dim", factor=2, attention="head-dim")
+
+
+@pytest.mark.parametrize("cls", CLASSES["opt"])
+@pytest.mark.parametrize("k,attention", [(2, "heads"), (3, "head-dim")])
+def test_opt_with_projected_embeddings(tmp_path, cls, k, attention):
+    """word_embed_proj_dim ≠ hidden: embed_tokens (and the tied LM head) 8 wide, project_in into the hidden space and
+    project_out back from it. The embedding width grows with the hidden size; the heads read the tied output."""
+    src = build_model(tmp_path / "small", cls, seed=k, model_type="opt", word_embed_proj_dim=8)
+    report = check(src, tmp_path / "big", k, attention=attention, layers=3)
+    assert transformers.AutoConfig.from_pretrained(tmp_path / "big").word_embed_proj_dim == 8 * k
+    assert report["plan"]["layers"] == {"decoder.layers": [2, 3]}
+    with pytest.raises(hfgrow.GrowthError, match="embedding width 8 follows the hidden size only by whole factors"):
+        hfgrow.grow(src, tmp_path / "c", hidden_size=24)
