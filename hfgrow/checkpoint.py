@@ -107,7 +107,11 @@ class CheckpointReader:
                 self._check_inside(single, None)
                 self._index = None
                 return [single]
-        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index)")
+        hint = ""
+        if (self.folder / "modules.json").is_file():  # an older sentence-transformers layout
+            hint = ("; a sentence-transformers folder holds its Transformer there: an older one keeps it in a folder "
+                    "such as 0_Transformer/, whose files move to the root with path \"\" in modules.json")
+        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index){hint}")
 
     def _check_inside(self, file: str, index: str | None) -> None:
         """A checkpoint from anywhere must not make hfgrow read outside its folder: a shard name is a

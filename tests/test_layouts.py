@@ -91,6 +91,13 @@ def sentence(folder: Path, layout: str) -> Path:
     if "Normalize" in layout:
         mods.append(models.Normalize())
     st.SentenceTransformer(modules=mods, device="cpu").save(str(folder))
+    if layout.startswith("0_Transformer/"):  # older sentence-transformers saved the transformer in its own folder
+        (folder / "0_Transformer").mkdir()
+        for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "sentence_bert_config.json"):
+            (folder / name).rename(folder / "0_Transformer" / name)
+        mods = json.loads((folder / "modules.json").read_text())
+        mods[0]["path"] = "0_Transformer"
+        (folder / "modules.json").write_text(json.dumps(mods))
     if layout.endswith("without its folder"):  # as the Hub serves all-MiniLM-L6-v2: git keeps no empty folder
         shutil.rmtree(folder / "2_Normalize")
     return folder
@@ -110,7 +117,12 @@ def gpt2(folder: Path, layout: str) -> Path:
 
 
 def llama(folder: Path, layout: str) -> Path:
-    return build_model(folder, "LlamaForCausalLM", max_shard_size="20KB" if "sharded" in layout else None)
+    build_model(folder, "LlamaForCausalLM", max_shard_size="20KB" if "sharded" in layout else None)
+    if "consolidated" in layout:  # Mistral's repositories: its own format beside the transformers weights
+        from safetensors.torch import save_file
+        save_file({"tok_embeddings.weight": torch.zeros(97, 16), "norm.weight": torch.ones(16)}, folder / "consolidated.safetensors")
+        (folder / "params.json").write_text(json.dumps({"dim": 16, "n_layers": 2}))
+    return folder
 
 
 LAYOUTS = [(bert, name) for name in (
@@ -120,7 +132,8 @@ LAYOUTS = [(bert, name) for name in (
     "vocab.txt only", "no tokenizer")] + [(sentence, name) for name in (
         "Transformer+Pooling", "+Normalize", "+Normalize without its folder", "+Dense", "+Dense+Normalize")] + [
     (gpt2, name) for name in ("no generation_config.json", "generation_config.json", "generation_config.json with extra keys")] + [
-    (llama, "sharded safetensors")]
+    (llama, name) for name in ("sharded safetensors", "model.safetensors and consolidated.safetensors",
+                               "sharded safetensors and consolidated.safetensors")]
 
 
 @pytest.mark.parametrize("make,layout", LAYOUTS, ids=[f"{m.__name__}: {name}" for m, name in LAYOUTS])
@@ -145,3 +158,20 @@ def test_every_hub_layout_grows_and_loads(tmp_path, make, layout):
         assert (big / name).is_file(), name
     if (src / "generation_config.json").is_file():
         assert json.loads((big / "generation_config.json").read_text()) == json.loads((src / "generation_config.json").read_text())
+
+
+def test_transformer_in_its_own_folder_says_how_to_grow_it(tmp_path):
+    """Older sentence-transformers saved the Transformer in 0_Transformer/: refused in one line that says how to move
+    it to the root (it said only "no weights"), and the folder so moved grows."""
+    src = sentence(tmp_path / "src", "0_Transformer/+Normalize")
+    result = cli(src, "--factor", 2, "--out", tmp_path / "big")
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "0_Transformer/" in result.output and 'path "" in modules.json' in result.output
+    assert not (tmp_path / "big").exists()
+    for f in (src / "0_Transformer").iterdir():  # as the message says
+        f.rename(src / f.name)
+    (src / "0_Transformer").rmdir()
+    mods = json.loads((src / "modules.json").read_text())
+    mods[0]["path"] = ""
+    (src / "modules.json").write_text(json.dumps(mods))
+    assert cli(src, "--factor", 2, "--out", tmp_path / "big").exit_code == 0
