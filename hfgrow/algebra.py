@@ -1,4 +1,4 @@
-"""The mathematics of lossless growth, in one place (DESIGN.md §2).
+"""The mathematics of lossless growth, in one place (docs/design.md §Algebra).
 
 Every activation space of a model gets an expansion E (small vector → big vector) and a reader R
 (big → small) with R·E = I. A linear layer y = W x + b from space A to space B becomes
@@ -42,7 +42,7 @@ class Kind(enum.Enum):
 
 
 class Convention(str, enum.Enum):
-    """How copies of a residual unit are scaled (DESIGN.md §2, "Replication")."""
+    """How copies of a residual unit are scaled (docs/design.md §Conventions)."""
 
     COPY = "copy"  # plain copies, c = 1: norms and eps untouched, every reader scale is 1/k (extra hidden units: c = 1/√fill
     # where one eps cannot serve every norm, see expansions' keep_mean_square)
@@ -440,7 +440,7 @@ def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
 
 
 class Symmetry(str, enum.Enum):
-    """How copies are kept from training identically (DESIGN.md §2, "Symmetry").
+    """How copies are kept from training identically (docs/design.md §Symmetry).
 
     Both ways change each pair of copies' input-side weights w, w into a, 2w − a, elementwise
     (:meth:`Expansion.read`): the sum, and hence the function, is unchanged.

@@ -44,7 +44,7 @@ __all__ = [
 
 # a reason for Recipe.whole_multiples: mBART, ModernBERT
 STREAM_FROM_NORM = ("pre-norm from an embedding LayerNorm: that norm's output starts the residual stream, and extra units "
-                    "would have to carry its token-dependent mean (DESIGN.md §2)")
+                    "would have to carry its token-dependent mean (docs/design.md §Widths)")
 
 
 def block_spaces(rope: str | None = None, grouped: bool = False) -> dict[str, Space]:

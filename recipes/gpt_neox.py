@@ -3,7 +3,7 @@ over the first ``partial_rotary_factor`` of each head (``rotary_pct``, 0.25 by d
 ``query_key_value`` *per head* ([q₀ k₀ v₀ q₁ k₁ v₁ …], a per-head :class:`Packed`). The LM head is ``embed_out``.
 
 Partial rotary: heads growth is exact, and head_dim growth too wherever the rotary width grows by the same factor
-(the plan's check; DESIGN.md).
+(the plan's check; docs/design.md §RoPE).
 """
 
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
