@@ -383,6 +383,7 @@ class Widths:
     embedding: tuple[int, int]  # the embedding width where it differs from hidden (RoFormer, ALBERT)
     expert_ffn: tuple[int, int] = (0, 0)  # the experts' intermediate size where it differs from the dense FFN's (Qwen3-MoE)
     shared_ffn: tuple[int, int] = (0, 0)  # the shared experts' intermediate size (Qwen2-MoE, DeepSeek-style MoE)
+    decoder_ffn: tuple[int, int] = (0, 0)  # the decoder's intermediate size where it has its own (BART's decoder_ffn_dim)
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -407,7 +408,7 @@ class Space:
     config attribute that says so (BART's ``scale_embedding``).
     """
 
-    dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "embedding", "heads", "kv_heads", "head_dim",
+    dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
     # "attention", "kv_attention"
     kind: Kind
     rope: str | None = None
@@ -552,7 +553,7 @@ def expansions(
                 n, big = getattr(widths, dim)
                 src = copies_and_extras(n, big, f"the {dim} size")
                 layouts[key] = (n, src, torch.ones(big, dtype=torch.bool), torch.ones(big))
-            elif dim in ("ffn", "expert_ffn", "shared_ffn"):
+            elif dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):
                 n, big = getattr(widths, dim)
                 layouts[key] = (n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big))
             elif dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):

@@ -238,6 +238,7 @@ class GrowthPlan:
             "intermediate_size": list(self.widths.ffn),
             **({"expert_intermediate_size": list(self.widths.expert_ffn)} if self.widths.expert_ffn[0] else {}),
             **({"shared_expert_intermediate_size": list(self.widths.shared_ffn)} if self.widths.shared_ffn[0] else {}),
+            **({"decoder_intermediate_size": list(self.widths.decoder_ffn)} if self.widths.decoder_ffn[0] else {}),
             "num_heads": list(self.widths.heads),
             "num_kv_heads": list(self.widths.kv_heads),
             "head_dim": list(self.widths.head_dim),
@@ -412,7 +413,20 @@ def _widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any) 
     return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
-                  shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"))
+                  shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
+                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None))
+
+
+def _decoder_ffn(config: dict[str, Any], name: str, decoder: str | None, ffn: int, big_ffn: int, given: bool) -> tuple[int, int]:
+    """The decoder's intermediate size (BART's decoder_ffn_dim), grown by the encoder's factor: where the two differ, an
+    --intermediate-size (``given``) must be a whole multiple of the encoder's, else it would not say which it sets."""
+    if not decoder:
+        return 0, 0
+    size = _field(config, decoder, ffn)
+    if size != ffn and given and big_ffn % ffn:
+        raise GrowthError(f"--intermediate-size {big_ffn} is ambiguous: {name}={ffn} and {decoder}={size} differ, and both grow "
+                          f"by one factor; give --factor, or an --intermediate-size that is a whole multiple of {ffn}")
+    return size, size * big_ffn // ffn
 
 
 def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn: int, big_ffn: int, whose: str) -> tuple[int, int]:
@@ -624,6 +638,7 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
         fields.expert_ffn: (widths.expert_ffn[1], None),
+        fields.decoder_ffn: (widths.decoder_ffn[1], None),
         **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
     for name, (value, default) in derived.items():
@@ -857,7 +872,8 @@ class _Sizes:
 
 WIDTH_NAMES = {"hidden": "hidden size", "ffn": "intermediate size", "heads": "number of heads", "kv_heads": "number of KV heads",
                "head_dim": "head_dim", "embedding": "embedding width", "expert_ffn": "experts' intermediate size",
-               "shared_ffn": "shared experts' intermediate size", "attention": "attention width (heads × head_dim)"}
+               "shared_ffn": "shared experts' intermediate size", "decoder_ffn": "decoder's intermediate size",
+               "attention": "attention width (heads × head_dim)"}
 PLANNING_BYTES = 64  # per unit of every grown width: the expansions' index and scale tensors (measured ≈ 45)
 
 
@@ -872,7 +888,7 @@ def _check_sizes_fit(matched: list[tuple[TensorInfo, TensorRule]], recipe: Recip
         if big > MAX_WIDTH:
             raise GrowthError(f"the grown {WIDTH_NAMES[what]} would be {big:,} (from {small:,}): hfgrow grows a dimension "
                               f"to at most {MAX_WIDTH:,}")
-    units = (widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + widths.shared_ffn[1]
+    units = (widths.hidden[1] + widths.embedding[1] + widths.ffn[1] + widths.expert_ffn[1] + widths.shared_ffn[1] + widths.decoder_ffn[1]
              + 2 * widths.heads[1] * widths.head_dim[1])
     need, have = PLANNING_BYTES * units, available_memory("cpu")
     if need > have // 2:

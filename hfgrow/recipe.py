@@ -164,6 +164,7 @@ class ConfigFields:
     embedding: str | None = None  # an embedding width field (None or absent: the hidden size)
     ffn_default: int | None = None  # when the ffn field is None, it means this multiple of hidden (GPT-2)
     expert_ffn: str | None = None  # the experts' intermediate size, when it has a field of its own (Qwen3-MoE)
+    decoder_ffn: str | None = None  # the decoder's intermediate size (BART), grown by the same factor as ``ffn``
     # the shared experts' intermediate size: a field (Qwen2-MoE), or fields whose product it is (DeepSeek-style:
     # moe_intermediate_size × n_shared_experts, of which the first grows)
     shared_ffn: str | tuple[str, ...] | None = None

@@ -5,7 +5,9 @@ tied to the shared embedding (plus ``final_logits_bias``).
 BART is post-norm: the last decoder block's final LayerNorm is what the tied LM head reads, so that norm
 alone writes the tied-output space (its copies carry 1/k). mBART is pre-norm with a final LayerNorm per stack,
 but its residual stream starts at the embedding LayerNorm: whole multiples only there too, depth is exact.
-The encoder's and decoder's FFN sizes and head counts must be equal (they are in every released checkpoint).
+The encoder's and decoder's head counts must be equal (they are in every released checkpoint); their FFN sizes may
+differ: both grow by the same factor (``--factor``, or an ``--intermediate-size`` that is a whole multiple of the
+encoder's).
 """
 
 import dataclasses
@@ -29,8 +31,8 @@ def stack(name: str) -> tuple:
         *norm(f"{name}.layernorm_embedding", "hidden"),
         *attention(f"{b}.self_attn"),
         *norm(f"{b}.self_attn_layer_norm", "hidden"),
-        *linear(f"{b}.fc1", "ffn", "hidden"),
-        *linear(f"{b}.fc2", "hidden", "ffn"),
+        *linear(f"{b}.fc1", f"{name}_ffn", "hidden"),
+        *linear(f"{b}.fc2", "hidden", f"{name}_ffn"),
         *norm(f"{b}.final_layer_norm", "hidden"),
     )
     if name == "decoder":
@@ -46,9 +48,11 @@ RECIPE = Recipe(
     post_norm=True,
     stacks=(("encoder.layers", "encoder_layers", None), ("decoder.layers", "decoder_layers", None)),
     config=ConfigFields(hidden="d_model", ffn="encoder_ffn_dim", heads="encoder_attention_heads", eps=(),
-                        twins={"decoder_ffn_dim": "encoder_ffn_dim", "decoder_attention_heads": "encoder_attention_heads"}),
+                        decoder_ffn="decoder_ffn_dim", twins={"decoder_attention_heads": "encoder_attention_heads"}),
     spaces={
         **block_spaces(),
+        "encoder_ffn": Space("ffn", Kind.ACTIVATION),
+        "decoder_ffn": Space("decoder_ffn", Kind.ACTIVATION),
         "embedded": Space("hidden", Kind.RESIDUAL, embed_scale="scale_embedding"),  # before × √d_model, when set
         "final": Space("hidden", Kind.TIED_OUTPUT, rescaled_by="scale_embedding"),  # what the tied LM head reads
         "pooled": Space("hidden", Kind.ACTIVATION),  # classification head: dense → tanh → out_proj

@@ -243,9 +243,9 @@ def test_bart_unscaled_embedding_untied_head_and_what_is_refused(tmp_path, cls):
     else:
         with pytest.raises(hfgrow.GrowthError, match="post-norm.*identity"):
             hfgrow.grow(src, tmp_path / "c-big", factor=2, layers=3)
-    src = build_model(tmp_path / "d", cls, decoder_ffn_dim=32)
-    with pytest.raises(hfgrow.GrowthError, match="decoder_ffn_dim=32 differs from encoder_ffn_dim=24"):
-        hfgrow.grow(src, tmp_path / "d-big", factor=2)
+    src = build_model(tmp_path / "d", cls, decoder_ffn_dim=32)  # FFN sizes of their own: test_bart_decoder_ffn_of_its_own
+    with pytest.raises(hfgrow.GrowthError, match="--intermediate-size 36 is ambiguous: encoder_ffn_dim=24 and decoder_ffn_dim=32"):
+        hfgrow.grow(src, tmp_path / "d-big", intermediate_size=36)
 
 
 @pytest.mark.parametrize("overrides", [
@@ -656,3 +656,20 @@ def test_opt_with_projected_embeddings(tmp_path, cls, k, attention):
     assert report["plan"]["layers"] == {"decoder.layers": [2, 3]}
     with pytest.raises(hfgrow.GrowthError, match="embedding width 8 follows the hidden size only by whole factors"):
         hfgrow.grow(src, tmp_path / "c", hidden_size=24)
+
+
+@pytest.mark.parametrize("cls", CLASSES["bart"] + CLASSES["mbart"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_bart_decoder_ffn_of_its_own(tmp_path, cls, k):
+    """encoder_ffn_dim 24, decoder_ffn_dim 32: --factor grows both ×k; an --intermediate-size that is a whole multiple
+    of the encoder's too (the same factor); one that is not would not say which it sets."""
+    src = build_model(tmp_path / "small", cls, seed=k, decoder_ffn_dim=32)
+    report = check(src, tmp_path / "big", k)
+    assert report["plan"]["intermediate_size"] == [24, 24 * k] and report["plan"]["decoder_intermediate_size"] == [32, 32 * k]
+    big = transformers.AutoConfig.from_pretrained(tmp_path / "big")
+    assert (big.encoder_ffn_dim, big.decoder_ffn_dim) == (24 * k, 32 * k)
+    if k == 2:
+        report = check(src, tmp_path / "wider", None, intermediate_size=48)
+        assert report["plan"]["decoder_intermediate_size"] == [32, 64] and report["plan"]["hidden_size"] == [16, 16]
+        with pytest.raises(hfgrow.GrowthError, match="--intermediate-size 40 is ambiguous.*give --factor"):
+            hfgrow.grow(src, tmp_path / "c", intermediate_size=40)
