@@ -239,7 +239,7 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
              device: str, seed: int) -> dict[str, Any]:
     from peft import PeftModel
     from .inputs import quiet_transformers
-    from .verification import _gaps, _run, _worst, load_model, make_inputs
+    from .verification import load_model, make_inputs, output_gaps, run_model, worst_gap
 
     cls = plan.model_class
     with quiet_transformers():
@@ -252,9 +252,9 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
         model, _ = load_model(base, cls, plan.recipe.classes[0], torch.float32, device)
         with quiet_transformers():
             model = PeftModel.from_pretrained(model, str(adapter)).eval()
-        outs.append(_run(model, inputs, device, (cls or "").endswith("ForMultipleChoice")))
+        outs.append(run_model(model, inputs, device, (cls or "").endswith("ForMultipleChoice")))
         del model
     recipe = plan.recipe.extend(outputs={**plan.recipe.outputs, **plan.recipe.class_outputs.get(cls or "", {})})
-    gaps = _gaps(outs[0], outs[1], recipe, plan.maps)
+    gaps = output_gaps(outs[0], outs[1], recipe, plan.maps)
     return {"outputs": {k: v["max_rel"] for k, v in gaps.items()},
-            "max_rel": max((v["max_rel"] for v in gaps.values()), key=_worst, default=float("nan"))}
+            "max_rel": max((v["max_rel"] for v in gaps.values()), key=worst_gap, default=float("nan"))}

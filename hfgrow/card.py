@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
-from .report import _gap, rounding_note, sizes_table, verdict_word, verification_table
+from .version import __version__
+from .report import gap_text, rounding_note, sizes_table, verdict_word, verification_table
 
 
 def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
@@ -31,7 +31,7 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
     verified = "Verification was skipped." if v is None else f"Verification could not run: {v['error']}." if "error" in v else (
         f"Both models were reloaded through transformers and run on the same inputs ({v['inputs']}); "
         + (f"the largest float32 relative gap between their outputs is **{v['max_rel']:.2g}** " if v["max_rel"] == v["max_rel"]
-           else f"their float32 outputs cannot be compared: **{_gap(v['float32'])}** ") +
+           else f"their float32 outputs cannot be compared: **{gap_text(v['float32'])}** ") +
         f"({verdict_word(v)}; tolerance {v['tolerance']:g}).\n\n"
         + (f"Not exact: {rounding_note(v)}.\n\n" if rounding_note(v) else "") + verification_table(v))
     body = f"""---

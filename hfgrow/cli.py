@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import click
 
-from . import __version__
+from .version import __version__
 from .errors import ExitCode, GrowthError
 from .plan import DTYPES, GrowthOptions
 

@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import torch
 
-from . import __version__, adapters, algebra, hub, sentence
+from . import adapters, algebra, hub, sentence
+from .version import __version__
 from .card import model_card
 from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, format_size, shard_names, sync_folder, write_index
 from .errors import GrowthError

@@ -339,7 +339,7 @@ class RelaxedMultipliers(torch.optim.lr_scheduler.LRScheduler):
 
 def save_scales(folder: str | os.PathLike, scales: Mapping[str, TensorScales], **extra: Any) -> Path:
     """Write the per-tensor scales as ``hfgrow_param_groups.json`` in ``folder``."""
-    from . import __version__
+    from .version import __version__
 
     path = Path(folder) / SCALES_FILE
     data = {"hfgrow": __version__, **extra,

@@ -14,7 +14,7 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _gap(stats: dict[str, Any]) -> str:
+def gap_text(stats: dict[str, Any]) -> str:
     """A relative gap, or, where outputs hold NaN or inf, which ones (a section names them per output)."""
     broken = stats.get("non_finite")
     if isinstance(broken, dict) and broken:
@@ -25,7 +25,7 @@ def _gap(stats: dict[str, Any]) -> str:
 
 
 def _headline(fp32: dict[str, Any]) -> str:
-    return _gap(fp32) if fp32.get("non_finite") else f"max relative gap {_fmt(fp32['max_rel'])}"
+    return gap_text(fp32) if fp32.get("non_finite") else f"max relative gap {_fmt(fp32['max_rel'])}"
 
 
 def _count(n: int) -> str:
@@ -84,7 +84,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         line = f"verification ({v['inputs']}, {v['device']}): {_headline(fp32)} (tolerance {_fmt(v['tolerance'])})"
         for dtype, section in v.items():
             if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-                line += f"; {dtype}: {_gap(section)}"
+                line += f"; {dtype}: {gap_text(section)}"
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
@@ -176,7 +176,7 @@ def verification_table(v: dict[str, Any]) -> str:
     skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s and k != "sentence_transformers"}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
-            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {_gap(m)} | {_fmt(m.get('floor', '—'))} | "
+            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {gap_text(m)} | {_fmt(m.get('floor', '—'))} | "
                        f"{_fmt(m.get('top1_agreement', '—'))} | {_fmt(m.get('kl', '—'))} |")
     out.append("")
     for dtype, s in sections.items():
@@ -242,7 +242,7 @@ def verdict_line(v: dict[str, Any]) -> str:
     line = f"verification ({v['inputs']}, {v['device']}): {_headline(v['float32'])} (tolerance {_fmt(v['tolerance'])})"
     for dtype, section in v.items():
         if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-            line += f"; {dtype}: {_gap(section)}"
+            line += f"; {dtype}: {gap_text(section)}"
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
     line += f"; {rounding_note(v)}" if rounding_note(v) else ""

@@ -258,7 +258,7 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     except ImportError:
         return {"skipped": "sentence-transformers is not installed (pip install 'hfgrow[sentence-transformers]')"}
     from .inputs import quiet_transformers
-    from .verification import _cosines as cosines
+    from .verification import cosines
 
     embeddings = []
     for folder in (small, big):

@@ -294,7 +294,7 @@ def _mask(inputs: dict[str, torch.Tensor], mask_id: int | None, seed: int) -> tu
     return masked, where, ids
 
 
-def _worst(gap: float) -> float:
+def worst_gap(gap: float) -> float:
     """Sort key: a NaN gap (non-finite outputs) is the worst of all."""
     return math.inf if gap != gap else gap
 
@@ -363,12 +363,13 @@ def _out_of_memory(e: BaseException) -> bool:
     return isinstance(e, (MemoryError, torch.OutOfMemoryError)) or any(m in str(e) for m in ("can't allocate memory", "Cannot allocate memory", "out of memory"))
 
 
-def _cosines(x: torch.Tensor) -> torch.Tensor:
+def cosines(x: torch.Tensor) -> torch.Tensor:
+    """The cosine similarity of every pair of rows of ``x`` (in float64)."""
     x = torch.nn.functional.normalize(x.double().flatten(1), dim=-1)
     return x @ x.T
 
 
-def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
+def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
     feed = {k: v.to(input_device(model, device)) for k, v in inputs.items()}
     if multiple_choice:  # the sentences become the choices of one question
         feed = {k: v.unsqueeze(0) for k, v in feed.items()}
@@ -403,12 +404,12 @@ def _run(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice
 
 
 def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
-    """:func:`_run` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
+    """:func:`run_model` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
     outputs joined along the batch (every sentence is padded to the same length)."""
     n = inputs["input_ids"].shape[0]
     if multiple_choice or n <= BATCH:
-        return _run(model, inputs, device, multiple_choice)
-    parts = [_run(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
+        return run_model(model, inputs, device, multiple_choice)
+    parts = [run_model(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
     joined: dict[str, Any] = {}
     for key, first in parts[0].items():  # tensors and tuples of tensors (a cache is no output to compare)
         if torch.is_tensor(first):
@@ -480,7 +481,7 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
             "from": "the routers' choices" if source == "expert_choices" else "the router logits' top-k"}
 
 
-def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
+def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
     """Gaps of every comparable output; ``ref`` is first grown by ``maps`` when the output lives in a grown space."""
 
     def grown(space: str | None, x: torch.Tensor) -> torch.Tensor:
@@ -501,7 +502,7 @@ def _gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: 
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
                 pairs = [(spaces[0], a[0], b[0]), (spaces[-1], a[-1], b[-1])]
             stats = [compare(grown(sp, x), y, False) for sp, x, y in pairs]
-            gaps[name] = dict(max(stats, key=lambda st: _worst(st["max_rel"])))  # the worst layer
+            gaps[name] = dict(max(stats, key=lambda st: worst_gap(st["max_rel"])))  # the worst layer
             gaps[name]["per_block"] = [st["max_rel"] for st in stats]  # after the embeddings, then after each block
         elif name in recipe.outputs or "logits" in name:
             gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)
@@ -588,7 +589,7 @@ def _add_floor(result: dict[str, Any], small_outs: Mapping[torch.dtype, Any], re
     if small_outs.get(torch.float32) is None or small_outs.get(torch.float64) is None:
         return
     try:
-        floor = _gaps(small_outs[torch.float64], small_outs[torch.float32], recipe, None)
+        floor = output_gaps(small_outs[torch.float64], small_outs[torch.float32], recipe, None)
     except Exception as e:
         if not _out_of_memory(e):
             raise
@@ -641,18 +642,18 @@ class _Task:
         return self.compare(outs, missing, mode, counts), outs[0]
 
     def compare(self, outs: list[dict[str, Any]], missing: list[str], mode: str, counts: dict[str, int]) -> dict[str, Any]:
-        section: dict[str, Any] = {"mode": mode, "outputs": _gaps(outs[0], outs[1], self.recipe, self.maps), "missing_keys": missing}
+        section: dict[str, Any] = {"mode": mode, "outputs": output_gaps(outs[0], outs[1], self.recipe, self.maps), "missing_keys": missing}
         experts = expert_agreement(outs[0], outs[1], self.k) if self.k else None
         if experts:
             section["expert_choice"] = experts
         if "pooler_output" in outs[0]:
-            section["cosine_max_delta"] = (_cosines(outs[0]["pooler_output"]) - _cosines(outs[1]["pooler_output"])).abs().max().item()
+            section["cosine_max_delta"] = (cosines(outs[0]["pooler_output"]) - cosines(outs[1]["pooler_output"])).abs().max().item()
         if self.mlm_output in outs[0]:  # ELECTRA's pre-training head is a discriminator, not an MLM
             where, labels = self.where, self.labels
             section["mlm_accuracy"] = {key: (o[self.mlm_output].argmax(-1).cpu()[where] == labels[where]).double().mean().item()
                                        for key, o in zip(("small", "big"), outs)}
             section["mlm_masked_tokens"] = int(where.sum())
-        section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), key=_worst, default=math.nan)
+        section["max_rel"] = max((s["max_rel"] for s in section["outputs"].values()), key=worst_gap, default=math.nan)
         non_finite = {name: s["non_finite"] for name, s in section["outputs"].items() if "non_finite" in s}
         if non_finite:  # which outputs hold NaN or inf, in which model
             section["non_finite"] = non_finite

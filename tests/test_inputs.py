@@ -287,7 +287,7 @@ def test_out_of_memory_with_a_large_text_file_advises_fewer_sentences(tmp_path, 
 
     def out_of_memory(*args, **kwargs):
         raise MemoryError()
-    monkeypatch.setattr(verification, "_run", out_of_memory)
+    monkeypatch.setattr(verification, "run_model", out_of_memory)
     many = write(tmp_path / "many.txt", "\n".join(f"sentence number {i} is here." for i in range(200)).encode())
     with pytest.raises(GrowthError) as e:
         hfgrow.verify(bert_mlm, grown, text_file=str(many), verify_mode="full")
@@ -331,7 +331,7 @@ def test_out_of_memory_comparing_outputs_keeps_the_checkpoint(tmp_path, bert_mlm
 
     def out_of_memory(*args, **kwargs):
         raise MemoryError()
-    monkeypatch.setattr(verification, "_gaps", out_of_memory)
+    monkeypatch.setattr(verification, "output_gaps", out_of_memory)
     text = write(tmp_path / "text.txt", "\n".join(f"sentence number {i} is here." for i in range(200)).encode())
     result = run_cli(bert_mlm, "--out", tmp_path / "big", "--factor", "2", "--text-file", text)
     assert result.exit_code == ExitCode.VERIFY_FAILED == 3, result.output
