@@ -22,6 +22,7 @@ import torch
 
 from . import algebra
 from .errors import GrowthError
+from .tensors import check_finite, grow_one
 
 CONFIG = "adapter_config.json"
 WEIGHTS = "adapter_model.safetensors"
@@ -69,13 +70,6 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
         raise GrowthError(f"--adapter {folder}: no {WEIGHTS} (an adapter saved as adapter_model.bin: resave it with PEFT "
                           f"and safe_serialization)")
     return config
-
-
-def check_finite(t: torch.Tensor, what: str) -> None:
-    """The check the base weights get (:func:`hfgrow.grow.grow_one`): growing a NaN or an inf would spread it, and
-    verification could only say "no gap"."""
-    if not bool(torch.isfinite(t).all()):
-        raise GrowthError(f"{what} holds non-finite values (NaN or inf)")
 
 
 def _parse(key: str) -> tuple[str, str | None, str | None, str | None, str]:
@@ -151,8 +145,6 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
     """The adapter in ``folder`` grown with ``plan`` into ``out``; returns what was done, for the report."""
     from safetensors import safe_open
     from safetensors.torch import save_file
-
-    from .grow import grow_one
 
     folder = Path(folder)
     config = check(folder)

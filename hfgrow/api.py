@@ -5,18 +5,18 @@ All of it runs on the same plan and the same algebra as the file path.
 
 from __future__ import annotations
 
-import math
 import os
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from . import hub, sentence
-from .checkpoint import CheckpointReader, TensorInfo
+from .checkpoint import CheckpointReader
 from .errors import GrowthError
-from .grow import grow_one
-from .plan import GrowthOptions, GrowthPlan, find_recipe, make_plan
+from .tensors import grow_one
+from .model_reader import StateDictReader
+from .plan import GrowthOptions, GrowthPlan, make_plan
+from .relate import relate
 
 
 def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOptions:
@@ -53,46 +53,6 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
     }
 
 
-def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
-    return {stack: config.get(field) or (config.get(fallback) if fallback else None)
-            for stack, field, fallback in recipe.stacks}
-
-
-def relate(reader: Any, big_cfg: dict[str, Any], unrelated: str) -> GrowthPlan:
-    """The plan that grows the checkpoint ``reader`` reads to the sizes of ``big_cfg``: the expansion that
-    relates a pair. The convention is recognised from the norm eps; ``unrelated`` starts the error."""
-    small_cfg = reader.config()
-    recipe, _ = find_recipe(small_cfg)
-    if big_cfg.get("model_type") != small_cfg.get("model_type"):
-        raise GrowthError(f"{unrelated}: a {big_cfg.get('model_type')} model and a {small_cfg.get('model_type')} one")
-    f = recipe.config
-    sizes: dict[str, Any] = {"hidden_size": big_cfg.get(f.hidden), "intermediate_size": big_cfg.get(f.ffn),
-                             "num_heads": big_cfg.get(f.heads), "num_kv_heads": big_cfg.get(f.kv_heads) if f.kv_heads else None}
-    if f.head_dim and big_cfg.get(f.head_dim) is not None:
-        sizes["head_dim"] = big_cfg[f.head_dim]
-    elif sizes["hidden_size"] and sizes["num_heads"]:
-        sizes["head_dim"] = sizes["hidden_size"] // sizes["num_heads"]
-    if sizes["intermediate_size"] is None and f.ffn_default:
-        sizes["intermediate_size"] = f.ffn_default * sizes["hidden_size"]
-    deeper = {s: n for s, n in _stack_layers(big_cfg, recipe).items() if n != _stack_layers(small_cfg, recipe)[s]}
-    if deeper:
-        sizes["layers"] = max(deeper.values())
-    plan, error = None, None
-    for convention in ("copy", "orthogonal"):  # the one whose eps matches the big config
-        try:
-            candidate = make_plan(reader, GrowthOptions(verify=False, allow_lossy=True, convention=convention,
-                                                        **{k: v for k, v in sizes.items() if v}))
-        except GrowthError as e:
-            error = e
-            continue
-        if all(math.isclose(candidate.config[n], big_cfg[n], rel_tol=1e-6) for n in f.eps if n in big_cfg):
-            return candidate
-        plan = plan or candidate
-    if plan is None:
-        raise GrowthError(f"{unrelated}: {error}")
-    return plan
-
-
 def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "cpu", verify_mode: str = "auto", tolerance: float = 1e-4,
            text_file: str | None = None, seed: int = 0, progress: bool = False) -> dict[str, Any]:
     """Whether ``big`` computes the same function as ``small``, on any pair of checkpoints.
@@ -120,29 +80,6 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
                          storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress)
     sentence.add_to_verification(result, small_dir, big_dir, text_file, device, tolerance)  # sentence-transformers folders
     return result
-
-
-class StateDictReader:
-    """The reader interface of :class:`CheckpointReader` over a model in memory."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.model = model
-        self.state = model.state_dict()
-        self.tensors = {k: TensorInfo(k, tuple(v.shape), v.dtype, "<memory>") for k, v in self.state.items()}
-
-    def get(self, name: str) -> torch.Tensor:
-        return self.state[name].detach().cpu()
-
-    def config(self) -> dict[str, Any]:
-        config = self.model.config.to_dict()
-        config["architectures"] = [type(self.model).__name__]
-        return config
-
-    def transformers_config(self) -> Any:
-        return self.model.config
-
-    def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
-        return {}, {}
 
 
 def grow_model(model: torch.nn.Module, options: GrowthOptions | None = None, **kwargs: Any) -> torch.nn.Module:

@@ -36,180 +36,20 @@ the mean of its copies', and the step is only close to the growth of the small o
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import torch
 
-from . import algebra
-from .algebra import Expansion, Packed
 from .errors import GrowthError
-from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
-
-SCALES_FILE = "hfgrow_param_groups.json"
-OPTIMIZER_KINDS = ("adamw", "adam", "sgd")
-ADAM_STATE = {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
-SGD_STATE = {"momentum_buffer"}
+from .optimizer_state import (  # noqa: F401 - the public API of hfgrow.optim
+    OPTIMIZER_KINDS, SCALES_FILE, TensorScales, dual_maps, grow_optimizer_state, growth_plan, load_scales, optimizer_kind,
+    save_scales, split_by_multipliers, tensor_scales, trainer_decay_names)
+from .plan import GrowthOptions, GrowthPlan
 
 
-# --- scales ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TensorScales:
-    """How one grown tensor relates to the small one: per copy, the weight is ``weight`` times its small
-    element and the gradient ``grad`` times its (means over the tensor's copies; ``exact``: every copy
-    carries the same)."""
-
-    weight: float
-    grad: float
-    exact: bool = True
-
-    def lr(self, kind: str) -> float:
-        """The learning-rate multiplier that makes one step the growth of the small model's step."""
-        return self.weight if kind in ("adam", "adamw") else self.weight / self.grad
-
-    def eps(self, kind: str) -> float:
-        return self.grad if kind in ("adam", "adamw") else 1.0
-
-    def weight_decay(self, kind: str) -> float:
-        """The weight-decay multiplier: AdamW decays by lr·wd, the others add wd·W to the gradient."""
-        return 1.0 / self.weight if kind == "adamw" else self.grad / self.weight
-
-    def key(self, kind: str) -> tuple[float, float, float]:
-        return self.lr(kind), self.eps(kind), self.weight_decay(kind)
-
-
-def _dual(m: Expansion, power: int) -> Expansion:
-    """The expansion the gradient (power 1) or its square (power 2) grows with: r on a writing axis,
-    e on a reading one (the copy's input activation, read or not), the rescale inverted, extras zero."""
-    copy = m.src >= 0
-    zero = torch.zeros((), dtype=m.e.dtype)
-    return Expansion(m.src, torch.where(copy, m.r ** power, zero), torch.where(copy, m.e ** power, zero), m.small,
-                     mean_extras=False, breakable=False, rescale=(1.0 / m.rescale) ** power)
-
-
-def dual_maps(maps: Mapping[str, Expansion], power: int = 1) -> dict[str, Expansion]:
-    """Per space, the expansion that grows gradients (``power`` 1: exp_avg, momentum) or squared
-    gradients (2: exp_avg_sq) consistently with the weights grown by ``maps``."""
-    return {name: _dual(m, power) for name, m in maps.items()}
-
-
-def _axis_vectors(axis: algebra.Axis | Packed, maps: Mapping[str, Expansion]) -> tuple[torch.Tensor, torch.Tensor, bool]:
-    """Per big unit of one axis: the weight's scale, the gradient's scale, and whether extra units carry
-    a mean (not a scale of one small unit)."""
-    ws, gs, means = [], [], False
-    for a in (axis.parts if isinstance(axis, Packed) else (axis,)):
-        m = maps[a.space]
-        copy = m.src >= 0
-        zero = torch.zeros((), dtype=torch.float64)
-        e, r = torch.where(copy, m.e.double(), zero), torch.where(copy, m.r.double(), zero)
-        rescale = m.rescale if a.reads and a.rescaled else 1.0
-        ws.append(r * rescale if a.reads else e)
-        gs.append(e / rescale if a.reads else r)
-        means |= m.mean_extras and not bool(copy.all())
-    w, g = torch.cat(ws), torch.cat(gs)
-    if isinstance(axis, Packed) and axis.per_head is not None:
-        order = algebra.head_order(axis, maps, big=True)
-        w, g = w[order], g[order]
-    return w, g, means
-
-
-def tensor_scales(plan: GrowthPlan) -> dict[str, TensorScales]:
-    """Every grown floating tensor's :class:`TensorScales`, by its name in the grown model.
-
-    The weight's scale of an element is the product over its axes (times the norm gain); the summary is
-    the mean over the elements that are copies (extra units at zero are left out: they get no gradient
-    and stay zero). Not exact: copies with different scales, extra units that carry a mean (LayerNorm),
-    elements that are zero but get gradients (rotary head_dim growth), new blocks.
-    """
-    seen: set[str] = set()
-    out: dict[str, TensorScales] = {}
-    for tp in plan.tensors:
-        if tp.rule.generate is not None or not tp.source.dtype.is_floating_point:
-            continue
-        new = tp.source.name in seen or tp.zero
-        seen.add(tp.source.name)
-        weight, grad, exact = tp.gain, 1.0 / tp.gain, not new
-        axes = [a for a in tp.rule.axes if a is not None]
-        vectors = [_axis_vectors(a, plan.maps) for a in axes]
-        for ws, gs, means in vectors:
-            live = ws != 0
-            if not bool(live.any()):
-                weight, grad, exact = 0.0, 0.0, False
-                break
-            weight *= float(ws[live].mean())
-            grad *= float(gs[live].mean())
-            uniform = bool((ws[live] == ws[live][0]).all()) and bool((gs[live] == gs[live][0]).all())
-            exact &= uniform and not means
-        # an element that is zero but gets a gradient moves where the small model's step maps to zero
-        if any(bool(((gs != 0) & (ws == 0)).any()) for ws, gs, _ in vectors):
-            exact = False
-        if weight == 0.0 or grad == 0.0:
-            weight, grad, exact = 1.0, 1.0, False
-        out[tp.out.name] = TensorScales(weight, grad, exact)
-    return out
-
-
-# --- relating a small model to a grown one --------------------------------------------------------
-
-
-def _is_module(x: Any) -> bool:
-    return isinstance(x, torch.nn.Module)
-
-
-def growth_plan(small: Any, big: Any = None, options: GrowthOptions | None = None, **kwargs: Any) -> GrowthPlan:
-    """The plan that grows ``small`` (a transformers model or a checkpoint folder) into ``big`` (a model,
-    a folder, or None).
-
-    With growth options (``options`` or keywords such as ``factor=2``) the plan is the one those options
-    make, as :func:`hfgrow.grow_model` made it; without, the sizes are read from ``big``'s config (the
-    convention from its norm eps), as :func:`hfgrow.verify` relates two checkpoints. Either way the
-    plan must produce ``big``'s parameter shapes.
-    """
-    from .api import StateDictReader
-    from .checkpoint import CheckpointReader
-
-    reader = StateDictReader(small) if _is_module(small) else CheckpointReader(Path(small))
-    if options is not None or kwargs or big is None:
-        options = options or GrowthOptions()
-        options = GrowthOptions(**{**options.__dict__, "verify": False, **kwargs})
-        plan = make_plan(reader, options)
-    else:
-        plan = _infer_plan(reader, _config_of(big))
-    if big is not None:
-        _check_fits(plan, big)
-    return plan
-
-
-def _config_of(model: Any) -> dict[str, Any]:
-    if _is_module(model):
-        return model.config.to_dict()
-    return json.loads((Path(model) / "config.json").read_text())
-
-
-def _infer_plan(reader: Any, big_cfg: dict[str, Any]) -> GrowthPlan:
-    from .api import relate
-
-    return relate(reader, big_cfg, "the grown model is not a growth of the small one that hfgrow can relate")
-
-
-def _check_fits(plan: GrowthPlan, big: Any) -> None:
-    if not _is_module(big):
-        return
-    by_name = plan.tensors_by_name()
-    for name, p in big.named_parameters():
-        tp = by_name.get(name)
-        if tp is None:
-            raise GrowthError(f"the grown model's parameter '{name}' is not in the growth plan: "
-                              f"pass the options the model was grown with (or the plan)")
-        if tuple(p.shape) != tuple(tp.out.shape):
-            raise GrowthError(f"'{name}' is {tuple(p.shape)} in the grown model but {tuple(tp.out.shape)} in the plan: "
-                              f"pass the options the model was grown with (or the plan)")
+# --- param groups ---------------------------------------------------------------------------------
 
 
 def _resolve_scales(model: torch.nn.Module | None, scales: Mapping[str, TensorScales] | None, plan: GrowthPlan | None,
@@ -227,16 +67,6 @@ def _resolve_scales(model: torch.nn.Module | None, scales: Mapping[str, TensorSc
                       f"options), plan= or scales=, or load the model from a folder holding {SCALES_FILE}")
 
 
-# --- param groups ---------------------------------------------------------------------------------
-
-
-def trainer_decay_names(model: torch.nn.Module) -> set[str]:
-    """The parameters transformers' Trainer applies weight decay to (its first param group)."""
-    from transformers import Trainer
-
-    return set(Trainer.get_decay_parameter_names(None, model))
-
-
 def _base_groups(model: torch.nn.Module, no_decay: Any, weight_decay: float) -> list[tuple[list[tuple[str, torch.nn.Parameter]], float]]:
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     if no_decay is None:
@@ -246,16 +76,6 @@ def _base_groups(model: torch.nn.Module, no_decay: Any, weight_decay: float) -> 
         return [([(n, p) for n, p in params if n in decay], weight_decay), ([(n, p) for n, p in params if n not in decay], 0.0)]
     excluded = set(no_decay)
     return [([(n, p) for n, p in params if n not in excluded], weight_decay), ([(n, p) for n, p in params if n in excluded], 0.0)]
-
-
-def _split(names: Sequence[str], scales: Mapping[str, TensorScales], kind: str) -> list[tuple[tuple[float, float, float], list[str]]]:
-    """One base group split by multipliers, in the order their first member appears (deterministic, so
-    that a grown optimizer state and the optimizer built to load it agree)."""
-    groups: dict[tuple[float, float, float], list[str]] = {}
-    for n in names:
-        key = scales[n].key(kind) if n in scales else (1.0, 1.0, 1.0)
-        groups.setdefault(key, []).append(n)
-    return list(groups.items())
 
 
 def param_groups(model: torch.nn.Module, lr: float, *, optimizer: str = "adamw", weight_decay: float = 0.0, eps: float = 1e-8,
@@ -280,7 +100,7 @@ def param_groups(model: torch.nn.Module, lr: float, *, optimizer: str = "adamw",
     groups = []
     for params, wd in _base_groups(model, no_decay, weight_decay):
         by_name = dict(params)
-        for (lr_m, eps_m, wd_m), names in _split([n for n, _ in params], scales, optimizer):
+        for (lr_m, eps_m, wd_m), names in split_by_multipliers([n for n, _ in params], scales, optimizer):
             group: dict[str, Any] = {"params": [by_name[n] for n in names], "lr": lr * lr_m, "weight_decay": wd * wd_m}
             if optimizer != "sgd":
                 group["eps"] = eps * eps_m
@@ -337,27 +157,6 @@ class RelaxedMultipliers(torch.optim.lr_scheduler.LRScheduler):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "schedule")}
 
 
-def save_scales(folder: str | os.PathLike, scales: Mapping[str, TensorScales], **extra: Any) -> Path:
-    """Write the per-tensor scales as ``hfgrow_param_groups.json`` in ``folder``."""
-    from .version import __version__
-
-    path = Path(folder) / SCALES_FILE
-    data = {"hfgrow": __version__, **extra,
-            "tensors": {n: dataclasses.asdict(s) for n, s in scales.items()}}
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
-
-
-def load_scales(folder: str | os.PathLike) -> dict[str, TensorScales]:
-    """The per-tensor scales written by :func:`save_scales` (:func:`grow_trainer_checkpoint`)."""
-    path = Path(folder) / SCALES_FILE
-    try:
-        data = json.loads(path.read_text())
-        return {n: TensorScales(float(s["weight"]), float(s["grad"]), bool(s["exact"])) for n, s in data["tensors"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise GrowthError(f"cannot read {path}: {e}") from None
-
-
 def trainer_optimizer(model: torch.nn.Module, args: Any, scales: Mapping[str, TensorScales] | None = None,
                       **kwargs: Any) -> tuple[type, dict[str, Any]]:
     """``optimizer_cls_and_kwargs`` for transformers' Trainer: its AdamW or SGD with the grown model's
@@ -381,208 +180,6 @@ def trainer_optimizer(model: torch.nn.Module, args: Any, scales: Mapping[str, Te
     groups = param_groups(model, args.learning_rate, optimizer=kind, weight_decay=args.weight_decay,
                           eps=getattr(args, "adam_epsilon", 1e-8), no_decay="trainer", scales=scales, **kwargs)
     return cls, {"params": groups, **extra}
-
-
-# --- optimizer state ------------------------------------------------------------------------------
-
-
-def optimizer_kind(state_dict: Mapping[str, Any]) -> str:
-    """"adamw", "adam" or "sgd" for a plain torch AdamW / Adam / SGD state dict; anything else is a
-    :class:`GrowthError` that says why."""
-    if not isinstance(state_dict, Mapping) or "param_groups" not in state_dict or "state" not in state_dict:
-        raise GrowthError("not a torch optimizer state dict (it should have 'state' and 'param_groups')")
-    kinds = set()
-    for g in state_dict["param_groups"]:
-        keys = set(g)
-        if {"betas", "eps", "amsgrad"} <= keys and "momentum_decay" not in keys:
-            kinds.add("adamw" if g.get("decoupled_weight_decay") else "adam")
-        elif {"momentum", "dampening", "nesterov"} <= keys:
-            kinds.add("sgd")
-        else:
-            hyper = ", ".join(sorted(keys - {"params", "param_names", "initial_lr"}))
-            raise GrowthError(f"unsupported optimizer (hyperparameters {hyper}): hfgrow grows the state of torch's "
-                              f"AdamW, Adam and SGD only")
-    if len(kinds) != 1:
-        raise GrowthError(f"param groups of different optimizers ({', '.join(sorted(kinds))}) in one state dict")
-    kind = kinds.pop()
-    allowed = SGD_STATE if kind == "sgd" else ADAM_STATE
-    for s in state_dict["state"].values():
-        extra = set(s) - allowed
-        if extra:
-            raise GrowthError(f"unsupported optimizer state {', '.join(sorted(map(str, extra)))}: hfgrow grows "
-                              f"{', '.join(sorted(allowed))} ({'SGD' if kind == 'sgd' else 'Adam/AdamW'})")
-    return kind
-
-
-def _source_names(state_dict: Mapping[str, Any], small: torch.nn.Module, param_names: Any) -> list[list[str]]:
-    """The small model's parameter name of every entry of every group of the state dict."""
-    groups = state_dict["param_groups"]
-    sizes = [len(g["params"]) for g in groups]
-    shapes = dict((n, tuple(p.shape)) for n, p in small.named_parameters())
-
-    def fits(names: list[list[str]]) -> bool:
-        if [len(n) for n in names] != sizes or any(n not in shapes for g in names for n in g):
-            return False
-        for g, ns in zip(groups, names):
-            for i, n in zip(g["params"], ns):
-                st = state_dict["state"].get(i, {})
-                t = st.get("exp_avg", st.get("momentum_buffer"))
-                if isinstance(t, torch.Tensor) and tuple(t.shape) != shapes[n]:
-                    return False
-        return True
-
-    def split(flat: list[str]) -> list[list[str]]:
-        out, at = [], 0
-        for s in sizes:
-            out.append(flat[at: at + s])
-            at += s
-        return out
-
-    if all("param_names" in g for g in groups):
-        candidates = [[list(g["param_names"]) for g in groups]]
-        why = "its param_names"
-    elif param_names is not None:
-        names = list(param_names)
-        candidates = [[list(g) for g in names] if names and not isinstance(names[0], str) else split(names)]
-        why = "param_names"
-    else:
-        trainable = [n for n, p in small.named_parameters() if p.requires_grad]
-        candidates = []
-        if len(groups) == 2:
-            decay = trainer_decay_names(small)
-            candidates.append([[n for n in trainable if n in decay], [n for n in trainable if n not in decay]])
-        candidates += [split(trainable), split(list(shapes))]
-        why = "the model's parameters (in order, or as transformers' Trainer groups them)"
-    for names in candidates:
-        if fits(names):
-            return names
-    raise GrowthError(f"the optimizer state ({len(groups)} group(s) of {', '.join(map(str, sizes))} parameters) does not "
-                      f"match {why}: pass the model as it was trained (which parameters were frozen), or "
-                      f"param_names=[[names of group 0], …] in the order the optimizer was given them")
-
-
-def _grow_entry(entry: Mapping[str, Any], tp: TensorPlan, duals: Mapping[int, Mapping[str, Expansion]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in entry.items():
-        if key == "step" or not isinstance(value, torch.Tensor):
-            out[key] = value.clone() if isinstance(value, torch.Tensor) else value
-            continue
-        power = 2 if key in ("exp_avg_sq", "max_exp_avg_sq") else 1
-        grown = algebra.grow_tensor(value, tp.rule.axes, duals[power])
-        if tp.gain != 1.0:
-            grown = grown / tp.gain ** power
-        out[key] = grown.to(value.dtype)
-    return out
-
-
-def grow_optimizer_state(state_dict: Mapping[str, Any], small: torch.nn.Module, big: torch.nn.Module | GrowthPlan, *,
-                         optimizer: torch.optim.Optimizer | None = None, plan: GrowthPlan | None = None,
-                         param_names: Any = None, multipliers: bool = False, options: GrowthOptions | None = None,
-                         **growth_options: Any) -> dict[str, Any]:
-    """A torch AdamW / Adam / SGD state dict of ``small`` grown for the grown model ``big``.
-
-    exp_avg and momentum_buffer grow like the gradient (r on writing axes, e on reading ones),
-    exp_avg_sq and max_exp_avg_sq like its square, step is kept (module docstring). Tensors of new
-    blocks (``layers``) get no state (their optimizer starts afresh).
-
-    Which small parameter each entry belongs to comes from the state's ``param_names``, from
-    ``param_names``, or from ``small``'s parameter order (one group; or the two groups transformers'
-    Trainer makes), checked against the state's shapes. The result is laid out for:
-
-    * ``optimizer`` (an optimizer over ``big``'s parameters, e.g. built with :func:`param_groups`): its
-      groups and hyperparameters, so that ``optimizer.load_state_dict(result)`` keeps its learning rates;
-    * else the small optimizer's groups and hyperparameters; with ``multipliers`` each group is split by
-      multiplier and its lr (``initial_lr``), eps and weight decay multiplied (what :func:`param_groups`
-      with the same base groups builds).
-
-    ``big`` is the grown model (the plan is rebuilt from ``plan``, the growth options, or ``big``'s
-    config) or a :class:`GrowthPlan`.
-    """
-    kind = optimizer_kind(state_dict)
-    if options is not None:
-        growth_options = {**options.__dict__, **growth_options}
-    if isinstance(big, GrowthPlan):
-        plan, big_model = big, None
-    else:
-        big_model = big
-        plan = plan or growth_plan(small, big, **growth_options)
-    small_names = _source_names(state_dict, small, param_names)
-    by_out = plan.tensors_by_name()
-    origin: dict[str, str] = {}  # source name → the grown name of its original (not a new block's copy)
-    for tp in plan.tensors:
-        origin.setdefault(tp.source.name, tp.out.name)
-    scales = tensor_scales(plan)
-    duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
-
-    # the small state by small name
-    small_state = {}
-    for g, names in zip(state_dict["param_groups"], small_names):
-        for i, n in zip(g["params"], names):
-            if i in state_dict["state"]:
-                small_state[n] = state_dict["state"][i]
-
-    def grown_entry(big_name: str) -> dict[str, Any] | None:
-        tp = by_out.get(big_name)
-        if tp is None:
-            raise GrowthError(f"'{big_name}' is not in the growth plan")
-        if origin[tp.source.name] != big_name or tp.zero or tp.source.name not in small_state:
-            return None  # a new block's tensor, or one the small optimizer never stepped
-        return _grow_entry(small_state[tp.source.name], tp, duals)
-
-    # the grown layout: (hyperparameters, grown names) per group
-    layout: list[tuple[dict[str, Any], list[str]]] = []
-    if optimizer is not None:
-        if big_model is None:
-            raise GrowthError("optimizer= needs the grown model, not a plan, to name its parameters")
-        names_by_id = {id(p): n for n, p in big_model.named_parameters()}
-        for g in optimizer.param_groups:
-            missing = [p for p in g["params"] if id(p) not in names_by_id]
-            if missing:
-                raise GrowthError(f"the optimizer holds {len(missing)} tensor(s) that are not parameters of the grown model")
-            layout.append(({k: v for k, v in g.items() if k not in ("params", "param_names")}, [names_by_id[id(p)] for p in g["params"]]))
-    else:
-        targets: dict[str, list[str]] = {}  # small name → grown names (original and new-block copies)
-        for tp in plan.tensors:
-            targets.setdefault(tp.source.name, []).append(tp.out.name)
-        position = None  # widening keeps every name and the order; new blocks join their source's group
-        if any(len(t) > 1 for t in targets.values()):
-            if big_model is None:
-                raise GrowthError("a deepening growth adds parameters: pass the grown model (not a plan) to order them")
-            position = {n: i for i, n in enumerate(n for n, _ in big_model.named_parameters())}
-        for source, (g, names) in enumerate(zip(state_dict["param_groups"], small_names)):
-            hyper = {k: v for k, v in g.items() if k not in ("params", "param_names")}
-            grown = [t for n in names for t in targets.get(n, [n])]
-            if position is not None:
-                grown = sorted((t for t in grown if t in position), key=position.__getitem__)
-            if not multipliers:
-                layout.append((hyper, grown))
-                continue
-            for (lr_m, eps_m, wd_m), members in _split(grown, scales, kind):
-                h = dict(hyper)
-                for k in ("lr", "initial_lr"):
-                    if isinstance(h.get(k), torch.Tensor):
-                        raise GrowthError("a tensor learning rate cannot take hfgrow's multipliers: use a float lr")
-                    if isinstance(h.get(k), (int, float)):
-                        h[k] = h[k] * lr_m
-                if kind != "sgd" and isinstance(h.get("eps"), (int, float)):
-                    h["eps"] = h["eps"] * eps_m
-                if isinstance(h.get("weight_decay"), (int, float)):
-                    h["weight_decay"] = h["weight_decay"] * wd_m
-                h["hfgrow_lr_scale"], h["hfgrow_source_group"] = lr_m, source
-                layout.append((h, members))
-    state: dict[int, Any] = {}
-    groups = []
-    index = 0
-    for hyper, names in layout:
-        ids = []
-        for n in names:
-            entry = grown_entry(n)
-            if entry is not None:
-                state[index] = entry
-            ids.append(index)
-            index += 1
-        groups.append({**hyper, "params": ids, "param_names": list(names)})  # kept by load_state_dict: a later growth reads them
-    return {"state": state, "param_groups": groups}
 
 
 # --- training checkpoints -------------------------------------------------------------------------

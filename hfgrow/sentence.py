@@ -148,7 +148,7 @@ def _dense_weights(folder: Path) -> dict[str, torch.Tensor]:
 
 def _dense_linear(folder: Path, path: str, config: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
     """A Dense module's weight and bias, checked as the base weights are: of its config's shape, floating point, finite."""
-    from .adapters import check_finite
+    from .tensors import check_finite
 
     weights = _dense_weights(folder)
     w, b = weights.get("linear.weight"), weights.get("linear.bias")

@@ -30,7 +30,7 @@ import torch
 
 from .checkpoint import CheckpointReader, copy_files, inside
 from .errors import GrowthError
-from .optim import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
+from .optimizer_state import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
 from .plan import GrowthOptions, make_plan
 
 

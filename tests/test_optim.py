@@ -13,7 +13,7 @@ import torch
 
 import hfgrow
 from hfgrow import algebra
-from hfgrow.grow import grow_one
+from hfgrow.tensors import grow_one
 from hfgrow.optim import (SCALES_FILE, dual_maps, grow_optimizer_state, grow_trainer_checkpoint, growth_plan, load_scales,
                           optimizer_kind, param_groups, tensor_scales, trainer_optimizer)
 from hfgrow.testing import build_model, make_model

@@ -257,7 +257,7 @@ def test_out_filled_while_growing_is_never_replaced(tmp_path, src, monkeypatch, 
 
 SLOW_GROWTH = (  # the third tensor takes a minute to grow (in the main thread, where signals arrive)
     "import sys, time\n"
-    "import importlib; g = importlib.import_module('hfgrow.grow')\n"
+    "import importlib; g = importlib.import_module('hfgrow.tensors')\n"
     "from hfgrow.cli import main\n"
     "real, calls = g.grow_one, []\n"
     "def slow(*args):\n"
