@@ -295,14 +295,22 @@ def test_gpt2_explicit_n_inner_and_unscaled_attention(tmp_path):
 
 @pytest.mark.parametrize("rope", [{"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
                                   {"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
-                                   "original_max_position_embeddings": 32}])
+                                   "original_max_position_embeddings": 8}])
 def test_rope_types_that_depend_on_head_dim_are_refused_unless_lossy(tmp_path, rope):
-    src = build_model(tmp_path / "small", "LlamaForCausalLM", rope_parameters=rope)
-    with pytest.raises(hfgrow.GrowthError, match="not lossless.*--allow-lossy"):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM", rope_parameters=rope, max_position_embeddings=16)
+    with pytest.raises(hfgrow.GrowthError, match=f"not lossless: rope type {rope['rope_type']} depends on head_dim.*--allow-lossy"):
         hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim")
-    report = hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim", allow_lossy=True, tolerance=1.0)
+    said = []
+    report = hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim", allow_lossy=True, log=said.append)
     assert report["plan"]["approximate"] and rope["rope_type"] in report["plan"]["approximate"][0]
-    assert report["verification"]["float32"]["outputs"]["logits"]["max_rel"] < 1.0  # measured and stated (~1e-6 here)
+    assert any(line.startswith(f"warning: not lossless: rope type {rope['rope_type']}") for line in said)
+    # the verification's inputs stay within max_position_embeddings (16 tokens), where the gap is float32 round-off
+    # (measured ~1e-6); past it, dynamic NTK rescales its base by a power that depends on head_dim (measured 0.04)
+    assert report["verification"]["passed"] and report["verification"]["float32"]["max_rel"] <= 1e-5
+    ids = torch.randint(2, 97, (2, 48), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        gap = rel_gap(load(src)(input_ids=ids).logits, load(tmp_path / "big")(input_ids=ids).logits)
+    assert gap > 1e-2 if rope["rope_type"] == "dynamic" else gap <= 1e-5  # YaRN's ramp scales with head_dim here
     # growing heads leaves head_dim, and so every rope type, untouched: exact
     check(src, tmp_path / "heads", 2, attention="heads")
 
