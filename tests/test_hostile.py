@@ -33,16 +33,18 @@ def run(src: Path, out: Path, *args: str):
     return CliRunner().invoke(main, [str(src), "--out", str(out), "--no-verify", "-q", *args])
 
 
-def assert_clean(result, out: Path) -> None:
-    """Success, or one `error:` line with exit 2 and no --out (nor a temp folder beside it)."""
+def assert_clean(result, out: Path, refused: str | None) -> None:
+    """Grown (``refused`` None), or refused: exit 2 with one `error:` line that says ``refused``, and no --out (nor a
+    temp folder beside it)."""
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert "Traceback" not in result.output
-    if result.exit_code == 0:
+    if refused is None:
+        assert result.exit_code == 0, result.output
         assert (out / "model.safetensors").is_file()
         return
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and refused in lines[0], result.stderr
     assert list(out.parent.iterdir()) == []
 
 
@@ -76,10 +78,20 @@ def test_corrupted_header(llama, tmp_path, what, offset, replacement):
     else:
         data[offset:offset + len(replacement)] = replacement
     path.write_bytes(bytes(data))
-    assert_clean(run(src, out), out)
+    assert_clean(run(src, out), out, "model.safetensors is truncated or corrupt")
 
 
 # -- lying indexes -----------------------------------------------------------------------------------
+
+
+OUTSIDE = "shard names must be relative paths inside the checkpoint folder"
+NOT_A_MAP = "'weight_map' should map tensor names to shard files"
+LYING_INDEX_REFUSALS = {  # what each lie is refused with; None: grown
+    "names a shard outside": OUTSIDE, "names an absolute path": OUTSIDE, "names a folder": OUTSIDE, "names an empty string": OUTSIDE,
+    "names a tensor the shard lacks": "the index names tensors its shards lack: model.extra.weight",
+    "omits a tensor": None,  # an index need not list every tensor of its shards: transformers reads them all
+    "maps to a number": NOT_A_MAP, "is a list": NOT_A_MAP, "is empty": "no tensors in", "backslashes": OUTSIDE,
+}
 
 
 def lying_indexes(names: list[str]) -> dict[str, object]:
@@ -98,7 +110,7 @@ def lying_indexes(names: list[str]) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("case", list(lying_indexes(["x"])))
+@pytest.mark.parametrize("case", list(LYING_INDEX_REFUSALS))
 def test_lying_index(llama, tmp_path, case):
     src, out = fresh(llama, tmp_path)
     names = sorted(load_file(src / "model.safetensors"))
@@ -106,11 +118,10 @@ def test_lying_index(llama, tmp_path, case):
     shutil.copy(src / "model-00001-of-00001.safetensors", tmp_path / "model-00001-of-00001.safetensors")  # the "outside" file
     weight_map = lying_indexes(names)[case]
     (src / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
-    result = run(src, out)
-    assert_clean(result, out)
-    if case in ("omits a tensor",):  # an index need not list every tensor of its shards: transformers reads them all
-        return
-    assert result.exit_code == 2, result.output
+    assert set(LYING_INDEX_REFUSALS) == set(lying_indexes(names))
+    assert_clean(run(src, out), out, LYING_INDEX_REFUSALS[case])
+    if LYING_INDEX_REFUSALS[case] is None:  # every tensor of the shard grown, the one the index omits too
+        assert set(load_file(out / "model.safetensors")) == set(names)
 
 
 # -- hostile pickles ---------------------------------------------------------------------------------
@@ -139,8 +150,8 @@ def test_hostile_pickle_never_runs(llama, tmp_path, shape):
     else:
         (src / "pytorch_model.bin").write_bytes(pickle.dumps({"x": Payload(marker)}))
     result = run(src, out)
-    assert_clean(result, out)
-    assert result.exit_code == 2
+    assert_clean(result, out, "pytorch_model.bin is truncated, corrupt or not a weights file (the weights-only loader refused it")
+    assert "hfgrow never unpickles objects" in result.stderr
     assert not marker.exists()
     for advice in ("weights_only", "still be loaded", "\x1b"):  # never torch's hint to load it with code enabled
         assert advice not in result.stderr, result.stderr
@@ -155,16 +166,19 @@ VALUES = [0, -3, 7, 10**12, "16", None, 1.5, True]
 
 @pytest.mark.parametrize("value", VALUES, ids=repr)
 @pytest.mark.parametrize("field", FIELDS)
-def test_inconsistent_config(llama, tmp_path, field, value):
+def test_inconsistent_config(request, llama, tmp_path, field, value):
+    if field == "max_position_embeddings" and value in (0, -3):  # to be refused like any other non-positive size
+        request.applymarker(pytest.mark.xfail(strict=True, reason="grown (exit 0), not refused; verified, -3 ends in an internal error"))
     src, out = fresh(llama, tmp_path)
     cfg = json.loads((src / "config.json").read_text())
     cfg[field] = value
     (src / "config.json").write_text(json.dumps(cfg))
-    result = run(src, out)
-    assert_clean(result, out)
     # the weights pin every field but the positions (rotary), and head_dim may be left to derive (16 / 4 heads)
-    if field != "max_position_embeddings" and (field, value) != ("head_dim", None):
-        assert result.exit_code == 2, result.output
+    grown = (field == "max_position_embeddings" and value in (7, 10**12)) or (field, value) == ("head_dim", None)
+    assert_clean(run(src, out), out, None if grown else "config.json")
+    if grown:
+        big = json.loads((out / "config.json").read_text())
+        assert big[field] == value and big["hidden_size"] == 32
 
 
 # -- custom code -------------------------------------------------------------------------------------
@@ -246,6 +260,6 @@ def test_a_utf16_text_file_is_named_as_such(llama, tmp_path, encoding):
     text = tmp_path / "sentences.txt"
     text.write_bytes("The cat sat on the mat.\nHello, world.\n".encode(encoding))
     result = CliRunner().invoke(main, [str(src), "--out", str(out), "-q", "--text-file", str(text)])
-    assert_clean(result, out)
-    assert result.exit_code == 2 and "not UTF-8" in result.stderr and "UTF-16 detected" in result.stderr, result.stderr
+    assert_clean(result, out, "not UTF-8")
+    assert "not UTF-8" in result.stderr and "UTF-16 detected" in result.stderr, result.stderr
     assert "binary" not in result.stderr
