@@ -22,6 +22,7 @@ import torch
 
 from . import algebra
 from .errors import GrowthError
+from .options import adapter_name
 from .tensors import check_finite, grow_one
 
 CONFIG = "adapter_config.json"
@@ -39,11 +40,8 @@ REFUSED = {  # adapter_config.json fields whose growth is not exact, or that hfg
 
 
 def name(folder: str | os.PathLike) -> str:
-    """The adapter's folder name, which names its grown copy in OUT/adapters/."""
-    resolved = Path(folder).resolve().name
-    if not resolved:
-        raise GrowthError(f"--adapter {folder}: a folder with a name is needed (it names OUT/adapters/<name>)")
-    return resolved
+    """The adapter's folder name, which names its grown copy in OUT/adapters/ (checked with the options)."""
+    return adapter_name(folder)
 
 
 def check(folder: str | os.PathLike) -> dict[str, Any]:

@@ -23,11 +23,11 @@ import torch
 
 from .algebra import Expansion
 from .errors import GrowthError
+from .options import DENSE_OUT  # noqa: F401  (validated with the other options)
 
 MODULES = "modules.json"
 CONFIGS = ("sentence_bert_config.json", "config_sentence_transformers.json")  # copied as they are
 KNOWN = ("Transformer", "Pooling", "Dense", "Normalize")
-DENSE_OUT = ("keep", "grow")
 # modules without parameters, which may come without a folder: the config sentence-transformers saves for them
 PARAMETER_FREE = {"Normalize": {"module_input_name": "sentence_embedding", "module_output_name": "sentence_embedding"}}
 

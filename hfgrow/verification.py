@@ -16,6 +16,7 @@ import torch
 from .algebra import Expansion
 from .checkpoint import CheckpointReader
 from .errors import GrowthError
+from .memory import available_memory
 from .plan import VERIFY_MODES, find_recipe
 from .recipe import Recipe
 
@@ -38,72 +39,6 @@ def _dtype_name(dtype: torch.dtype) -> str:
 def checkpoint_dtype(config: Mapping[str, Any]) -> torch.dtype:
     name = config.get("dtype") or config.get("torch_dtype") or "float32"
     return getattr(torch, name, torch.float32) if isinstance(name, str) else torch.float32
-
-
-def available_memory(device: str) -> int:
-    """Bytes a forward pass may take: free GPU memory (``cuda``: every GPU, then RAM), else free RAM.
-
-    RAM is the smallest of the kernel's MemAvailable, the cgroup's memory.max headroom and the
-    RLIMIT_DATA / RLIMIT_AS headroom of this process, so a container or ``ulimit`` limit counts.
-    """
-    if device.startswith("cuda"):
-        index = torch.device(device).index
-        if index is not None:
-            return torch.cuda.mem_get_info(index)[0]
-        gpus = sum(torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count()))
-        return gpus + available_memory("cpu")  # device_map="auto" spills over to the CPU
-    limits = []
-    status = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                limits.append(int(line.split()[1]) * 1024)
-        for line in Path("/proc/self/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmData", "VmSize"):
-                status[key] = int(value.split()[0]) * 1024
-    limits += _cgroup_headroom()
-    import resource
-
-    for which, used in ((resource.RLIMIT_DATA, "VmData"), (resource.RLIMIT_AS, "VmSize")):
-        soft = resource.getrlimit(which)[0]
-        if soft != resource.RLIM_INFINITY and used in status:
-            limits.append(soft - status[used])
-    if not limits:
-        import psutil
-
-        limits.append(psutil.virtual_memory().available)
-    return max(0, min(limits))
-
-
-def _cgroup_headroom() -> list[int]:
-    """This process's cgroup memory limit less what it uses beyond reclaimable page cache (v1 and v2;
-    its own cgroup folder where the mount shows it, else the mount's root)."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return []
-    root, out = Path("/sys/fs/cgroup"), []
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controllers == "":  # v2
-            names, mount = ("memory.max", "memory.current", "inactive_file"), root
-        elif "memory" in controllers.split(","):
-            names, mount = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"), root / "memory"
-        else:
-            continue
-        for folder in (mount / path.lstrip("/"), mount):
-            try:  # "max" (v2) is no limit; v1 says so with a huge number, which min() ignores
-                limit, usage = (int((folder / name).read_text()) for name in names[:2])
-            except (OSError, ValueError):
-                continue
-            cache = 0
-            with contextlib.suppress(OSError, ValueError):
-                stat = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
-                cache = int(stat.get(names[2], 0))
-            out.append(limit - usage + cache)
-            break
-    return out
 
 
 def _size(n: int) -> str:

@@ -1,0 +1,102 @@
+"""The grown config.json: the source's with every grown size, the depth's fields, eps and the rotary sections
+rewritten, checked by the installed transformers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .algebra import Widths
+from .errors import GrowthError
+from .options import GrowthOptions
+from .recipe import Recipe
+
+
+def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, widths: Widths, eps_scale: float,
+                 options: GrowthOptions) -> dict[str, Any]:
+    """The source config with the grown sizes; ``depth``: the fields a deeper growth changes (depth.deepen)."""
+    fields = recipe.config
+    new_config = {**config, **depth}
+    derived = {  # a None field means "derived"; it stays None while the derivation still holds
+        fields.hidden: (widths.hidden[1], None),
+        fields.ffn: (widths.ffn[1], fields.ffn_default and fields.ffn_default * widths.hidden[1]),
+        fields.heads: (widths.heads[1], None),
+        fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
+        fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
+        fields.embedding: (widths.embedding[1], widths.hidden[1]),
+        fields.expert_ffn: (widths.expert_ffn[1], None),
+        fields.decoder_ffn: (widths.decoder_ffn[1], None),
+        **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
+    }
+    for name, (value, default) in derived.items():
+        if name and (config.get(name) is not None or value != default):
+            new_config[name] = value
+    if not fields.head_dim and isinstance(config.get("head_dim"), int):
+        # a head_dim the family derives, stored anyway: it would win over the derivation on load
+        new_config["head_dim"] = widths.head_dim[1]
+    per_layer = config.get(fields.heads_per_layer) if fields.heads_per_layer else None
+    if per_layer is not None:
+        if not isinstance(per_layer, list) or any(h != widths.heads[0] for h in per_layer):
+            raise GrowthError(f"config.json: {fields.heads_per_layer}={per_layer!r}: blocks with different numbers of heads "
+                              f"are not supported (every entry must be {fields.heads}={widths.heads[0]})")
+        new_config[fields.heads_per_layer] = [widths.heads[1]] * new_config.get(recipe.stacks[0][1], len(per_layer))
+    for twin, name in fields.twins.items():
+        if twin in config:
+            new_config[twin] = new_config.get(name, config.get(name))
+    for name in fields.eps:
+        if name in config:
+            if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
+                raise GrowthError(f"config.json: '{name}' should be a non-negative number, got {config[name]!r}")
+            new_config[name] = config[name] * eps_scale
+    k_d = widths.head_dim[1] // widths.head_dim[0]
+    for name in ("rope_parameters", "rope_scaling"):  # multimodal rotary sections follow the frequency slots (k·p ← p)
+        if k_d > 1 and isinstance(config.get(name), dict):
+            new_config[name] = _scaled_sections(config[name], k_d)
+    if k_d > 1 and isinstance(config.get("rotary_dim"), int) and not isinstance(config["rotary_dim"], bool):
+        new_config["rotary_dim"] = k_d * config["rotary_dim"]  # a rotary width of its own (MiniMax-M2): k times, as checked
+    # fields that other names alias (GPT-2's n_embd is also hidden_size): a stale alias would win on load
+    for alias, target in _attribute_map(config["model_type"]).items():
+        if alias in config and target in new_config and alias != target:
+            new_config[alias] = new_config[target]
+    if options.dtype:
+        new_config["dtype"] = options.dtype
+        if "torch_dtype" in config:
+            new_config["torch_dtype"] = options.dtype
+
+    # custom code (auto_map) describes the small model and is never copied: the grown config must not point at it
+    new_config.pop("auto_map", None)
+    check_config(new_config, widths, options)
+    return new_config
+
+
+def check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions) -> None:
+    """The grown config must be one the installed transformers accepts (it validates, e.g., that
+    LLaMA's hidden size is a multiple of its heads even with an explicit head_dim)."""
+    from transformers import CONFIG_MAPPING
+
+    try:
+        CONFIG_MAPPING[config["model_type"]](**{k: v for k, v in config.items() if k != "model_type"})
+    except Exception as e:
+        text = str(e).strip().splitlines()
+        why = text[-1].strip() if text else type(e).__name__
+        (hidden, big), (heads, big_heads), (d, _) = widths.hidden, widths.heads, widths.head_dim
+        if options.hidden_size and options.attention == "heads" and not (options.factor or options.num_heads or options.head_dim) \
+                and heads * d == hidden and big_heads == heads and big % d:
+            # the heads follow a hidden size given alone only where it is a multiple of head_dim: here they stayed
+            raise GrowthError(f"--hidden-size {big} is not a multiple of head_dim {d} (which --attention heads keeps), so the "
+                              f"number of heads cannot follow it and stays {heads}, which transformers rejects ({why}): give a "
+                              f"hidden size that is a multiple of {d}, or --num-heads") from None
+        raise GrowthError(f"transformers rejects the grown config: {why}") from None
+
+
+def _attribute_map(model_type: str) -> dict[str, str]:
+    from transformers import CONFIG_MAPPING
+
+    return dict(getattr(CONFIG_MAPPING[model_type], "attribute_map", {}))
+
+def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
+    """Rope parameters with every ``mrope_section`` (Qwen2-VL's and GLM-4V's split of the frequency slots among the
+    temporal, height and width positions) k times larger, nested per layer type too: small slot p is big slot k·p, in
+    the same section."""
+    return {key: [k * s for s in value] if key == "mrope_section" and isinstance(value, list)
+            else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
+

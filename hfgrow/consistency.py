@@ -1,0 +1,218 @@
+"""Config and weights consistency: config.json and the stored tensors must describe one model, checked on the model
+built from the config on the meta device (no memory) before any size is planned from the config."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import torch
+
+from .checkpoint import CheckpointReader, TensorInfo, _first_line
+from .errors import GrowthError
+from .options import MAX_BLOCKS
+from .recipe import Recipe, TensorRule
+from .widths import config_int
+
+Rules = list[tuple[re.Pattern[str], TensorRule]]
+
+
+def check_requirements(config: dict[str, Any], recipe: Recipe) -> None:
+    """The config values the recipe's rules assume, and its twin fields equal (stacks of one width)."""
+    for name, want in recipe.requires.items():
+        if name in config and config[name] != want:
+            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")
+    for twin, name in recipe.config.twins.items():
+        if twin in config and config[twin] != config.get(name):
+            raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "
+                              f"the {recipe.name} recipe grows stacks of one width only")
+
+
+def check_every_key(reader: CheckpointReader, recipe: Recipe, cls: str | None, skeleton: torch.nn.Module | None,
+                    rules: Rules, unmatched: list[str]) -> None:
+    """Every stored key matched by a rule, and every weight the class needs stored."""
+    if unmatched:
+        where = f"{cls or recipe.classes[0] + ' (config.json names no architectures)'}"
+        shown = ", ".join(unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else "")
+        raise GrowthError(f"no {recipe.name} rule matches key(s) {shown} for {where}")
+    absent = _absent_keys(reader, recipe, skeleton, rules)
+    if absent:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {shown} "
+                          f"(transformers would initialise them at random; is a file missing or incomplete?)")
+
+
+LEGACY_NAMES = {"gamma": "weight", "beta": "bias"}  # norm parameters, renamed by transformers on load
+
+
+def skeleton_model(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module | None:
+    """The model class built from the config on the meta device (no memory), or None where it cannot
+    be built so (the verification still compares the two models)."""
+    import copy
+
+    import transformers
+
+    from .inputs import quiet_transformers
+
+    model_cls = getattr(transformers, cls or recipe.classes[0], None)
+    if model_cls is None:
+        return None
+    try:
+        with quiet_transformers(), torch.device("meta"):
+            return model_cls(copy.deepcopy(cfg))
+    except Exception as e:
+        if isinstance(e, RuntimeError) and "overflow" in str(e):  # sizes no tensor can address: refused with the widths
+            return None
+        raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {_first_line(e)}") from None
+
+
+def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]:
+    """A stored key as transformers names it once loaded (its checkpoint conversion mapping: Mixtral's
+    per-expert ``block_sparse_moe.experts.N.w1`` become ``mlp.experts.gate_up_proj``), and whether it is
+    merged with other keys there (its loaded shape is then not its own)."""
+    try:
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+        from transformers.core_model_loading import WeightConverter
+
+        # looked up as transformers does: by class first (GPT-NeoX's embed_out → lm_head), then by model type
+        transforms = get_checkpoint_conversion_mapping(type(skeleton).__name__) or \
+            get_checkpoint_conversion_mapping(skeleton.config.model_type) or []
+    except ImportError:
+        transforms = []
+    steps = []
+    for t in transforms:
+        merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
+        for source in t.source_patterns:
+            rx = re.escape(source).replace(r"\*", r"\d+") if isinstance(t, WeightConverter) else source
+            steps.append((re.compile(rx), t.target_patterns[0], merged))
+
+    def loaded(name: str) -> tuple[str, bool]:
+        any_merged = False
+        for rx, target, merged in steps:
+            new = rx.sub(target, name)
+            any_merged |= merged and new != name
+            name = new
+        return name, any_merged
+    return loaded
+
+
+def plain_names(recipe: Recipe, skeleton: torch.nn.Module) -> Callable[[str], str]:
+    """Key names as the skeleton's, stored ones included: without the base-model prefix, legacy norm names renamed."""
+    prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
+    prefixes.add(getattr(skeleton, "base_model_prefix", "") or "")
+    prefixes.discard("")
+
+    def plain(name: str) -> str:
+        for p in prefixes:
+            if name.startswith(p + "."):
+                name = name[len(p) + 1:]
+                break
+        head, _, last = name.rpartition(".")
+        return f"{head}.{LEGACY_NAMES.get(last, last)}" if head else name
+    return plain
+
+
+def stack_regex(recipe: Recipe, stack: str) -> re.Pattern[str]:
+    """Keys of a stack's blocks: (prefix and stack name)(block number)(the rest)."""
+    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
+    lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
+    return re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
+
+
+def check_blocks(reader: CheckpointReader, recipe: Recipe, config: dict[str, Any]) -> None:
+    """The stored blocks are exactly those the config declares (transformers would ignore extra ones and
+    initialise missing ones at random); checked before a model is built from the config."""
+    for stack, field_name, fallback in recipe.stacks:
+        n = config_int(config, field_name, config.get(fallback) if fallback else None)
+        rx = stack_regex(recipe, stack)
+        stored = {int(m.group(2)): name for name in reader.tensors if (m := rx.match(name))}
+        beyond = sorted(i for i in stored if i >= n)
+        if beyond:
+            raise GrowthError(f"config.json says {field_name}={n} but the weights hold block {beyond[0]} of {stack} "
+                              f"('{stored[beyond[0]]}'): does config.json belong to these weights?")
+        # a class without this stack (T5's encoder-only classes and the decoder) stores none of its blocks
+        missing = [i for i in range(min(n, len(stored) + 1)) if i not in stored] if stored or n > MAX_BLOCKS else []
+        if missing:
+            raise GrowthError(f"config.json says {field_name}={n} but the weights hold no block {missing[0]} of {stack} "
+                              f"(they hold {len(stored)}): is a shard missing, or does config.json belong to other weights?")
+
+
+def check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+                  rules: Rules) -> None:
+    """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
+    if skeleton is None:
+        return
+    plain, loaded = plain_names(recipe, skeleton), loaded_names(skeleton)
+    expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
+    for info in reader.tensors.values():
+        name, merged = loaded(info.name)
+        want = None if merged else expected.get(plain(name))
+        if want is not None and want != info.shape and not any(rule.drop for rx, rule in rules if rx.match(info.name)):
+            raise GrowthError(f"config.json and the weights disagree: '{info.name}' is stored as {list(info.shape)} "
+                              f"but config.json makes it {list(want)}")
+
+
+def match_rules(reader: CheckpointReader, recipe: Recipe, rules: Rules,
+                 dropped: list[str]) -> tuple[list[tuple[TensorInfo, TensorRule]], list[str]]:
+    """Each stored tensor with its one rule (a last block's own rule wins), and the keys no rule matches. Keys in
+    ``dropped`` are skipped and those of a drop rule added to it."""
+    matched, unmatched = [], []
+    for info in reader.tensors.values():
+        if info.name in dropped:
+            continue
+        hits = [rule for rx, rule in rules if rx.match(info.name)]
+        hits = [rule for rule in hits if rule.last] or hits
+        if len(hits) > 1:  # a recipe bug, not a user error: two rules claim one key
+            raise GrowthError(f"recipe '{recipe.name}': '{info.name}' matches {len(hits)} rules")
+        if not hits:
+            unmatched.append(info.name)
+        elif hits[0].drop:
+            dropped.append(info.name)
+        else:
+            matched.append((info, hits[0]))
+    return matched, unmatched
+
+
+
+def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+                 rules: Rules) -> list[str]:
+    """The weights the model class expects that the checkpoint does not hold, from the skeleton: tied
+    copies, keys transformers does not require, non-persistent buffers and the recipe's dropped or
+    generated keys aside; the base-model prefix may be there or not."""
+    if skeleton is None:
+        return []
+    expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
+    plain = plain_names(recipe, skeleton)
+    loaded = loaded_names(skeleton)
+    stored = {plain(loaded(name)[0]) for name in reader.tensors}
+    tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
+    optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
+    absent = []
+    for name in expected:
+        if plain(name) in stored or name in tied or any(rx.search(name) for rx in optional):
+            continue
+        if any(rule.drop or rule.generate is not None for rx, rule in rules if rx.match(name)):
+            continue
+        absent.append(name)
+    return absent
+
+
+def tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> list[str]:
+    """Stored copies of tied weights (a legacy .bin keeps lm_head next to the embedding): dropped,
+    for transformers ties them again on load. Growing them separately could untie them (a reader and
+    an embedding differ on extra units)."""
+    import transformers
+
+    if not getattr(cfg, "tie_word_embeddings", False):
+        return []
+    tied = getattr(getattr(transformers, cls or recipe.classes[0], None), "_tied_weights_keys", None) or {}
+    prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
+    dropped = []
+    for target, source in (tied.items() if isinstance(tied, dict) else ()):
+        names = [source] + [source[len(p) + 1:] for p in prefixes if p and source.startswith(p + ".")]
+        found = next((n for n in names if n in reader.tensors), None)
+        if target in reader.tensors and found and reader.tensors[target].shape == reader.tensors[found].shape \
+                and torch.equal(reader.get(target), reader.get(found)):
+            dropped.append(target)
+    return dropped
+

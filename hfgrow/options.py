@@ -1,0 +1,183 @@
+"""What a growth can be asked to do: GrowthOptions, the limits and choices of its options, and their validation."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .algebra import Convention, Symmetry
+from .checkpoint import parse_size
+from .errors import GrowthError
+from .inputs import check_seed, check_tolerance, text_file_problem
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+ATTENTION_MODES = ("heads", "head-dim")
+# per dimension (hidden, FFN, heads, head_dim, their products): 14 times the widest of any released model (a 73,728
+# FFN); the options are refused beyond it at once, the grown sizes before anything is built per unit
+MAX_WIDTH = 2 ** 20
+SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
+VERIFY_MODES = ("auto", "full", "blockwise")
+MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
+DENSE_OUT = ("keep", "grow")  # sentence-transformers Dense modules: keep their output dimension, or grow it
+
+
+def adapter_name(folder: str | os.PathLike) -> str:
+    """The adapter's folder name, which names its grown copy in OUT/adapters/."""
+    resolved = Path(folder).resolve().name
+    if not resolved:
+        raise GrowthError(f"--adapter {folder}: a folder with a name is needed (it names OUT/adapters/<name>)")
+    return resolved
+
+
+def _int_option(name: str, value: Any, minimum: int = 1) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = float(value) if isinstance(value, str) else value
+    except ValueError:
+        number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not float(number).is_integer() or number < minimum:
+        raise GrowthError(f"--{name} must be an integer >= {minimum}, got {value!r}")
+    return int(number)
+
+
+@dataclass
+class GrowthOptions:
+    """Everything a growth can be asked to do; the CLI and the Python API share it.
+
+    ``factor`` grows every width by K; ``hidden_size``, ``intermediate_size``, ``num_heads`` and
+    ``head_dim`` set targets of their own (any size for pre-norm models); with none of them and no
+    ``layers``, the factor is 2.
+    """
+
+    factor: int | None = None
+    attention: str = "heads"  # grow the number of heads (and KV heads), or head_dim ("head-dim")
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_heads: int | None = None
+    num_kv_heads: int | None = None  # GQA: KV heads after growth [default: chosen from the heads, see _kv_heads]
+    head_dim: int | None = None
+    layers: int | None = None  # total blocks per stack after growth; new blocks are exactly the identity
+    insert_at: tuple[int, ...] | str | None = None  # insert a new block after these original blocks
+    symmetry: str = "split"  # how copies are kept from training identically: split, noise or none
+    convention: str = "copy"
+    allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
+    dtype: str | None = None  # output dtype of floating tensors; None keeps each tensor's own
+    max_shard_size: str | int = "5GB"
+    overwrite: bool = False
+    verify: bool = True
+    device: str = "cpu"
+    verify_mode: str = "auto"  # full: each model whole; blockwise: one block's weights at a time; auto: full when it fits
+    tolerance: float = 1e-4
+    text_file: str | None = None
+    seed: int = 0
+    revision: str | None = None  # of a Hub id source
+    push_to_hub: str | None = None  # a repository id to upload the grown checkpoint to
+    private: bool = False
+    push_revision: str | None = None  # the branch to push to
+    commit_message: str | None = None
+    create_pr: bool = False
+    force: bool = False  # push even when verification failed or was skipped
+    dense_out: str = "keep"  # sentence-transformers Dense modules: keep their output dimension, or grow it
+    adapters: tuple[str, ...] = ()  # PEFT LoRA adapter folders of the small model, grown into <out>/adapters/<name>
+
+    def command(self, src: str, out: str) -> str:
+        """The CLI command that does what these options do (for the model card)."""
+        import shlex
+
+        args = ["hfgrow", "grow", str(src), "--out", str(out)]
+        for f in dataclasses.fields(self):
+            value, default = getattr(self, f.name), f.default
+            if value == default or f.name in ("overwrite",):
+                continue
+            flag = "--" + f.name.replace("_", "-")
+            if f.name == "verify":
+                args.append("--no-verify")
+            elif f.name == "adapters":
+                args += [x for a in value for x in ("--adapter", a)]
+            elif value is True:
+                args.append(flag)
+            elif value not in (None, False):
+                args += [flag, ",".join(map(str, value)) if isinstance(value, tuple) else str(value)]
+        return shlex.join(args)
+
+    def validate(self) -> None:
+        """Options checked and normalised (integers, tuples), each refusal one line, before anything is read."""
+        self._validate_sizes()
+        self._validate_inputs()
+        self._validate_choices()
+        self._validate_hub()
+        self._validate_device()
+        if self.verify and self.text_file is not None:  # checked now, not after a long growth (contents: inputs.py)
+            problem = text_file_problem(self.text_file)
+            if problem:
+                raise GrowthError(f"--text-file {str(self.text_file)!r} {problem}")
+
+    def _validate_sizes(self) -> None:
+        self.factor = _int_option("factor", self.factor, minimum=2)
+        for name in ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "layers"):
+            setattr(self, name, _int_option(name.replace("_", "-"), getattr(self, name)))
+        for name in SIZE_OPTIONS:
+            if (getattr(self, name) or 0) > MAX_WIDTH:
+                raise GrowthError(f"--{name.replace('_', '-')} {getattr(self, name)}: hfgrow grows a dimension to at most {MAX_WIDTH:,}")
+        if self.factor is None and not any((self.hidden_size, self.intermediate_size, self.num_heads, self.head_dim, self.layers)):
+            self.factor = 2
+
+    def _validate_inputs(self) -> None:
+        if isinstance(self.adapters, (str, os.PathLike)):
+            self.adapters = (str(self.adapters),)
+        self.adapters = tuple(str(a) for a in self.adapters)
+        names = [adapter_name(a) for a in self.adapters]
+        if len(set(names)) != len(names):
+            raise GrowthError(f"--adapter: two adapters named {next(n for n in names if names.count(n) > 1)!r} "
+                              f"would be written to the same adapters/ folder")
+        if isinstance(self.insert_at, str):
+            try:
+                self.insert_at = tuple(int(x) for x in self.insert_at.split(",") if x.strip())
+            except ValueError:
+                raise GrowthError(f"--insert-at takes block numbers such as 1,3 — got {self.insert_at!r}") from None
+        if self.insert_at is not None and self.layers is None:
+            raise GrowthError("--insert-at needs --layers")
+
+    def _validate_choices(self) -> None:
+        for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
+                                     ("convention", self.convention, [c.value for c in Convention]),
+                                     ("symmetry", self.symmetry, [s.value for s in Symmetry]),
+                                     ("dense_out", self.dense_out, DENSE_OUT)):
+            if value not in allowed:
+                raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
+
+    def _validate_hub(self) -> None:
+        if self.push_to_hub is None:
+            for name in ("private", "push_revision", "commit_message", "create_pr", "force"):
+                if getattr(self, name):
+                    raise GrowthError(f"--{name.replace('_', '-')} goes with --push-to-hub")
+        if self.push_to_hub is not None and not self.verify and not self.force:
+            raise GrowthError("--push-to-hub pushes verified checkpoints only: drop --no-verify, or add --force")
+        if self.push_to_hub is not None and not re.match(r"^[\w.-]+(/[\w.-]+)?$", self.push_to_hub):
+            raise GrowthError(f"--push-to-hub takes a repository id such as 'name' or 'org/name', got {self.push_to_hub!r}")
+
+    def _validate_device(self) -> None:
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise GrowthError(f"--dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
+        parse_size(self.max_shard_size)
+        self.seed = check_seed(self.seed)
+        self.tolerance = check_tolerance(self.tolerance)
+        try:  # the device grows the tensors and runs the verification
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}") from None
+        if device.type not in ("cpu", "cuda"):
+            raise GrowthError(f"--device must be cpu, cuda or cuda:N, got {self.device!r}")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise GrowthError("--device cuda: no CUDA device is available")
+        if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+            raise GrowthError(f"--device {self.device}: there are {torch.cuda.device_count()} CUDA devices")

@@ -1,0 +1,173 @@
+"""Width arithmetic: every dimension's small and big size from config.json and the options, with the head and
+grouped-query (GQA) arithmetic that keeps attention exact (docs/design.md §Widths, §Heads). Pure functions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .algebra import Widths
+from .errors import GrowthError
+from .options import GrowthOptions
+from .recipe import Recipe
+
+
+def config_int(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
+    value = config.get(name) if name else None
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise GrowthError(f"config.json: '{name}' should be a positive integer, got {value!r}")
+    return value
+
+
+
+def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any) -> Widths:
+    """Small and big sizes of every dimension, from the config (``cfg``: as transformers reads it) and the options."""
+    f = recipe.config
+    if o.num_kv_heads is not None and not f.kv_heads:
+        raise GrowthError(f"--num-kv-heads does not apply to {recipe.name}: every head of its attention has its own keys and "
+                          f"values (no key/value heads to set apart from --num-heads)")
+    hidden = config_int(config, f.hidden)
+    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
+    heads = config_int(config, f.heads)
+    single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
+    kv = 1 if single else config_int(config, f.kv_heads, heads)
+    tied = not (f.head_dim and config.get(f.head_dim) is not None)  # attention width = hidden width
+    if tied and hidden % heads:
+        raise GrowthError(f"config.json: {f.hidden}={hidden} is not divisible by {f.heads}={heads}")
+    head_dim = hidden // heads if tied else config_int(config, f.head_dim)
+    if heads % kv:
+        raise GrowthError(f"config.json: {f.heads}={heads} is not a multiple of {f.kv_heads}={kv}")
+    embedding = config_int(config, f.embedding, hidden)
+
+    k = o.factor or 1
+    big_hidden = o.hidden_size or k * hidden
+    big_ffn = o.intermediate_size or k * ffn
+    by_heads = o.attention == "heads"
+    big_heads, big_dim = o.num_heads, o.head_dim
+    # a target below the source is the first thing to say, whatever else it breaks
+    no_shrink(("hidden size", hidden, big_hidden), ("intermediate size", ffn, big_ffn),
+               ("number of heads", heads, big_heads), ("head_dim", head_dim, big_dim))
+    if tied:  # heads · head_dim must stay the hidden size: derive what was not given
+        given = "--hidden-size" if o.hidden_size else f"--factor {k}" if o.factor else "kept from the source"
+        big_heads, big_dim = tied_heads(heads, head_dim, big_hidden, big_heads, big_dim, by_heads, given, recipe.name)
+    else:
+        # a head_dim of its own: the attention width grows with --factor; with --hidden-size alone it follows the
+        # hidden size where the source's does (heads × head_dim = hidden) and one head count (or head_dim) keeps it so
+        follows = not o.factor and o.hidden_size and heads * head_dim == hidden and not big_heads and not big_dim
+        if follows and by_heads and big_hidden % head_dim == 0 and kv_fits(heads, kv, big_hidden // head_dim):
+            big_heads = big_hidden // head_dim
+        elif follows and not by_heads and big_hidden % heads == 0:
+            big_dim = big_hidden // heads
+        big_heads = big_heads or (k * heads if by_heads else heads)
+        big_dim = big_dim or (head_dim if by_heads else k * head_dim)
+    big_kv = kv_heads(heads, kv, big_heads, o.num_kv_heads) if not single else 1
+    if single and o.num_kv_heads not in (None, 1):
+        raise GrowthError(f"this {recipe.name} layout has one KV head ({', '.join(f'{k}={v}' for k, v in f.one_kv_head_when.items())}): "
+                          f"--num-kv-heads {o.num_kv_heads} is not possible")
+    if big_hidden % hidden and embedding != hidden:
+        raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
+    big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
+    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
+                  kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
+                  expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
+                  shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
+                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None))
+
+
+def tied_heads(heads: int, head_dim: int, big_hidden: int, big_heads: int | None, big_dim: int | None, by_heads: bool,
+               given: str, family: str) -> tuple[int, int]:
+    """The grown number of heads and head_dim where heads × head_dim is the hidden size (no head_dim field): what the
+    options did not give (None) is derived, keeping head_dim (``by_heads``) or the number of heads. ``given``: where
+    the big hidden size comes from, for the messages."""
+    if big_heads and big_dim and big_heads * big_dim != big_hidden:
+        raise GrowthError(f"--num-heads {big_heads} × --head-dim {big_dim} must equal the hidden size {big_hidden}")
+    if big_heads and not big_dim and big_hidden % big_heads:
+        raise GrowthError(f"--num-heads {big_heads} does not divide the hidden size {big_hidden} ({given}), and "
+                          f"in {family} heads × head_dim is the hidden size: give a number of heads that divides "
+                          f"{big_hidden}, or a --hidden-size that is a multiple of {big_heads}")
+    if big_dim and not big_heads and big_hidden % big_dim:
+        raise GrowthError(f"--head-dim {big_dim} does not divide the hidden size {big_hidden} ({given}), and "
+                          f"in {family} heads × head_dim is the hidden size: give a head_dim that divides "
+                          f"{big_hidden}, or a --hidden-size that is a multiple of {big_dim}")
+    if not big_heads and not big_dim:  # keep head_dim (--attention heads) or the number of heads (head-dim)
+        if by_heads and big_hidden % head_dim:
+            raise GrowthError(f"the hidden size {big_hidden} is not a multiple of head_dim {head_dim}, which "
+                              f"--attention heads keeps: give --num-heads or --head-dim (their product must be {big_hidden})")
+        if not by_heads and big_hidden % heads:
+            raise GrowthError(f"the hidden size {big_hidden} is not a multiple of the {heads} heads, which "
+                              f"--attention head-dim keeps: give --num-heads or --head-dim (their product must be {big_hidden})")
+        big_dim, big_heads = (head_dim, big_hidden // head_dim) if by_heads else (big_hidden // heads, heads)
+    elif big_heads and not big_dim:
+        big_dim = big_hidden // big_heads
+    elif big_dim and not big_heads:
+        big_heads = big_hidden // big_dim
+    no_shrink(("number of heads", heads, big_heads), ("head_dim", head_dim, big_dim))  # as derived
+    return big_heads, big_dim
+
+
+def _decoder_ffn(config: dict[str, Any], name: str, decoder: str | None, ffn: int, big_ffn: int, given: bool) -> tuple[int, int]:
+    """The decoder's intermediate size (BART's decoder_ffn_dim), grown by the encoder's factor: where the two differ, an
+    --intermediate-size (``given``) must be a whole multiple of the encoder's, else it would not say which it sets."""
+    if not decoder:
+        return 0, 0
+    size = config_int(config, decoder, ffn)
+    if size != ffn and given and big_ffn % ffn:
+        raise GrowthError(f"--intermediate-size {big_ffn} is ambiguous: {name}={ffn} and {decoder}={size} differ, and both grow "
+                          f"by one factor; give --factor, or an --intermediate-size that is a whole multiple of {ffn}")
+    return size, size * big_ffn // ffn
+
+
+def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn: int, big_ffn: int, whose: str) -> tuple[int, int]:
+    """Another intermediate size (the experts', the shared experts'), grown by the intermediate size's factor; fields
+    whose product it is grow by their first (n_shared_experts stays)."""
+    names = (fields,) if isinstance(fields, str) else fields or ()
+    if not names:
+        return 0, 0
+    size = math.prod(config_int(config, name) for name in names)
+    if (big_ffn * size) % ffn or (big_ffn * config_int(config, names[0])) % ffn:
+        raise GrowthError(f"the {whose} {' × '.join(names)}={size} grows with the intermediate size ({ffn} → {big_ffn}), "
+                          f"by a factor that does not give a whole size: give --factor or another --intermediate-size")
+    return size, big_ffn * size // ffn
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n``, in increasing order (√n steps: a head count can be large)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
+
+
+def kv_fits(heads: int, kv: int, big_heads: int, big_kv: int | None = None) -> bool:
+    """Whether ``big_heads`` query heads on ``big_kv`` KV heads (any, if None) hold the source's exactly: KV
+    head j copies KV head j mod kv, and the query heads of the copies of one KV head copy its query heads,
+    each at least once (unevenly where they must; the output projection reads copies back by 1/count)."""
+    group = heads // kv
+    if big_kv is None:
+        return any(kv_fits(heads, kv, big_heads, c) for c in divisors(big_heads) if c >= kv)
+    return big_kv >= kv and big_heads % big_kv == 0 and (big_kv // kv) * (big_heads // big_kv) >= group
+
+
+def kv_heads(heads: int, kv: int, big_heads: int, wanted: int | None) -> int:
+    """The KV heads after growth: ``wanted``, else the count that keeps the query groups, else the one whose
+    group size is nearest the source's (more KV heads on a tie)."""
+    group = heads // kv
+    if wanted is not None:
+        if not kv_fits(heads, kv, big_heads, wanted):
+            raise GrowthError(f"--num-kv-heads {wanted} cannot hold {heads} query heads on {kv} KV heads as {big_heads} "
+                              f"heads: it must divide {big_heads}, be at least {kv}, and give each KV head's copies "
+                              f"room for its {group} query heads")
+        return wanted
+    if big_heads % group == 0 and kv_fits(heads, kv, big_heads, big_heads // group):
+        return big_heads // group
+    fits = [c for c in divisors(big_heads) if c >= kv and kv_fits(heads, kv, big_heads, c)]
+    if not fits:
+        raise GrowthError(f"{big_heads} heads cannot hold the {heads} query heads of {kv} KV heads "
+                          f"(each KV head needs room for its {group} query heads)")
+    return min(fits, key=lambda c: (abs(big_heads / c - group), -c))
+
+
+def no_shrink(*sizes: tuple[str, int, int | None]) -> None:
+    for what, small, big in sizes:
+        if big is not None and big < small:
+            raise GrowthError(f"cannot shrink: hfgrow only grows ({what} {small} → {big})")
