@@ -349,7 +349,7 @@ def test_bf16_sharded_llama_reports_fp32_and_bf16(tmp_path):
     v = report["verification"]
     assert all("q_proj" in name for name in report["plan"]["rounded_in_storage"])
     assert v["storage_rounding"] == "bfloat16" and v["passed"] and v["float32"]["max_rel"] > 1e-5
-    assert v["bfloat16"]["max_rel"] < 0.1
+    assert v["bfloat16"]["max_rel"] <= 0.05  # measured 0.029: a few bf16 eps (0.0078) over the forward pass
     md = (tmp_path / "big2" / "growth_report.md").read_text()
     assert "bfloat16" in md and "rounded" in md
 
@@ -409,7 +409,7 @@ def test_cast_to_bf16_is_verified_in_bf16(tmp_path, k):
     report = hfgrow.grow(src, tmp_path / "big", factor=k, dtype="bfloat16")
     v = report["verification"]
     assert v["storage_rounding"] == "bfloat16" and v["passed"]  # the same verdict for the same cast, any k
-    assert "outputs" in v["bfloat16"] and v["bfloat16"]["max_rel"] < 0.1
+    assert v["bfloat16"]["max_rel"] <= 0.05 and v["bfloat16"]["outputs"]["logits"]["top1_agreement"] >= 0.9  # 0.022, 0.017
 
 
 def test_qwen3_qk_norm_shares_eps_with_the_hidden_norms(tmp_path):
