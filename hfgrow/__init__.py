@@ -1,8 +1,7 @@
 """hfgrow: grow pretrained Hugging Face transformers into wider models that compute the same function."""
 
-from .api import grow_model, inspect, verify
+from .api import grow, grow_model, inspect, verify
 from .errors import ExitCode, GrowthError, PushError
-from .grow import grow
 from .plan import GrowthOptions
 from .optim import grow_optimizer_state, grow_trainer_checkpoint, param_groups
 from .version import __version__

@@ -16,14 +16,18 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from . import algebra
+from .components import Component, Log
 from .errors import GrowthError
 from .options import adapter_name
 from .tensors import check_finite, grow_one
+
+if TYPE_CHECKING:  # annotations only
+    from .plan import GrowthPlan
 
 CONFIG = "adapter_config.json"
 WEIGHTS = "adapter_model.safetensors"
@@ -248,3 +252,33 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
     gaps = output_gaps(outs[0], outs[1], recipe, plan.maps)
     return {"outputs": {k: v["max_rel"] for k, v in gaps.items()},
             "max_rel": max((v["max_rel"] for v in gaps.values()), key=worst_gap, default=float("nan"))}
+
+
+class PeftAdapters(Component):
+    """The ``--adapter`` folders, grown into OUT/adapters/<name>/ (``out``: the grown checkpoint's final path, which
+    their configs name as their base) and verified through PEFT; the pipeline's side-car for them."""
+
+    def __init__(self, folders: tuple[str, ...] | list[str], out: str | os.PathLike) -> None:
+        self.folders = list(folders)
+        self.out = os.path.abspath(out)
+        self.grown: list[dict[str, Any]] = []
+
+    def owned_files(self, src: Path) -> set[str]:
+        try:
+            return {f"adapters/{name(a)}/{f}" for a in self.folders for f in (CONFIG, WEIGHTS)}
+        except GrowthError:  # planning says why
+            return set()
+
+    def prepare(self, src: Path, plan: GrowthPlan) -> bool:
+        for folder in self.folders:
+            check(folder)
+        return bool(self.folders)
+
+    def write(self, src: Path, folder: Path, plan: GrowthPlan) -> dict[str, Any]:
+        self.grown = [grow_adapter(a, folder / "adapters" / name(a), plan, self.out) for a in self.folders]
+        return {"adapters": self.grown}
+
+    def verify(self, src: Path, folder: Path, plan: GrowthPlan, verification: dict[str, Any], log: Log) -> None:
+        for grown in self.grown:
+            log(f"verifying: adapter {Path(grown['source']).name} through PEFT")
+            add_to_verification(verification, grown, src, folder, plan)

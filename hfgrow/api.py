@@ -1,6 +1,8 @@
-"""The Python API beyond :func:`hfgrow.grow`: inspect a plan, verify any pair, grow a model in memory.
+"""The Python API: grow a checkpoint (the pipeline with its side-cars), inspect a plan, verify any pair, grow a
+model in memory.
 
-All of it runs on the same plan and the same algebra as the file path.
+All of it runs on the same plan and the same algebra as the file path. This layer chooses the side-cars
+(:mod:`hfgrow.components`) a growth takes along; the pipeline below it knows none of them.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from typing import Any
 
 import torch
 
-from . import hub, sentence
+from . import hub, pipeline, sentence
+from .adapters import PeftAdapters
 from .checkpoint import CheckpointReader
+from .components import Component, Log
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
@@ -22,6 +26,23 @@ from .relate import relate
 def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOptions:
     options = options or GrowthOptions()
     return GrowthOptions(**{**options.__dict__, **kwargs}) if kwargs else options
+
+
+def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
+         progress: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
+
+    Options come as a :class:`GrowthOptions` or as its fields by keyword:
+    ``grow("small", "big", factor=2)``. Raises :class:`GrowthError` for bad input, leaving ``out``
+    as it was. A sentence-transformers folder's modules and the ``adapters`` grow with the weights.
+    """
+    options = _options(options, kwargs)
+    return pipeline.run(src, out, options, side_cars(options, out), log=log, progress=progress)
+
+
+def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:
+    """The components every growth takes along: a sentence-transformers folder's modules, the ``--adapter`` folders."""
+    return [sentence.SentenceModules(), PeftAdapters(options.adapters, out)]
 
 
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:

@@ -195,16 +195,17 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     the optimizer state with the weights, the scheduler, RNG and trainer state copied, so that
     training resumes from --out on the grown model.
     """
-    from .grow import grow as grow_checkpoint  # keeps `hfgrow --help` fast
+    from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
+    from .optim import grow_trainer_checkpoint
     from .report import summary_lines
-    from .training_state import detect, grow_training_checkpoint
+    from .training_state import detect
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
 
     def action() -> dict[str, Any]:
         if detect(src) is not None:
-            return grow_training_checkpoint(src, out, options, multipliers=multipliers, log=log, progress=not quiet)
+            return grow_trainer_checkpoint(src, out, options=options, multipliers=multipliers, log=log, progress=not quiet)
         if multipliers:
             raise GrowthError(f"--multipliers is for training checkpoints (a Trainer's checkpoint-N, an accelerate save_state "
                               f"folder), and {src} is not one")

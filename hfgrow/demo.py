@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from .grow import grow
+    from .api import grow
     from .report import summary_lines, to_markdown
     from .testing import make_bert
 

@@ -36,16 +36,21 @@ the mean of its copies', and the step is only close to the growth of the small o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
+from . import pipeline, training_state
+from .api import side_cars
+from .components import Log
 from .errors import GrowthError
 from .optimizer_state import (  # noqa: F401 - the public API of hfgrow.optim
     OPTIMIZER_KINDS, SCALES_FILE, TensorScales, dual_maps, grow_optimizer_state, growth_plan, load_scales, optimizer_kind,
     save_scales, split_by_multipliers, tensor_scales, trainer_decay_names)
+from .output import check_out
 from .plan import GrowthOptions, GrowthPlan
 
 
@@ -186,13 +191,14 @@ def trainer_optimizer(model: torch.nn.Module, args: Any, scales: Mapping[str, Te
 
 
 def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, small_model: Any = None,
-                            options: GrowthOptions | None = None, *, multipliers: bool = False, **kwargs: Any) -> dict[str, Any]:
+                            options: GrowthOptions | None = None, *, multipliers: bool = False, log: Log | None = None,
+                            progress: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Grow a training checkpoint folder into one that training resumes from on the grown model: a
     transformers Trainer checkpoint (``checkpoint-N/``: ``Trainer.train(resume_from_checkpoint=out)``) or
     an accelerate ``save_state`` folder (``Accelerator.load_state(out)``; it needs the model's
     config.json beside the weights). What ``hfgrow SRC --out OUT`` does for such a folder.
 
-    The weights grow with :func:`hfgrow.grow` (and are verified unless ``verify=False``); the optimizer
+    The weights grow as :func:`hfgrow.grow` grows them (and are verified unless ``verify=False``); the optimizer
     state (optimizer.pt, optimizer.bin) grows with :func:`grow_optimizer_state`; the scheduler, RNG
     states, trainer_state.json and training_args.bin are copied as they are (never unpickled). The
     per-tensor scales go to ``hfgrow_param_groups.json``. Details: :mod:`hfgrow.training_state`.
@@ -207,6 +213,16 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
     were frozen); default: the checkpoint's class, built on the meta device. Returns the growth report
     with ``optimizer`` and ``training_state`` entries.
     """
-    from .training_state import grow_training_checkpoint
-
-    return grow_training_checkpoint(src, out, options, multipliers=multipliers, small_model=small_model, **kwargs)
+    options = options or GrowthOptions()
+    options = GrowthOptions(**{**options.__dict__, **kwargs})
+    options.validate()
+    src, out = Path(src), Path(os.path.abspath(out))
+    command = options.command(str(src), str(out)) + (" --multipliers" if multipliers else "")
+    if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
+        options = dataclasses.replace(options, max_shard_size=1 << 62)
+    check_out(out, src, options.overwrite, training_state.owned_files(src))
+    state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
+    state.command = command
+    if log is not None:
+        log(f"{state.layout.name}: the optimizer state ({state.layout.optimizer}) grows with the weights")
+    return pipeline.run(src, out, options, [*side_cars(options, out), state], log=log, progress=progress)

@@ -96,23 +96,13 @@ def write_manifest(folder: Path) -> list[str]:
     return files
 
 
-def planned(src: Path | None) -> set[str]:
+def planned(src: Path | None, owned: set[str] = frozenset()) -> set[str]:
     """The files a growth of ``src`` writes, as far as they are known before growing: the fixed names, the source's
-    copied files, its sentence-transformers modules' files (shard names match :data:`_SHARD`; adapters are not
-    predicted: an earlier run's are in its record)."""
-    from . import sentence
-
-    names = set(_FIXED)
-    if src is None or not src.is_dir():
-        return names
-    names |= set(source_files(src)[0])
-    try:
-        modules = sentence.modules(src) or []
-    except GrowthError:
-        modules = []  # planning says why
-    for m in modules[1:]:
-        names |= {sentence.MODULES, *sentence.CONFIGS, f"{m['path']}/config.json", f"{m['path']}/model.safetensors"}
-        names |= {f"{m['path']}/{f}" for f in entries(src / m["path"]) if (src / m["path"]).is_dir()}
+    copied files and ``owned``, the files its side-cars write (:meth:`hfgrow.components.Component.owned_files`);
+    shard names match :data:`_SHARD`."""
+    names = set(_FIXED) | set(owned)
+    if src is not None and src.is_dir():
+        names |= set(source_files(src)[0])
     return names
 
 
@@ -123,13 +113,13 @@ def foreign(found: list[str], allowed: set[str], shards: bool = False) -> list[s
     return [f for f in found if f not in allowed and f not in folders and not (shards and _SHARD.fullmatch(f))]
 
 
-def replaceable(folder: Path, src: Path | None = None) -> tuple[bool, str]:
-    """Whether ``--overwrite`` may replace ``folder`` before a growth of ``src``: it holds only files an earlier
-    hfgrow run recorded that it wrote or files this growth writes, and without a record it is a checkpoint
-    (a config and weights). Returns (yes, the reason when not)."""
+def replaceable(folder: Path, src: Path | None = None, owned: set[str] = frozenset()) -> tuple[bool, str]:
+    """Whether ``--overwrite`` may replace ``folder`` before a growth of ``src`` (whose side-cars write ``owned``): it
+    holds only files an earlier hfgrow run recorded that it wrote or files this growth writes, and without a record
+    it is a checkpoint (a config and weights). Returns (yes, the reason when not)."""
     found = entries(folder)
     record = read_manifest(folder)
-    others = foreign(found, record | planned(src), shards=True)
+    others = foreign(found, record | planned(src, owned), shards=True)
     if others:
         return False, (f"holds {', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not part of a checkpoint "
                        "hfgrow wrote or writes now")
@@ -138,8 +128,9 @@ def replaceable(folder: Path, src: Path | None = None) -> tuple[bool, str]:
     return True, ""
 
 
-def check_out(out: Path, src: Path | None, overwrite: bool) -> None:
-    """Everything about ``--out`` that can be known before growing (exit 2 with one line)."""
+def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = frozenset()) -> None:
+    """Everything about ``--out`` that can be known before growing (exit 2 with one line); ``owned``: the files the
+    growth's side-cars write, which ``overwrite`` may replace."""
     shown = repr(str(out))
     if not out.name:
         raise GrowthError(f"--out {shown} is the root of the filesystem")
@@ -165,7 +156,7 @@ def check_out(out: Path, src: Path | None, overwrite: bool) -> None:
     if any(out.iterdir()):
         if not overwrite:
             raise GrowthError(f"--out {shown} exists and is not empty (use --overwrite to replace it)")
-        ok, why = replaceable(out, src)
+        ok, why = replaceable(out, src, owned)
         if not ok:
             raise GrowthError(f"--overwrite replaces only what hfgrow wrote: {shown} {why}")
 

@@ -17,12 +17,18 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
 from .algebra import Expansion
+from .components import Component, Log
 from .errors import GrowthError
+from .output import OWNER
+from .output import entries as folder_entries
+
+if TYPE_CHECKING:  # annotations only
+    from .plan import GrowthPlan
 from .options import DENSE_OUT  # noqa: F401  (validated with the other options)
 
 MODULES = "modules.json"
@@ -74,7 +80,6 @@ def _check_module_folder(folder: Path, m: Mapping[str, Any], kind: str) -> None:
     missing only for a module without parameters (the Hub serves no empty folder: sentence-transformers loads
     Normalize without one)."""
     from .checkpoint import is_checkpoint_file
-    from .output import OWNER
 
     path, sub = m["path"], Path(m["path"])
     if sub.is_absolute() or "\\" in path or len(sub.parts) != 1 or sub.name in (".", ".."):
@@ -99,9 +104,19 @@ def _check_inside(root: Path, path: Path) -> None:
             raise GrowthError(f"{path.relative_to(root)} links to {real}, outside the checkpoint: refused")
 
 
-def written(entries: list[dict[str, Any]]) -> set[str]:
-    """The files and module folders :func:`write` writes."""
-    return {MODULES, *CONFIGS, *(m["path"] for m in entries[1:])}
+def planned_files(src: Path) -> set[str]:
+    """The files :func:`write_modules` writes for ``src``, as far as they are known before growing (none where
+    modules.json is missing or wrong: planning says why)."""
+    try:
+        entries = modules(src) or []
+    except GrowthError:
+        entries = []
+    names: set[str] = set()
+    for m in entries[1:]:
+        names |= {MODULES, *CONFIGS, f"{m['path']}/config.json", f"{m['path']}/model.safetensors"}
+        if (src / m["path"]).is_dir():  # a module without parameters may come without its folder
+            names |= {f"{m['path']}/{f}" for f in folder_entries(src / m["path"])}
+    return names
 
 
 def module_kind(entry: Mapping[str, Any]) -> str:
@@ -187,7 +202,7 @@ def check(entries: list[dict[str, Any]], output: Expansion, dense_out: str) -> s
     return None
 
 
-def write(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion, dense_out: str = "keep") -> dict[str, Any]:
+def write_modules(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion, dense_out: str = "keep") -> dict[str, Any]:
     """The modules after the transformer into ``dst``, grown; returns what was done, for the report."""
     shutil.copy2(src / MODULES, dst / MODULES)
     for name in CONFIGS:
@@ -314,3 +329,32 @@ def add_to_verification(verification: dict[str, Any], small: Path, big: Path, te
     gaps = [section[k] for k in ("cosine_max_delta", "embedding_max_rel") if k in section]
     if any(not gap <= tolerance for gap in gaps):  # NaN fails too
         verification["passed"] = False
+
+
+class SentenceModules(Component):
+    """A sentence-transformers folder's modules after the transformer, grown with it and verified through the
+    library (the pipeline's side-car for such a folder; it takes no part for any other)."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] | None = None
+
+    def owned_files(self, src: Path) -> set[str]:
+        return planned_files(src)
+
+    def prepare(self, src: Path, plan: GrowthPlan) -> bool:
+        self.entries = modules(src)
+        if not self.entries:
+            return False
+        why = check(self.entries, output_space(plan), plan.options.dense_out)
+        if why:
+            plan.approximate.append(why)
+        return True
+
+    def write(self, src: Path, folder: Path, plan: GrowthPlan) -> dict[str, Any]:
+        assert self.entries is not None
+        return {"sentence_transformers": write_modules(src, folder, self.entries, output_space(plan), plan.options.dense_out)}
+
+    def verify(self, src: Path, folder: Path, plan: GrowthPlan, verification: dict[str, Any], log: Log) -> None:
+        o = plan.options
+        log("verifying: sentence embeddings through sentence-transformers")
+        add_to_verification(verification, src, folder, o.text_file, o.device, o.tolerance)

@@ -1,8 +1,9 @@
 """Training checkpoints, grown whole: a transformers Trainer's ``checkpoint-N/`` or an accelerate
 ``save_state`` folder.
 
-The weights grow through :func:`hfgrow.grow` (the one pipeline: assembled beside ``--out``, verified,
-moved into place); this module plugs the training state into it (``grow(..., extra=...)``):
+The weights grow through the one pipeline (:mod:`hfgrow.pipeline`: assembled beside ``--out``, verified, moved
+into place); the training state rides along as a side-car (:class:`TrainingState`, a
+:class:`~hfgrow.components.Component`, which :func:`hfgrow.optim.grow_trainer_checkpoint` registers):
 
 * the optimizer state (Trainer ``optimizer.pt``, accelerate ``optimizer.bin``: a torch AdamW / Adam /
   SGD state dict) grows with :func:`hfgrow.optim.grow_optimizer_state`;
@@ -24,14 +25,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import torch
 
 from .checkpoint import CheckpointReader, copy_files, inside
+from .components import Component
 from .errors import GrowthError
 from .optimizer_state import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
-from .plan import GrowthOptions, make_plan
+from .plan import GrowthOptions, GrowthPlan, make_plan
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,15 @@ def detect(folder: str | os.PathLike) -> Layout | None:
     if ACCELERATE.optimizer in names and any(re.fullmatch(r"random_states_\d+\.pkl", n) for n in names):
         return ACCELERATE
     return None
+
+
+def owned_files(folder: Path) -> set[str]:
+    """The files a growth of the training checkpoint ``folder`` writes beside the weights, known before reading it."""
+    layout = detect(folder)
+    if layout is None:
+        return set()
+    names = {n for n in os.listdir(folder) if n in (layout.optimizer, layout.scheduler) or layout.copied.match(n)}
+    return names | {SCALES_FILE}
 
 
 def _files(folder: Path, layout: Layout) -> dict[str, Path]:
@@ -124,8 +135,9 @@ def scheduler_split(sched: dict[str, Any], split: Sequence[tuple[int, float]], n
 
 
 @dataclass
-class TrainingState:
-    """A training checkpoint's state, read and grown in memory; :meth:`write` puts it in the new folder."""
+class TrainingState(Component):
+    """A training checkpoint's state, read and grown in memory (:func:`read`); the pipeline's side-car that puts
+    it in the grown folder (:meth:`write`)."""
 
     layout: Layout
     files: dict[str, Path]  # name → real path
@@ -138,7 +150,10 @@ class TrainingState:
     command: str = ""
     written: dict[str, str] = field(default_factory=dict)
 
-    def write(self, folder: Path) -> dict[str, Any]:
+    def owned_files(self, src: Path) -> set[str]:
+        return {*self.files, SCALES_FILE}
+
+    def write(self, src: Path, folder: Path, plan: GrowthPlan) -> dict[str, Any]:
         """Write the grown optimizer (and scheduler), copy the rest; returns the report's entries."""
         torch.save(self.optimizer, folder / self.layout.optimizer)
         grown = [f"{self.layout.optimizer} ({self.kind}, {len(self.optimizer['param_groups'])} param groups)"]
@@ -200,27 +215,3 @@ def _check(src: Path, layout: Layout, options: GrowthOptions) -> None:
     if "config.json" not in names:
         raise GrowthError(f"{src} holds no config.json (accelerate's save_state does not write it): save the model's config "
                           f"there first (model.config.save_pretrained('{src}'))")
-
-
-def grow_training_checkpoint(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *,
-                             multipliers: bool = False, small_model: Any = None, log: Callable[[str], None] | None = None,
-                             progress: bool = False, **kwargs: Any) -> dict[str, Any]:
-    """Grow a training checkpoint (Trainer or accelerate) into ``out``: the weights through
-    :func:`hfgrow.grow`, the training state with them (module docstring). Returns the growth report,
-    with ``optimizer`` and ``training_state`` entries."""
-    from .grow import grow
-    from .output import check_out
-
-    options = options or GrowthOptions()
-    options = GrowthOptions(**{**options.__dict__, **kwargs})
-    options.validate()
-    src, out = Path(src), Path(os.path.abspath(out))
-    command = options.command(str(src), str(out)) + (" --multipliers" if multipliers else "")
-    if detect(src) is ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
-        options = dataclasses.replace(options, max_shard_size=1 << 62)
-    check_out(out, src, options.overwrite)
-    state = read(src, options, multipliers=multipliers, small_model=small_model)
-    state.command = command
-    if log is not None:
-        log(f"{state.layout.name}: the optimizer state ({state.layout.optimizer}) grows with the weights")
-    return grow(src, out, options, log=log, progress=progress, extra=state.write)

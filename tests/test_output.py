@@ -24,7 +24,7 @@ from hfgrow.checkpoint import format_size
 from hfgrow.cli import main
 from hfgrow.output import OutputFolder
 
-GROW = importlib.import_module("hfgrow.grow")  # the module (hfgrow.grow is also the function)
+GROW = importlib.import_module("hfgrow.pipeline")  # the pipeline (hfgrow.grow, the function, runs it)
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
 SCRIPT = Path(sys.executable).parent / "hfgrow"
 HFGROW = [str(SCRIPT)] if SCRIPT.is_file() else [sys.executable, "-m", "hfgrow"]
