@@ -348,78 +348,104 @@ def grow_optimizer_state(state_dict: Mapping[str, Any], small: torch.nn.Module, 
         big_model = big
         plan = plan or growth_plan(small, big, **growth_options)
     small_names = _source_names(state_dict, small, param_names)
+    if optimizer is not None:
+        layout = _optimizer_layout(optimizer, big_model)
+    else:
+        layout = _grown_layout(state_dict, small_names, plan, big_model, kind if multipliers else None)
+    return _grown_state(layout, _small_state(state_dict, small_names), plan)
+
+
+Layout = list[tuple[dict[str, Any], list[str]]]  # per param group of the grown optimizer: hyperparameters, grown names
+
+
+def _small_state(state_dict: Mapping[str, Any], small_names: list[list[str]]) -> dict[str, Any]:
+    """The small optimizer's state by small parameter name."""
+    state = {}
+    for g, names in zip(state_dict["param_groups"], small_names):
+        for i, n in zip(g["params"], names):
+            if i in state_dict["state"]:
+                state[n] = state_dict["state"][i]
+    return state
+
+
+def _optimizer_layout(optimizer: torch.optim.Optimizer, big_model: torch.nn.Module | None) -> Layout:
+    """The groups and hyperparameters of an optimizer built over the grown model's parameters."""
+    if big_model is None:
+        raise GrowthError("optimizer= needs the grown model, not a plan, to name its parameters")
+    names_by_id = {id(p): n for n, p in big_model.named_parameters()}
+    layout = []
+    for g in optimizer.param_groups:
+        missing = [p for p in g["params"] if id(p) not in names_by_id]
+        if missing:
+            raise GrowthError(f"the optimizer holds {len(missing)} tensor(s) that are not parameters of the grown model")
+        layout.append(({k: v for k, v in g.items() if k not in ("params", "param_names")}, [names_by_id[id(p)] for p in g["params"]]))
+    return layout
+
+
+def _grown_layout(state_dict: Mapping[str, Any], small_names: list[list[str]], plan: GrowthPlan,
+                  big_model: torch.nn.Module | None, multiplied: str | None) -> Layout:
+    """The small optimizer's groups over the grown parameters; with ``multiplied`` (the optimizer's kind) each split
+    by multiplier, its hyperparameters multiplied."""
+    targets: dict[str, list[str]] = {}  # small name → grown names (original and new-block copies)
+    for tp in plan.tensors:
+        targets.setdefault(tp.source.name, []).append(tp.out.name)
+    position = None  # widening keeps every name and the order; new blocks join their source's group
+    if any(len(t) > 1 for t in targets.values()):
+        if big_model is None:
+            raise GrowthError("a deepening growth adds parameters: pass the grown model (not a plan) to order them")
+        position = {n: i for i, n in enumerate(n for n, _ in big_model.named_parameters())}
+    scales = tensor_scales(plan) if multiplied else {}
+    layout: Layout = []
+    for source, (g, names) in enumerate(zip(state_dict["param_groups"], small_names)):
+        hyper = {k: v for k, v in g.items() if k not in ("params", "param_names")}
+        grown = [t for n in names for t in targets.get(n, [n])]
+        if position is not None:
+            grown = sorted((t for t in grown if t in position), key=position.__getitem__)
+        if not multiplied:
+            layout.append((hyper, grown))
+            continue
+        for multipliers, members in split_by_multipliers(grown, scales, multiplied):
+            layout.append((_multiplied(hyper, multipliers, multiplied, source), members))
+    return layout
+
+
+def _multiplied(hyper: Mapping[str, Any], multipliers: tuple[float, float, float], kind: str, source: int) -> dict[str, Any]:
+    """A group's hyperparameters times its (lr, eps, weight decay) multipliers, with the multiplier and source group
+    recorded (a scheduler's per-group lists follow them)."""
+    lr_m, eps_m, wd_m = multipliers
+    h = dict(hyper)
+    for k in ("lr", "initial_lr"):
+        if isinstance(h.get(k), torch.Tensor):
+            raise GrowthError("a tensor learning rate cannot take hfgrow's multipliers: use a float lr")
+        if isinstance(h.get(k), (int, float)):
+            h[k] = h[k] * lr_m
+    if kind != "sgd" and isinstance(h.get("eps"), (int, float)):
+        h["eps"] = h["eps"] * eps_m
+    if isinstance(h.get("weight_decay"), (int, float)):
+        h["weight_decay"] = h["weight_decay"] * wd_m
+    h["hfgrow_lr_scale"], h["hfgrow_source_group"] = lr_m, source
+    return h
+
+
+def _grown_state(layout: Layout, small_state: Mapping[str, Any], plan: GrowthPlan) -> dict[str, Any]:
+    """The state dict laid out as ``layout``: each grown original's entry grown from the small one's; new blocks'
+    tensors and those the small optimizer never stepped get none."""
     by_out = plan.tensors_by_name()
     origin: dict[str, str] = {}  # source name → the grown name of its original (not a new block's copy)
     for tp in plan.tensors:
         origin.setdefault(tp.source.name, tp.out.name)
-    scales = tensor_scales(plan)
     duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
-
-    # the small state by small name
-    small_state = {}
-    for g, names in zip(state_dict["param_groups"], small_names):
-        for i, n in zip(g["params"], names):
-            if i in state_dict["state"]:
-                small_state[n] = state_dict["state"][i]
-
-    def grown_entry(big_name: str) -> dict[str, Any] | None:
-        tp = by_out.get(big_name)
-        if tp is None:
-            raise GrowthError(f"'{big_name}' is not in the growth plan")
-        if origin[tp.source.name] != big_name or tp.zero or tp.source.name not in small_state:
-            return None  # a new block's tensor, or one the small optimizer never stepped
-        return _grow_entry(small_state[tp.source.name], tp, duals)
-
-    # the grown layout: (hyperparameters, grown names) per group
-    layout: list[tuple[dict[str, Any], list[str]]] = []
-    if optimizer is not None:
-        if big_model is None:
-            raise GrowthError("optimizer= needs the grown model, not a plan, to name its parameters")
-        names_by_id = {id(p): n for n, p in big_model.named_parameters()}
-        for g in optimizer.param_groups:
-            missing = [p for p in g["params"] if id(p) not in names_by_id]
-            if missing:
-                raise GrowthError(f"the optimizer holds {len(missing)} tensor(s) that are not parameters of the grown model")
-            layout.append(({k: v for k, v in g.items() if k not in ("params", "param_names")}, [names_by_id[id(p)] for p in g["params"]]))
-    else:
-        targets: dict[str, list[str]] = {}  # small name → grown names (original and new-block copies)
-        for tp in plan.tensors:
-            targets.setdefault(tp.source.name, []).append(tp.out.name)
-        position = None  # widening keeps every name and the order; new blocks join their source's group
-        if any(len(t) > 1 for t in targets.values()):
-            if big_model is None:
-                raise GrowthError("a deepening growth adds parameters: pass the grown model (not a plan) to order them")
-            position = {n: i for i, n in enumerate(n for n, _ in big_model.named_parameters())}
-        for source, (g, names) in enumerate(zip(state_dict["param_groups"], small_names)):
-            hyper = {k: v for k, v in g.items() if k not in ("params", "param_names")}
-            grown = [t for n in names for t in targets.get(n, [n])]
-            if position is not None:
-                grown = sorted((t for t in grown if t in position), key=position.__getitem__)
-            if not multipliers:
-                layout.append((hyper, grown))
-                continue
-            for (lr_m, eps_m, wd_m), members in split_by_multipliers(grown, scales, kind):
-                h = dict(hyper)
-                for k in ("lr", "initial_lr"):
-                    if isinstance(h.get(k), torch.Tensor):
-                        raise GrowthError("a tensor learning rate cannot take hfgrow's multipliers: use a float lr")
-                    if isinstance(h.get(k), (int, float)):
-                        h[k] = h[k] * lr_m
-                if kind != "sgd" and isinstance(h.get("eps"), (int, float)):
-                    h["eps"] = h["eps"] * eps_m
-                if isinstance(h.get("weight_decay"), (int, float)):
-                    h["weight_decay"] = h["weight_decay"] * wd_m
-                h["hfgrow_lr_scale"], h["hfgrow_source_group"] = lr_m, source
-                layout.append((h, members))
     state: dict[int, Any] = {}
     groups = []
     index = 0
     for hyper, names in layout:
         ids = []
         for n in names:
-            entry = grown_entry(n)
-            if entry is not None:
-                state[index] = entry
+            tp = by_out.get(n)
+            if tp is None:
+                raise GrowthError(f"'{n}' is not in the growth plan")
+            if origin[tp.source.name] == n and not tp.zero and tp.source.name in small_state:
+                state[index] = _grow_entry(small_state[tp.source.name], tp, duals)
             ids.append(index)
             index += 1
         groups.append({**hyper, "params": ids, "param_names": list(names)})  # kept by load_state_dict: a later growth reads them
