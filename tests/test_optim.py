@@ -166,7 +166,7 @@ def test_one_step_gap(case, kind):
     assert gaps["fresh"] > 0.3  # a fresh optimizer throws the head start away (Adam: ~k times too fast, no moments)
     if exact is not None:  # whole-block copies: the step IS the growth of the small step
         assert gaps["state+multipliers"] < exact
-        assert gaps["state"] > 1e-3 if kind == "adamw" else True  # the multipliers are needed for Adam
+        assert gaps["state"] > 1e-3  # the multipliers are needed, for Adam and SGD alike (SGD: measured 0.06 to 0.1)
     else:  # uneven copies or an uneven split: close, reported, not exact
         assert 1e-4 < gaps["state+multipliers"] < 0.3
     if kind == "adamw":
