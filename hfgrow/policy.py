@@ -1,15 +1,19 @@
 """The exactness policy: which growths are exact for a family and which are only approximately lossless (refused
-without --allow-lossy), and the eps that keeps every norm exact (docs/design.md §Norms, §RoPE, §Depth, §Refusals)."""
+without --allow-lossy), and the eps that keeps every norm exact (docs/design.md §Norms, §RoPE, §Depth, §Refusals).
+
+The policy is data: each constraint below is a small object with its check and its reason, and a recipe lists those
+that hold for its family (``Recipe.constraints``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from . import algebra
 from .algebra import Convention, Expansion, Widths
 from .errors import GrowthError
 from .options import GrowthOptions
-from .recipe import Recipe, TensorRule
+from .recipe import Constraint, Recipe, TensorRule
 
 EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (docs/design.md §RoPE)
 
@@ -33,46 +37,136 @@ def _partial_rotary(cfg: Any) -> set[float]:
 
 
 
-def approximations(recipe: Recipe, widths: Widths, options: GrowthOptions, cfg: Any) -> list[str]:
-    """Why this growth would not be exact (empty: it is), from the recipe's constraints and the config as transformers
-    reads it (``cfg``)."""
-    approximate = []
-    for flag, why in recipe.attention_fixed_by.items():
-        if getattr(cfg, flag, False) and (widths.heads[0] != widths.heads[1] or widths.head_dim[0] != widths.head_dim[1]):
-            approximate.append(f"{flag} is set: {why}; only the FFN and the depth can grow")
-    if recipe.post_norm and (widths.hidden[1] % widths.hidden[0] or widths.embedding[1] % widths.embedding[0]):
-        approximate.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
-                           f"would have to carry its token-dependent mean (docs/design.md §Widths): only whole multiples of "
-                           f"the hidden size ({widths.hidden[0]}) are exact")
-    if recipe.keep_mean_square and options.convention != "copy":
-        approximate.append(f"{recipe.name}'s norms have no weights and a fixed eps: only the copy convention keeps their statistics")
-    if recipe.whole_multiples and widths.hidden[1] % widths.hidden[0]:
-        approximate.append(f"{recipe.whole_multiples}: only whole multiples of the hidden size ({widths.hidden[0]}) are exact")
-    if recipe.post_norm and options.layers:
-        approximate.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
-    for flag in recipe.index_dependent:
-        if options.layers and getattr(cfg, flag, False):
-            approximate.append(f"{flag} is set: blocks depend on their index, and new blocks renumber the ones after them")
-    for name, want in recipe.depth_requires.items():
-        if options.layers and getattr(cfg, name, want) != want:
-            approximate.append(f"{name}={getattr(cfg, name)!r}: blocks depend on their index (as they do unless it is {want!r}), "
-                               f"and new blocks renumber the ones after them")
-    if recipe.rope and widths.head_dim[0] != widths.head_dim[1]:
+@dataclass(frozen=True)
+class Growth:
+    """What a constraint checks: the widths, the options and the config as the installed transformers reads it."""
+
+    widths: Widths
+    options: GrowthOptions
+    cfg: Any
+
+    @property
+    def non_multiple(self) -> bool:
+        """The hidden size grows by a factor that is not whole."""
+        return bool(self.widths.hidden[1] % self.widths.hidden[0])
+
+    @property
+    def attention_changes(self) -> bool:
+        (heads, big_heads), (d, big_d) = self.widths.heads, self.widths.head_dim
+        return heads != big_heads or d != big_d
+
+
+@dataclass(frozen=True)
+class AttentionFixedBy(Constraint):
+    """Under a config flag, neither the heads nor head_dim may change (Falcon's ALiBi)."""
+
+    flag: str
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if getattr(growth.cfg, self.flag, False) and growth.attention_changes:
+            return [f"{self.flag} is set: {self.reason}; only the FFN and the depth can grow"]
+        return []
+
+
+@dataclass(frozen=True)
+class PostNorm(Constraint):
+    """The residual stream is a LayerNorm's output (BERT): whole multiples of the hidden size only, and no new block is
+    the identity."""
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        w, found = growth.widths, []
+        if w.hidden[1] % w.hidden[0] or w.embedding[1] % w.embedding[0]:
+            found.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
+                         f"would have to carry its token-dependent mean (docs/design.md §Widths): only whole multiples of "
+                         f"the hidden size ({w.hidden[0]}) are exact")
+        if growth.options.layers:
+            found.append(f"{recipe.name} is post-norm: a new block is not the identity (LN(x + 0) ≠ x)")
+        return found
+
+
+@dataclass(frozen=True)
+class NormsWithoutWeights(Constraint):
+    """Norms whose γ and eps cannot change (no weights, eps fixed in code: OLMo): the copy convention only, and the
+    residual copies always keep their mean square (1/√fill)."""
+
+    keeps_mean_square = True
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.options.convention != "copy":
+            return [f"{recipe.name}'s norms have no weights and a fixed eps: only the copy convention keeps their statistics"]
+        return []
+
+
+@dataclass(frozen=True)
+class WholeMultiplesOnly(Constraint):
+    """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.non_multiple:
+            return [f"{self.reason}: only whole multiples of the hidden size ({growth.widths.hidden[0]}) are exact"]
+        return []
+
+
+@dataclass(frozen=True)
+class IndexDependent(Constraint):
+    """A config flag that makes a block depend on its index (GPT-2's scale_attn_by_inverse_layer_idx): no --layers."""
+
+    flag: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.options.layers and getattr(growth.cfg, self.flag, False):
+            return [f"{self.flag} is set: blocks depend on their index, and new blocks renumber the ones after them"]
+        return []
+
+
+@dataclass(frozen=True)
+class DepthRequires(Constraint):
+    """Blocks independent of their index only where a config field has this value (else no --layers)."""
+
+    name: str
+    value: Any
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.options.layers and getattr(growth.cfg, self.name, self.value) != self.value:
+            return [f"{self.name}={getattr(growth.cfg, self.name)!r}: blocks depend on their index (as they do unless it is "
+                    f"{self.value!r}), and new blocks renumber the ones after them"]
+        return []
+
+
+@dataclass(frozen=True)
+class RotaryHeadDim(Constraint):
+    """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
+    rotary part that grows k times with head_dim, and multimodal sections that are not interleaved."""
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (d, big_d), cfg = growth.widths.head_dim, growth.cfg
+        if d == big_d:
+            return []
+        found, k_d = [], big_d // d
         inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
         if inexact:
-            approximate.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
-                               f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-        (d, big_d), k_d = widths.head_dim, widths.head_dim[1] // widths.head_dim[0]
+            found.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
+                         f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
         if any(p.get("mrope_interleaved") for p in _rope_dicts(cfg)):
-            approximate.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
-                               "growing head_dim would move slots between streams")
+            found.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
+                         "growing head_dim would move slots between streams")
         for f in sorted(_partial_rotary(cfg)):
             # both rotary layouts send head dim j to k·j (+ its group): the small head's rotary part lands on the big
             # one's, pair for pair at the same frequencies, when the big rotary width is exactly k times the small one
             if int(big_d * f) != k_d * int(d * f):
-                approximate.append(f"partial_rotary_factor {f}: head_dim {d} → {big_d} rotates {int(big_d * f)} dims, not "
-                                   f"{k_d} × {int(d * f)}, so the rotary part changes")
-    return approximate
+                found.append(f"partial_rotary_factor {f}: head_dim {d} → {big_d} rotates {int(big_d * f)} dims, not "
+                             f"{k_d} × {int(d * f)}, so the rotary part changes")
+        return found
+
+
+def approximations(recipe: Recipe, widths: Widths, options: GrowthOptions, cfg: Any) -> list[str]:
+    """Why this growth would not be exact (empty: it is), from the recipe's constraints and the config as transformers
+    reads it (``cfg``), in the order the recipe lists them."""
+    growth = Growth(widths, options, cfg)
+    return [problem for constraint in recipe.constraints for problem in constraint.problems(recipe, growth)]
 
 
 def check_lossless(approximate: list[str], options: GrowthOptions) -> None:
@@ -117,7 +211,8 @@ def exact_eps(recipe: Recipe, cls: str | None, config: dict[str, Any], widths: W
     except GrowthError as e:
         eps_scale, eps_problem = None, e
     fixed = eps_scale not in (None, 1.0) and not any(name in config for name in recipe.config.eps)
-    if (eps_scale is None or fixed or recipe.keep_mean_square) and options.convention == "copy" and widths.hidden[1] % widths.hidden[0]:
+    keep = any(c.keeps_mean_square for c in recipe.constraints)
+    if (eps_scale is None or fixed or keep) and options.convention == "copy" and widths.hidden[1] % widths.hidden[0]:
         # one eps cannot serve every norm (or is fixed in code): residual copies carrying 1/√fill keep every norm's mean
         # square, so eps and γ stay as they are (norm_gain depends on the fill alone: the tensors' gains stand)
         kept = algebra.expansions(recipe.spaces, widths, Convention.COPY, scaled, flags, mean_extras=recipe.norm == "layer",

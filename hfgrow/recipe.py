@@ -22,6 +22,7 @@ from .algebra import Axis, Kind, Packed, Role, Space
 __all__ = [
     "Axis",
     "ConfigFields",
+    "Constraint",
     "Kind",
     "Packed",
     "Recipe",
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 
-# a reason for Recipe.whole_multiples: mBART, ModernBERT
+# a reason for policy.WholeMultiplesOnly: mBART, ModernBERT
 STREAM_FROM_NORM = ("pre-norm from an embedding LayerNorm: that norm's output starts the residual stream, and extra units "
                     "would have to carry its token-dependent mean (docs/design.md §Widths)")
 
@@ -174,6 +175,18 @@ class ConfigFields:
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)
 
 
+class Constraint:
+    """One rule of a family's exactness policy (the rules are in :mod:`hfgrow.policy`; recipes list them)."""
+
+    # residual copies always keep their mean square (1/√fill): for norms whose γ and eps cannot change
+    keeps_mean_square = False
+
+    def problems(self, recipe: "Recipe", growth: Any) -> list[str]:
+        """Why ``growth`` (a policy.Growth: widths, options, the config as transformers reads it) would not be exact:
+        one line per reason, none where it is exact."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class Recipe:
     """One architecture family."""
@@ -190,19 +203,12 @@ class Recipe:
     class_outputs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # per-class overrides
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
-    rope: bool = False  # rotary position embeddings: head_dim growth is exact only for some rope types
     requires: Mapping[str, Any] = field(default_factory=dict)  # config values the recipe's rules assume
     norm: str = "layer"  # "layer" (LayerNorm: extra units carry the mean) or "rms" (RMSNorm: extra units are zero)
     # the stacks of blocks, for --layers: (key path before the block number, config field, fallback field)
     stacks: tuple[tuple[str, str, str | None], ...] = ()
-    index_dependent: tuple[str, ...] = ()  # config flags that make a block depend on its index (no --layers)
-    depth_requires: Mapping[str, Any] = field(default_factory=dict)  # config values under which blocks do not (else no --layers)
-    post_norm: bool = False  # the residual stream is a norm's output (BERT): fewer lossless modes
-    whole_multiples: str | None = None  # why only whole multiples of the hidden size are exact, in a pre-norm model
-    # norms whose γ and eps cannot change (no weights: OLMo): residual copies always keep their mean square (1/√fill)
-    keep_mean_square: bool = False
-    # config flags under which neither the heads nor head_dim may change, with the reason (Falcon's ALiBi)
-    attention_fixed_by: Mapping[str, str] = field(default_factory=dict)
+    # the family's exactness policy: each constraint says which growths it makes inexact, and why (hfgrow.policy)
+    constraints: tuple[Constraint, ...] = ()
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

@@ -12,6 +12,7 @@ encoder's).
 
 import dataclasses
 
+from hfgrow.policy import PostNorm, WholeMultiplesOnly
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, last, linear, norm
 
 HEADS = ("Model", "ForConditionalGeneration", "ForSequenceClassification", "ForQuestionAnswering", "ForCausalLM")
@@ -45,7 +46,7 @@ RECIPE = Recipe(
     model_types=("bart",),
     classes=tuple(f"Bart{h}" for h in HEADS),
     prefix="model",
-    post_norm=True,
+    constraints=(PostNorm(),),
     stacks=(("encoder.layers", "encoder_layers", None), ("decoder.layers", "decoder_layers", None)),
     config=ConfigFields(hidden="d_model", ffn="encoder_ffn_dim", heads="encoder_attention_heads", eps=(),
                         decoder_ffn="decoder_ffn_dim", twins={"decoder_attention_heads": "encoder_attention_heads"}),
@@ -82,8 +83,7 @@ MBART = dataclasses.replace(
     name="mbart",
     model_types=("mbart",),
     classes=tuple(f"MBart{h}" for h in HEADS),
-    post_norm=False,
-    whole_multiples=STREAM_FROM_NORM,
+    constraints=(WholeMultiplesOnly(STREAM_FROM_NORM),),
     body=(
         *embedding("shared", "embedded"),
         *stack("encoder"),

@@ -1,5 +1,6 @@
 """BERT (post-norm encoder, GELU or ReLU) and its task heads."""
 
+from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, linear, norm
 
 LAYER = "encoder.layer.*"
@@ -20,7 +21,7 @@ RECIPE = Recipe(
     ),
     prefix="bert",
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "pooler_output": "pooled"},
-    post_norm=True,
+    constraints=(PostNorm(),),
     stacks=(("encoder.layer", "num_hidden_layers", None),),
     config=ConfigFields(
         hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)

@@ -6,6 +6,7 @@ content-to-position and position-to-content scores are q·k products like the co
 tanh(conv(x)) to the residual stream: with whole-multiple copies tanh acts on copies, exact. Embeddings may
 have a width of their own (``embedding_size`` → ``embed_proj``). Whole multiples of the hidden size only."""
 
+from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
 from . import roformer
@@ -20,7 +21,7 @@ RECIPE = Recipe(
                                             "ForTokenClassification", "ForQuestionAnswering")),
     prefix="deberta",
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
-    post_norm=True,
+    constraints=(PostNorm(),),
     stacks=(("encoder.layer", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", head_dim="attention_head_size",
                         embedding="embedding_size", eps=("layer_norm_eps",), twins={"pooler_hidden_size": "hidden_size"}),

@@ -4,6 +4,7 @@ other eps); the rest is refused. A sinusoidal position table (``sinusoidal_pos_e
 checkpoint and transformers loads it as stored, so it grows as any embedding, exactly; the grown table is the
 small one's copies, not the sinusoid of the new width (``resize_position_embeddings`` would rebuild that)."""
 
+from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, linear, norm
 
 LAYER = "transformer.layer.*"
@@ -15,7 +16,7 @@ RECIPE = Recipe(
                                              "ForTokenClassification", "ForQuestionAnswering")),
     prefix="distilbert",
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
-    post_norm=True,
+    constraints=(PostNorm(),),
     stacks=(("transformer.layer", "n_layers", None),),
     config=ConfigFields(hidden="dim", ffn="hidden_dim", heads="n_heads", eps=()),
     spaces={

@@ -8,6 +8,7 @@ ALiBi (``alibi=True``, Falcon-RW): the slopes are a function of the number of he
 1/√head_dim with the scores, so neither the heads nor head_dim can grow exactly: only the FFN and the depth.
 """
 
+from hfgrow.policy import AttentionFixedBy, RotaryHeadDim
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
 
 LAYER = "h.*"
@@ -19,13 +20,12 @@ RECIPE = Recipe(
     classes=tuple(f"Falcon{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification",
                                           "ForQuestionAnswering")),
     prefix=("transformer",),
-    rope=True,
     norm="layer",
     stacks=(("h", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="ffn_hidden_size", heads="num_attention_heads", kv_heads="num_kv_heads",
                         eps=("layer_norm_epsilon",), one_kv_head_when={"multi_query": True, "new_decoder_architecture": False}),
-    attention_fixed_by={"alibi": "ALiBi's slopes follow the number of heads, and Falcon scales the ALiBi bias by "
-                                 "1/√head_dim with the scores"},
+    constraints=(AttentionFixedBy("alibi", "ALiBi's slopes follow the number of heads, and Falcon scales the ALiBi bias by "
+                                           "1/√head_dim with the scores"), RotaryHeadDim()),
     spaces={
         **block_spaces(rope="half", grouped=True),
         "kv_groups": Space("kv_heads", Kind.ACTIVATION),  # the KV heads, for the grouped layout of query_key_value

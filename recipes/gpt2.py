@@ -1,5 +1,6 @@
 """GPT-2: pre-norm decoder with Conv1D layers ([in, out]) and q|k|v packed in c_attn; tied LM head."""
 
+from hfgrow.policy import IndexDependent
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, block_spaces, conv1d, drop, embedding, linear, norm, writes
 
 BLOCK = "h.*"
@@ -20,7 +21,7 @@ RECIPE = Recipe(
     prefix="transformer",
     attention_scaled="scale_attn_weights",
     stacks=(("h", "n_layer", None),),
-    index_dependent=("scale_attn_by_inverse_layer_idx",),  # renumbering blocks would change their scores
+    constraints=(IndexDependent("scale_attn_by_inverse_layer_idx"),),  # renumbering blocks would change their scores
     config=ConfigFields(hidden="n_embd", ffn="n_inner", ffn_default=4, heads="n_head", eps=("layer_norm_epsilon",)),
     spaces={
         **block_spaces(),

@@ -6,6 +6,7 @@ Partial rotary: heads growth is exact, and head_dim growth too wherever the rota
 (the plan's check; docs/design.md §RoPE).
 """
 
+from hfgrow.policy import RotaryHeadDim
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -17,7 +18,7 @@ RECIPE = Recipe(
     classes=tuple(f"GPTNeoX{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification",
                                            "ForQuestionAnswering")),
     prefix=("gpt_neox",),
-    rope=True,
+    constraints=(RotaryHeadDim(),),
     norm="layer",
     stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),

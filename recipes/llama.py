@@ -9,6 +9,7 @@ square over head_dim' is the small one's: the normalised query keeps that factor
 correction, and keys are plain copies; the norm weights are copied along the head layout and eps stays.
 """
 
+from hfgrow.policy import NormsWithoutWeights, RotaryHeadDim
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, writes
 
 LAYER = "layers.*"
@@ -19,7 +20,7 @@ RECIPE = Recipe(
     model_types=("llama",),
     classes=tuple(f"Llama{h}" for h in HEADS),
     prefix=("model", "transformer"),  # ForQuestionAnswering keeps the base model under `transformer`
-    rope=True,
+    constraints=(RotaryHeadDim(),),
     norm="rms",
     stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
@@ -113,12 +114,14 @@ OLMO = RECIPE.extend(  # OLMo (1): LayerNorms without weights, eps 1e-5 fixed in
     # q, k and v clamped at clip_qkv would see head_dim growth's score correction: not supported
     spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)},
     requires={"tie_word_embeddings": False, "clip_qkv": None},
-    keep_mean_square=True,  # no γ to carry what extra hidden units change in the statistics: the copies carry 1/√fill
+    # no γ to carry what extra hidden units change in the statistics: the copies carry 1/√fill
+    constraints=(NormsWithoutWeights(), *RECIPE.constraints),
 )
 # NanoChat: RMSNorms without weights everywhere (one of them also before the first block, and per head on q and k), a
 # ReLU² MLP (fc1 / fc2), an untied LM head: the residual copies always carry 1/√fill, so no norm needs a weight
 NANOCHAT = RECIPE.extend(
     name="nanochat", model_types=("nanochat",), classes=("NanoChatModel", "NanoChatForCausalLM"),
-    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)}, requires={"tie_word_embeddings": False}, keep_mean_square=True,
+    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)}, requires={"tie_word_embeddings": False},
+    constraints=(NormsWithoutWeights(), *RECIPE.constraints),
     body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn", bias=False)),
 )

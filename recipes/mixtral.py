@@ -11,6 +11,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
+from hfgrow.policy import DepthRequires
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
 from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
@@ -64,7 +65,8 @@ QWEN3_MOE = QWEN3.extend(
     spaces={**QWEN3.spaces, "expert": EXPERT_SPACES["expert"]},  # an expert's intermediate size, not the dense MLP's
     # dense MLPs (mlp_only_layers) keep llama's rules; the sparse ones hold a router and the experts
     body=experts("expert"),
-    depth_requires={"decoder_sparse_step": 1},  # every block sparse (unless listed) only with step 1
+    # every block sparse (unless listed) only with step 1
+    constraints=(DepthRequires("decoder_sparse_step", 1), *QWEN3.constraints),
 )
 
 # OLMoE: OLMo-2's whole-width q/k norms (heads by whole multiples only) before pre-norm blocks whose MLP is a mixture
@@ -103,7 +105,7 @@ QWEN2_MOE = LLAMA.extend(
     config=dataclasses.replace(LLAMA.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
     spaces={**LLAMA.spaces, **EXPERT_SPACES},
     body=(*experts("expert"), *gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False)),
-    depth_requires=QWEN3_MOE.depth_requires,
+    constraints=QWEN3_MOE.constraints,
 )
 
 

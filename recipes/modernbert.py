@@ -3,6 +3,7 @@ thetas of their own), fused ``Wqkv`` and ``Wi`` (input|gate halves of a GLU), no
 block, a final norm, and a head (dense → act → LayerNorm) before the tied decoder or the classifier. Its
 residual stream starts at the embedding LayerNorm: whole multiples of the hidden size only."""
 
+from hfgrow.policy import IndexDependent, RotaryHeadDim, WholeMultiplesOnly
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -13,9 +14,8 @@ RECIPE = Recipe(
     classes=tuple(f"ModernBert{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
                                              "ForQuestionAnswering", "ForMultipleChoice")),
     prefix="model",
-    rope=True,
-    whole_multiples=STREAM_FROM_NORM,
-    index_dependent=("global_attn_every_n_layers",),  # the layer kinds and the first block's missing norm follow the index
+    # the layer kinds and the first block's missing norm follow global_attn_every_n_layers: the block's index
+    constraints=(WholeMultiplesOnly(STREAM_FROM_NORM), IndexDependent("global_attn_every_n_layers"), RotaryHeadDim()),
     stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("norm_eps",)),
     spaces={
