@@ -1,4 +1,4 @@
-"""Measured exactness of every supported class and growth mode: the README's table.
+"""Measured exactness of every supported class and growth mode: the table of docs/architectures.md, "Exactness of every class".
 
     .venv/bin/python bench/exactness.py            # prints a Markdown table
     .venv/bin/python bench/exactness.py qwen3      # the rows of some families only

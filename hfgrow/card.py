@@ -73,8 +73,8 @@ continue with the small model's optimizer state grown with the weights (`hfgrow.
 (`hfgrow.optim.RelaxedMultipliers`); a fresh optimizer makes the loss jump after growth. Without the small
 model's optimizer state, use a learning-rate warm-up. On hfgrow's CPU benchmark growth paid off only when done late in a
 run (24 % of the compute saved against the best big model trained from scratch when growing at 70 % of the budget,
-nothing at 23 %), and at that small scale the small model trained alone did better still (see the README's
-"Does growth save compute?").
+nothing at 23 %), and at that small scale the small model trained alone did better still (see hfgrow's
+docs/training.md, "Does growth save compute?").
 """
     return ModelCard(body)
 

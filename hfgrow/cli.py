@@ -292,4 +292,4 @@ def recipes(as_json: bool) -> None:
     for name, entry in table.items():
         click.echo(f"{name} (model_type {', '.join(entry['model_types'])}): {', '.join(entry['classes'])}")
     click.echo(f"{len(coverage['not_supported'])} other model types of transformers {coverage['transformers']} are not "
-               f"supported (`hfgrow recipes --json` has the measured gaps; README, Supported architectures, the reasons)")
+               f"supported (`hfgrow recipes --json` has the measured gaps; docs/architectures.md, the reasons)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class ExitCode:
-    """Documented process exit codes (README, "Exit codes")."""
+    """Documented process exit codes (docs/usage.md, "Exit codes")."""
 
     OK = 0
     INTERNAL = 1  # a bug in hfgrow: please report it

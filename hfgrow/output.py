@@ -1,7 +1,7 @@
 """The output folder: checked before anything is grown, locked for the whole run, assembled in a
 temporary folder beside it and published by one atomic rename. A run removes only what it made itself.
 
-The invariants (README, "Where the output goes"):
+The invariants (docs/usage.md, "Where the output goes"):
 
 * nothing of the user's is deleted: a failed or interrupted run removes its temporary folder and the
   parents it created *if they are still empty*; ``--overwrite`` replaces only files an earlier run recorded

@@ -127,7 +127,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report.get("adapters"):
         out += [f"- {line}" for line in adapter_lines(report)] + [""]
     if report.get("not_copied"):
-        out += ["Not copied from the source (only the files a checkpoint consists of are; README, \"Where the output goes\"): "
+        out += ["Not copied from the source (only the files a checkpoint consists of are; docs/usage.md, \"Where the output goes\"): "
                 + ", ".join(f"`{name}` ({why})" for name, why in report["not_copied"].items()) + ".", ""]
     v = report.get("verification")
     if v is None:

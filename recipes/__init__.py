@@ -1,7 +1,7 @@
 """One small declarative recipe per architecture family (installed as ``hfgrow.recipes``).
 
-To add a family, write a module here that defines its recipe (see ``bert.py`` and the README's
-"Adding a recipe") and list it below.
+To add a family, write a module here that defines its recipe (see ``bert.py`` and
+docs/adding-a-recipe.md) and list it below.
 """
 
 from . import (albert, bart, bert, cohere, deberta_v2, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, llama, mixtral,

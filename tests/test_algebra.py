@@ -150,7 +150,7 @@ def _rotate(x, pos, layout, theta=10000.0):
 @pytest.mark.parametrize("layout", ["half", "interleaved"])
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_rotary_scores_are_exact_under_head_dim_growth(layout, k):
-    """The seed article says RoPE models cannot grow losslessly: they can (DESIGN.md §2)."""
+    """The seed article says RoPE models cannot grow losslessly: they can (docs/design.md §RoPE)."""
     heads, d = 2, 6
     spaces = {"q": Space("attention", Kind.QUERY, rope=layout), "k": Space("attention", Kind.KEY, rope=layout),
               "v": Space("attention", Kind.VALUE, rope=layout)}
