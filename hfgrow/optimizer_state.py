@@ -227,11 +227,35 @@ def load_scales(folder: str | os.PathLike) -> dict[str, TensorScales]:
 # --- optimizer state ------------------------------------------------------------------------------
 
 
+def _check_structure(state_dict: Any) -> None:
+    """A state dict laid out as torch's optimizers save it (a file from anywhere may hold any containers)."""
+    if not isinstance(state_dict, Mapping) or "param_groups" not in state_dict or "state" not in state_dict:
+        raise GrowthError("not a torch optimizer state dict (it should have 'state' and 'param_groups')")
+    groups, state = state_dict["param_groups"], state_dict["state"]
+    if not isinstance(groups, (list, tuple)) or not all(isinstance(g, Mapping) and isinstance(g.get("params"), (list, tuple))
+                                                        for g in groups):
+        raise GrowthError("not a torch optimizer state dict: 'param_groups' should be a list of groups, each with a list of 'params'")
+    if not isinstance(state, Mapping) or not all(isinstance(s, Mapping) for s in state.values()):
+        raise GrowthError("not a torch optimizer state dict: 'state' should map each parameter's index to its state")
+
+
+def _check_moments(small_state: Mapping[str, Mapping[str, Any]], small: torch.nn.Module) -> None:
+    """Every moment (any entry but ``step``, unless None) is a floating point tensor of its parameter's shape."""
+    shapes = {n: tuple(p.shape) for n, p in small.named_parameters()}
+    for name, entry in small_state.items():
+        for key, value in entry.items():
+            if key == "step" or value is None:  # SGD without momentum may keep momentum_buffer None
+                continue
+            if not isinstance(value, torch.Tensor) or not value.is_floating_point() or tuple(value.shape) != shapes[name]:
+                got = (f"{value.dtype} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__)
+                raise GrowthError(f"the optimizer state's {key} of {name} is {got}, not a floating point tensor of the "
+                                  f"parameter's shape {shapes[name]}")
+
+
 def optimizer_kind(state_dict: Mapping[str, Any]) -> str:
     """"adamw", "adam" or "sgd" for a plain torch AdamW / Adam / SGD state dict; anything else is a
     :class:`GrowthError` that says why."""
-    if not isinstance(state_dict, Mapping) or "param_groups" not in state_dict or "state" not in state_dict:
-        raise GrowthError("not a torch optimizer state dict (it should have 'state' and 'param_groups')")
+    _check_structure(state_dict)
     kinds = set()
     for g in state_dict["param_groups"]:
         keys = set(g)
@@ -352,7 +376,9 @@ def grow_optimizer_state(state_dict: Mapping[str, Any], small: torch.nn.Module, 
         layout = _optimizer_layout(optimizer, big_model)
     else:
         layout = _grown_layout(state_dict, small_names, plan, big_model, kind if multipliers else None)
-    return _grown_state(layout, _small_state(state_dict, small_names), plan)
+    small_state = _small_state(state_dict, small_names)
+    _check_moments(small_state, small)
+    return _grown_state(layout, small_state, plan)
 
 
 Layout = list[tuple[dict[str, Any], list[str]]]  # per param group of the grown optimizer: hyperparameters, grown names

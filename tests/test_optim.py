@@ -389,3 +389,30 @@ def test_one_step_exact_across_families(cls):
     multipliers make one AdamW step the growth of the small one (whole copies, no symmetry breaking)."""
     gaps = one_step_gaps(cls, dict(factor=2, symmetry="none"), "adamw", None)
     assert gaps["state+multipliers"] < 1e-4 < min(gaps["state"], gaps["fresh"]), gaps  # only both together are exact
+
+
+def _forged_states(state):
+    """Optimizer state dicts a file from anywhere may hold: malformed containers, moments of the wrong shape or dtype."""
+    def edit(change):
+        forged = copy.deepcopy(state)
+        change(forged)
+        return forged
+
+    first = lambda s: s["state"][next(iter(s["state"]))]  # noqa: E731
+    return {
+        "groups not a list": edit(lambda s: s.update(param_groups=5)),
+        "a group not a dict": edit(lambda s: s.update(param_groups=[1])),
+        "params not a list": edit(lambda s: s["param_groups"][0].update(params=7)),
+        "state a list": edit(lambda s: s.update(state=[1])),
+        "an entry not a dict": edit(lambda s: s["state"].update({0: 3})),
+        "exp_avg_sq of another shape": edit(lambda s: first(s).update(exp_avg_sq=torch.zeros(3))),
+        "integer exp_avg": edit(lambda s: first(s).update(exp_avg=first(s)["exp_avg"].long())),
+    }
+
+
+def test_malformed_optimizer_states_are_growth_errors():
+    small, opt = trained("GPT2LMHeadModel", "adamw", steps=1)
+    big = hfgrow.grow_model(small, factor=2)
+    for why, forged in _forged_states(opt.state_dict()).items():
+        with pytest.raises(hfgrow.GrowthError, match="not a torch optimizer state dict|not a floating point tensor"):
+            grow_optimizer_state(forged, small, big)
