@@ -543,29 +543,7 @@ def expansions(
       carries √(hidden'/hidden) more (``Expansion.rescale``), so it equals E_hidden again.
     """
     flags = flags or {}
-    group_size = (widths.heads[0] // widths.kv_heads[0], widths.heads[1] // widths.kv_heads[1])
-    layouts: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
-
-    def layout(dim: str, rope: str | None):
-        key = f"{dim}/{rope}"
-        if key not in layouts:
-            if dim in ("hidden", "embedding"):
-                n, big = getattr(widths, dim)
-                src = copies_and_extras(n, big, f"the {dim} size")
-                layouts[key] = (n, src, torch.ones(big, dtype=torch.bool), torch.ones(big))
-            elif dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):
-                n, big = getattr(widths, dim)
-                layouts[key] = (n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big))
-            elif dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):
-                per_group = group_size if dim in ("attention", "heads") else (1, 1)
-                groups = widths.kv_heads if dim != "head_dim" else (1, 1)
-                d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
-                src, aligned, within = _attention_layout(groups, per_group, d, rope)
-                layouts[key] = (groups[0] * per_group[0] * d[0], src, aligned, within)
-            else:
-                raise GrowthError(f"unknown dimension {dim!r}")
-        return layouts[key]
-
+    layout = _Layouts(widths)
     ratio = math.sqrt(widths.head_dim[1] / widths.head_dim[0]) if attention_scaled else 1.0
 
     def flag(value: bool | str | None) -> bool:
@@ -581,41 +559,92 @@ def expansions(
         n, src, aligned, within = layout(space.dim, space.rope)
         copy = src >= 0
         count = torch.zeros(n).index_add_(0, src[copy], torch.ones(int(copy.sum())))
-        k = int(count.min()) if space.dim in ("hidden", "embedding") else None
         c = 1.0 if convention is Convention.COPY else 1.0 / math.sqrt(float(count.mean()))
-        kind = space.kind
-        if keep_mean_square and convention is Convention.COPY and kind in (Kind.RESIDUAL, Kind.TIED_OUTPUT):
+        if keep_mean_square and convention is Convention.COPY and space.kind in (Kind.RESIDUAL, Kind.TIED_OUTPUT):
             c = math.sqrt(src.numel() / float(copy.sum()))  # 1/√fill (a tied output: the residual's, which its reader carries)
+        k = int(count.min()) if space.dim in ("hidden", "embedding") else None
+        rescale = hidden_rescale(space)
+        residual_c = c / rescale if flag(space.embed_scale) else c
+        e = _unit_scales(space, widths, convention, src, aligned, within, c=c, residual_c=residual_c,
+                    tied=rescale / ((k or 1) * c), ratio=ratio)
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
-        if kind in (Kind.RESIDUAL, Kind.VALUE):
-            e = torch.full(src.shape, c / hidden_rescale(space) if flag(space.embed_scale) else c, dtype=F64)
-        elif kind is Kind.ACTIVATION:
-            e = torch.ones(src.shape, dtype=F64)
-        elif kind is Kind.TIED_OUTPUT:
-            e = torch.full(src.shape, hidden_rescale(space) / ((k or 1) * c), dtype=F64)
-        else:  # QUERY / KEY: n·e_q·e_k = ratio over the copies of a head dim that meet
-            meet = torch.ones(src.shape, dtype=F64) if rotary else within.double()
-            if convention is Convention.COPY:
-                e = ratio / meet if kind is Kind.QUERY else torch.ones(src.shape, dtype=F64)
-            else:
-                e = torch.sqrt(ratio / meet)
-            if rotary and kind is Kind.QUERY:
-                if space.per_head_norm and convention is Convention.COPY:
-                    e = torch.full(src.shape, math.sqrt(widths.head_dim[1] / widths.head_dim[0]), dtype=F64)
-                e = torch.where(aligned, e, torch.zeros((), dtype=F64))
-        if space.per_head_norm and widths.head_dim[0] != widths.head_dim[1] and not rotary:
-            raise GrowthError("per-head query norms under head_dim growth need a rotary head layout (aligned slots)")
-        if kind is Kind.ACTIVATION and space.per_head_norm and rotary:  # the query norm's weight: the rest of the correction
-            rest = torch.full(src.shape, ratio / math.sqrt(widths.head_dim[1] / widths.head_dim[0]), dtype=F64)
-            e = torch.where(aligned, rest, torch.ones((), dtype=F64))
-        e = torch.where(copy, e, torch.full(src.shape, c, dtype=F64) if kind is Kind.RESIDUAL else torch.zeros((), dtype=F64))
-        readers = copy & (e != 0) & (aligned if rotary and kind is Kind.VALUE else torch.ones_like(copy))
-        n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))
-        r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones((), dtype=F64))),
-                        torch.zeros((), dtype=F64))
-        out[name] = Expansion(src, e.double(), r.double(), n, mean_extras=mean_extras and kind is Kind.RESIDUAL,
-                              breakable=kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT), rescale=hidden_rescale(space))
+        out[name] = Expansion(src, e, _reader(space.kind, src, e, aligned if rotary else None, n), n,
+                              mean_extras=mean_extras and space.kind is Kind.RESIDUAL,
+                              breakable=space.kind not in (Kind.QUERY, Kind.KEY, Kind.TIED_OUTPUT), rescale=rescale)
     return out
+
+
+class _Layouts:
+    """The unit layout of each dimension (shared by every space of it, so that a norm's input and output spaces
+    match unit for unit): (small size, source unit of each big unit or -1, aligned rotary slots, copies that meet)."""
+
+    def __init__(self, widths: Widths):
+        self.widths = widths
+        self.group_size = (widths.heads[0] // widths.kv_heads[0], widths.heads[1] // widths.kv_heads[1])
+        self.cache: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+    def __call__(self, dim: str, rope: str | None) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
+        key = f"{dim}/{rope}"
+        if key not in self.cache:
+            self.cache[key] = self._build(dim, rope)
+        return self.cache[key]
+
+    def _build(self, dim: str, rope: str | None) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
+        widths = self.widths
+        if dim in ("hidden", "embedding"):
+            n, big = getattr(widths, dim)
+            return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
+        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):
+            n, big = getattr(widths, dim)
+            return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
+        if dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):
+            per_group = self.group_size if dim in ("attention", "heads") else (1, 1)
+            groups = widths.kv_heads if dim != "head_dim" else (1, 1)
+            d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
+            src, aligned, within = _attention_layout(groups, per_group, d, rope)
+            return groups[0] * per_group[0] * d[0], src, aligned, within
+        raise GrowthError(f"unknown dimension {dim!r}")
+
+
+def _unit_scales(space: Space, widths: Widths, convention: Convention, src: torch.Tensor, aligned: torch.Tensor,
+            within: torch.Tensor, *, c: float, residual_c: float, tied: float, ratio: float) -> torch.Tensor:
+    """E's scale on each big unit of ``space`` (the kinds of :func:`expansions`); extras carry c (residual) or 0."""
+    kind, ones = space.kind, torch.ones(src.shape, dtype=F64)
+    rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
+    head_growth = math.sqrt(widths.head_dim[1] / widths.head_dim[0])
+    if kind in (Kind.RESIDUAL, Kind.VALUE):
+        e = ones * residual_c
+    elif kind is Kind.ACTIVATION:
+        e = ones
+    elif kind is Kind.TIED_OUTPUT:
+        e = ones * tied
+    else:  # QUERY / KEY: n·e_q·e_k = ratio over the copies of a head dim that meet
+        meet = ones if rotary else within.double()
+        if convention is Convention.COPY:
+            e = ratio / meet if kind is Kind.QUERY else ones
+        else:
+            e = torch.sqrt(ratio / meet)
+        if rotary and kind is Kind.QUERY:
+            if space.per_head_norm and convention is Convention.COPY:
+                e = ones * head_growth
+            e = torch.where(aligned, e, torch.zeros((), dtype=F64))
+    if space.per_head_norm and widths.head_dim[0] != widths.head_dim[1] and not rotary:
+        raise GrowthError("per-head query norms under head_dim growth need a rotary head layout (aligned slots)")
+    if kind is Kind.ACTIVATION and space.per_head_norm and rotary:  # the query norm's weight: the rest of the correction
+        e = torch.where(aligned, ones * (ratio / head_growth), torch.ones((), dtype=F64))
+    extras = torch.full(src.shape, c, dtype=F64) if kind is Kind.RESIDUAL else torch.zeros((), dtype=F64)
+    return torch.where(src >= 0, e, extras).double()
+
+
+def _reader(kind: Kind, src: torch.Tensor, e: torch.Tensor, rotary_aligned: torch.Tensor | None, n: int) -> torch.Tensor:
+    """R: each small unit read back from its copies that carry it (a rotary value: the aligned ones only), by
+    1/(count·e)."""
+    copy = src >= 0
+    readers = copy & (e != 0) & (rotary_aligned if rotary_aligned is not None and kind is Kind.VALUE else torch.ones_like(copy))
+    n_read = torch.zeros(n, dtype=F64).index_add_(0, src[readers], torch.ones(int(readers.sum()), dtype=F64))
+    r = torch.where(readers, 1.0 / (n_read[src.clamp(min=0)].clamp(min=1) * torch.where(e != 0, e, torch.ones((), dtype=F64))),
+                    torch.zeros((), dtype=F64))
+    return r.double()
 
 
 def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> float:
