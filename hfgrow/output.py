@@ -5,7 +5,8 @@ The invariants (docs/usage.md, "Where the output goes"):
 
 * nothing of the user's is deleted: a failed or interrupted run removes its temporary folder and the
   parents it created *if they are still empty*; ``--overwrite`` replaces only files an earlier run recorded
-  that it wrote (:data:`MANIFEST`) or files this run writes, and refuses anything else (:func:`replaceable`);
+  that it wrote (:data:`MANIFEST`) or files this run writes (and, in a folder without a record, shards of another
+  count), and refuses anything else (:func:`replaceable`, checked again at the final rename);
 * nothing is written through a link: the lock and hfgrow's own marker files are opened with O_NOFOLLOW and
   must be regular files, and the temporary folder stays private (0700) until it is published;
 * one run's output is never replaced by another's: a lock beside ``--out`` excludes concurrent runs,
@@ -107,8 +108,9 @@ def planned(src: Path | None, owned: set[str] = frozenset()) -> set[str]:
 
 
 def foreign(found: list[str], allowed: set[str], shards: bool = False) -> list[str]:
-    """The entries of ``found`` hfgrow may not replace: neither in ``allowed`` (nor, with ``shards``, a shard name),
-    and for an empty folder, no folder of an allowed file."""
+    """The entries of ``found`` hfgrow may not replace: neither in ``allowed`` (nor, with ``shards``, a shard name:
+    in a folder without a record, a checkpoint sharded differently is replaced whole), and for an empty folder, no
+    folder of an allowed file."""
     folders = {p.as_posix() + "/" for a in allowed for p in Path(a).parents if p != Path(".")}
     return [f for f in found if f not in allowed and f not in folders and not (shards and _SHARD.fullmatch(f))]
 
@@ -119,7 +121,7 @@ def replaceable(folder: Path, src: Path | None = None, owned: set[str] = frozens
     it is a checkpoint (a config and weights). Returns (yes, the reason when not)."""
     found = entries(folder)
     record = read_manifest(folder)
-    others = foreign(found, record | planned(src, owned), shards=True)
+    others = foreign(found, record | planned(src, owned), shards=not record)
     if others:
         return False, (f"holds {', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not part of a checkpoint "
                        "hfgrow wrote or writes now")
@@ -336,8 +338,9 @@ class OutputFolder:
     def _replace(self, written: set[str]) -> None:
         """--out holds files: swap it with the assembled checkpoint if all of them are an earlier hfgrow run's
         (its record) or files this run wrote, else leave it as it is."""
-        out, found = self.out, entries(self.out)
-        others = foreign(found, read_manifest(out) | written) if self.overwrite else found
+        out, found, record = self.out, entries(self.out), read_manifest(self.out)
+        # the same files replaceable() accepted before growing: without a record, any checkpoint file name
+        others = foreign(found, record | written | (set() if record else set(_FIXED)), shards=not record) if self.overwrite else found
         if others:
             arrived = [f for f in others if f not in self._before]
             what = (f"was filled by something else while growing ({', '.join(arrived)})" if arrived or not self.overwrite else

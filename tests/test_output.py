@@ -422,18 +422,27 @@ def test_overwrite_replaces_every_file_an_earlier_run_wrote_and_lists_them_all(t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
 
 
-def test_overwrite_without_a_record_replaces_only_what_this_growth_writes(tmp_path, src):
-    """A checkpoint some library saved (no record): its files are replaced only when this growth writes them,
-    checked again at the final rename (a shard name this growth does not write stays)."""
+def test_overwrite_without_a_record_replaces_a_checkpoint_sharded_differently(tmp_path, src):
+    """A checkpoint some library (or an older hfgrow) saved, without a record, in 3 shards and an index: a 1-shard
+    growth replaces it whole (the check before growing and the one at the final rename agree), and a file that is
+    no checkpoint's still makes it refuse, before growing."""
     out = tmp_path / "big"
-    out.mkdir()
-    for name in ("config.json", "model.safetensors", "model-00001-of-00002.safetensors"):
-        (out / name).write_text("old\n")
+    result = run_cli(src, "--out", out, "--no-verify", "--max-shard-size", "40KB")
+    assert result.exit_code == 0, result.output
+    (out / ".hfgrow-files.json").unlink()
+    old = sorted(p.name for p in out.iterdir())
+    assert "model-00003-of-00003.safetensors" in old and "model.safetensors.index.json" in old, old
+    result = run_cli(src, "--out", out, "--no-verify", "--overwrite", "--factor", "4")
+    assert result.exit_code == 0, result.output
+    assert (out / "model.safetensors").is_file() and not list(out.glob("model-*"))
+    assert not (out / "model.safetensors.index.json").exists()
+    assert json.loads((out / "config.json").read_text())["hidden_size"] == 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "src"]
+    (out / ".hfgrow-files.json").unlink()
+    (out / "notes.txt").write_text("mine\n")
     before = snapshot(tmp_path)
-    one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite"), "model-00001-of-00002.safetensors", "left as it is")
+    one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite"), "notes.txt", "not part of a checkpoint")
     assert snapshot(tmp_path) == before
-    (out / "model-00001-of-00002.safetensors").unlink()
-    assert run_cli(src, "--out", out, "--no-verify", "--overwrite", "-q").exit_code == 0
 
 
 # -- --out that a rename cannot replace, or that cannot be written ---------------------------------
