@@ -34,6 +34,7 @@ from typing import Callable
 from .checkpoint import SAFE_INDEX, source_files, sync_dir
 from .errors import GrowthError
 
+_OLD = "old-"  # a temporary folder holding the old --out while the new one moves in (where renameat2 is missing)
 OWNER = ".hfgrow-pid"  # in a temporary folder: the process assembling it (removed before it moves into place)
 _NAME_KEEP = 120  # of --out's name in the names of the temporary folder and the lock (NAME_MAX is 255)
 
@@ -292,13 +293,22 @@ class OutputFolder:
         self._lock_fd = fd
 
     def _remove_stale(self) -> None:
-        """Temporary folders of earlier runs to this --out that were killed: their process is gone."""
+        """Temporary folders of earlier runs to this --out that were killed: their process is gone. One killed
+        between the two renames of :meth:`_replace` left the old checkpoint in ``…old-*/x`` and no --out: it is
+        moved back (when --out is there, the new checkpoint was published and the old one goes)."""
         for tmp in self.out.parent.glob(f"{glob_escape(self._tmp_prefix)}*"):
             if tmp.is_symlink() or not tmp.is_dir():
                 continue
             try:
                 os.kill(int((tmp / OWNER).read_text()), 0)
             except ProcessLookupError:
+                if tmp.name.startswith(self._tmp_prefix + _OLD) and (tmp / "x").is_dir():
+                    if os.path.lexists(self.out):
+                        if not (self.out / MANIFEST).is_file():
+                            continue  # not the published checkpoint: leave both as they are
+                    else:
+                        os.rename(tmp / "x", self.out)
+                        self.log(f"restored {self.out}, which an interrupted run had moved aside")
                 shutil.rmtree(tmp, ignore_errors=True)
             except (OSError, ValueError):
                 continue  # not ours to judge (no marker, or no permission)
@@ -350,10 +360,17 @@ class OutputFolder:
         if _rename(self.tmp, out, _EXCHANGE):  # tmp now holds the old checkpoint
             self.published = True
             shutil.rmtree(self.tmp, ignore_errors=True)
-        else:
-            old = Path(tempfile.mkdtemp(prefix=f"{self._tmp_prefix}old-", dir=out.parent))
+        else:  # two renames: the old checkpoint waits in a marked folder that the next run restores if this one dies
+            old = Path(tempfile.mkdtemp(prefix=f"{self._tmp_prefix}{_OLD}", dir=out.parent))
+            os.write(fd := _open_regular(old / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL), str(os.getpid()).encode())
+            os.close(fd)
             os.rename(out, old / "x")
-            os.rename(self.tmp, out)
+            try:
+                os.rename(self.tmp, out)
+            except BaseException:
+                os.rename(old / "x", out)  # the user's checkpoint back where it was
+                shutil.rmtree(old, ignore_errors=True)
+                raise
             self.published = True
             shutil.rmtree(old, ignore_errors=True)
 

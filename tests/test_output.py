@@ -445,6 +445,63 @@ def test_overwrite_without_a_record_replaces_a_checkpoint_sharded_differently(tm
     assert snapshot(tmp_path) == before
 
 
+def _without_renameat2(monkeypatch):
+    output = importlib.import_module("hfgrow.output")
+    monkeypatch.setattr(output, "_rename", lambda src, dst, flags: False)  # the two-rename fallback
+
+
+def _old_checkpoint(out: Path) -> dict[str, bytes | None]:
+    out.mkdir()
+    (out / "config.json").write_text('{"old": true}')
+    (out / "model.safetensors").write_bytes(b"old weights")
+    return snapshot(out)
+
+
+def test_without_renameat2_a_failed_swap_puts_the_old_checkpoint_back(tmp_path, monkeypatch):
+    out = tmp_path / "big"
+    before = _old_checkpoint(out)
+    _without_renameat2(monkeypatch)
+    real = os.rename
+
+    def failing(src, dst, *a, **kw):
+        if Path(src).name.startswith(".big.hfgrow-") and Path(dst) == out:  # the new checkpoint moving in
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "rename", failing)
+    with pytest.raises(OSError), OutputFolder(out, overwrite=True) as folder:
+        (folder.tmp / "config.json").write_text('{"new": true}')
+        (folder.tmp / "model.safetensors").write_bytes(b"new weights")
+        folder.publish()
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]  # no temporary folder left
+
+
+def test_without_renameat2_a_run_killed_between_the_renames_is_undone_by_the_next(tmp_path, monkeypatch):
+    """Killed after moving --out aside and before moving the new checkpoint in: the next run to that --out puts
+    the old checkpoint back; killed after both, the next run removes the old one."""
+    out = tmp_path / "big"
+    before = _old_checkpoint(out)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    aside = tmp_path / ".big.hfgrow-old-abcd1234"
+    aside.mkdir()
+    (aside / ".hfgrow-pid").write_text(str(dead.pid))
+    os.rename(out, aside / "x")
+    with OutputFolder(out, overwrite=False):
+        assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
+    # killed after publishing: --out is the new checkpoint (with its record), the old one goes
+    aside.mkdir()
+    (aside / ".hfgrow-pid").write_text(str(dead.pid))
+    os.rename(out, aside / "x")
+    out.mkdir()
+    (out / ".hfgrow-files.json").write_text('{"files": []}')
+    with OutputFolder(out, overwrite=False):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"] and (out / ".hfgrow-files.json").is_file()
+
+
 # -- --out that a rename cannot replace, or that cannot be written ---------------------------------
 
 
