@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .version import __version__
-from .report import gap_text, rounding_note, sizes_table, verdict_word, verification_table
+from .report import gap_text, rounding_note, sizes_table, verdict, verification_table
 
 
 def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
@@ -32,8 +32,10 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
         f"Both models were reloaded through transformers and run on the same inputs ({v['inputs']}); "
         + (f"the largest float32 relative gap between their outputs is **{v['max_rel']:.2g}** " if v["max_rel"] == v["max_rel"]
            else f"their float32 outputs cannot be compared: **{gap_text(v['float32'])}** ") +
-        f"({verdict_word(v)}; tolerance {v['tolerance']:g}).\n\n"
+        f"({verdict(report)}; tolerance {v['tolerance']:g}).\n\n"
         + (f"Not exact: {rounding_note(v)}.\n\n" if rounding_note(v) else "") + verification_table(v))
+    same = (f"It approximates the function of the original (not lossless, grown with `--allow-lossy`: {'; '.join(p['approximate'])})"
+            if p["approximate"] else "It computes the same function as the original (up to floating-point round-off)")
     body = f"""---
 {data.to_yaml()}
 ---
@@ -41,7 +43,7 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
 # {p['model_class'] or p['recipe']} grown from `{report['source']}`
 
 This checkpoint was grown from {f"[`{hub_id}`](https://huggingface.co/{hub_id})" if hub_id else f"`{report['source']}`"}
-by hfgrow {__version__}. It computes the same function as the original (up to floating-point round-off) while
+by hfgrow {__version__}. {same} while
 being {_bigger(p)}, so that training can continue from it rather than from scratch.
 
 {sizes_table(p)}

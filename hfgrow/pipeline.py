@@ -162,7 +162,7 @@ def _push_and_record(report: dict[str, Any], out: Path, options: GrowthOptions, 
 
 def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -> dict[str, Any]:
     v = report["verification"]
-    if (v is None or not v["passed"]) and not options.force:
+    if (v is None or not v["passed"] or report["plan"]["approximate"]) and not options.force:
         why = ("verification was skipped" if v is None else "verification could not run" if "error" in v
                else "the growth is lossy" if report["plan"]["approximate"] else "verification failed")
         return {"repo_id": options.push_to_hub, "pushed": False, "why": f"{why} (--force pushes anyway)"}

@@ -54,6 +54,25 @@ def test_bf16_growth_that_does_not_round_is_an_exact_pass(tmp_path, bf16_llama, 
     assert result.exit_code == 0 and result.stdout.strip().splitlines()[-1] == "PASS", result.output
 
 
+def test_a_lossy_growth_that_passes_verification_is_never_called_pass(tmp_path):
+    """Dynamic NTK rope depends on head_dim: grown with --allow-lossy it matches within the verification's 16
+    positions, yet it is not the same function; every verdict says LOSSY, with the reason."""
+    rope = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
+    src = build_model(tmp_path / "small", "LlamaForCausalLM", rope_parameters=rope, max_position_embeddings=16)
+    out = tmp_path / "big"
+    result = CliRunner().invoke(main, [str(src), "--out", str(out), "--attention", "head-dim", "--allow-lossy"])
+    assert result.exit_code == 0, result.output  # docs/usage.md: a lossy growth --allow-lossy asked for is exit 0
+    report = json.loads((out / "growth_report.json").read_text())
+    assert report["verification"]["passed"] and report["plan"]["approximate"]
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == verdict(report) and last.startswith("LOSSY (within tolerance: max rel gap "), last
+    assert any(line.startswith("not lossless: rope type dynamic") for line in result.stdout.splitlines())
+    md = (out / "growth_report.md").read_text()
+    assert md.splitlines()[2].startswith(f"**{last}**") and "rope type dynamic" in md and "**PASS" not in md
+    card = (out / "README.md").read_text()
+    assert "PASS" not in card and "not lossless" in card and "computes the same function" not in card
+
+
 @pytest.mark.parametrize("cls", ["Gemma3ForCausalLM", "Gemma2ForCausalLM", "LlamaForCausalLM"])
 @pytest.mark.parametrize("padding_side", ["right", "left"])
 def test_float64_pass_is_finite_with_padding(tmp_path, cls, padding_side):
