@@ -17,8 +17,17 @@ from .widths import config_int
 Rules = list[tuple[re.Pattern[str], TensorRule]]
 
 
+# lengths no weight pins (rotary positions), which transformers reads without checking they are positive
+POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_source_positions", "max_target_positions")
+
+
 def check_requirements(config: dict[str, Any], recipe: Recipe) -> None:
-    """The config values the recipe's rules assume, and its twin fields equal (stacks of one width)."""
+    """The config values the recipe's rules assume, its twin fields equal (stacks of one width), and its lengths
+    positive integers where given."""
+    for name in POSITION_FIELDS:
+        value = config.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise GrowthError(f"config.json: '{name}' should be a positive integer, got {value!r}")
     for name, want in recipe.requires.items():
         if name in config and config[name] != want:
             raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")

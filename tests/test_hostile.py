@@ -166,9 +166,7 @@ VALUES = [0, -3, 7, 10**12, "16", None, 1.5, True]
 
 @pytest.mark.parametrize("value", VALUES, ids=repr)
 @pytest.mark.parametrize("field", FIELDS)
-def test_inconsistent_config(request, llama, tmp_path, field, value):
-    if field == "max_position_embeddings" and value in (0, -3):  # to be refused like any other non-positive size
-        request.applymarker(pytest.mark.xfail(strict=True, reason="grown (exit 0), not refused; verified, -3 ends in an internal error"))
+def test_inconsistent_config(llama, tmp_path, field, value):
     src, out = fresh(llama, tmp_path)
     cfg = json.loads((src / "config.json").read_text())
     cfg[field] = value
@@ -179,6 +177,18 @@ def test_inconsistent_config(request, llama, tmp_path, field, value):
     if grown:
         big = json.loads((out / "config.json").read_text())
         assert big[field] == value and big["hidden_size"] == 32
+
+
+@pytest.mark.parametrize("value", [0, -3])
+def test_a_non_positive_position_count_is_refused_before_verifying(llama, tmp_path, value):
+    """No weight pins max_position_embeddings (rotary): refused in one line, also where verification would run
+    (where -3 was an internal error: a negative dimension)."""
+    src, out = fresh(llama, tmp_path)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["max_position_embeddings"] = value
+    (src / "config.json").write_text(json.dumps(cfg))
+    result = CliRunner().invoke(main, [str(src), "--out", str(out), "-q"])
+    assert_clean(result, out, f"config.json: 'max_position_embeddings' should be a positive integer, got {value}")
 
 
 # -- custom code -------------------------------------------------------------------------------------
