@@ -1,50 +1,50 @@
-"""Does growth save compute? Train a small LLaMA-style model, grow it ×2 with the CLI, train on, and compare
-with big models trained from scratch at equal total FLOPs (a learning-rate sweep; the best is the baseline).
+"""Does growth save compute? Train a small LLaMA-style model, grow it with the CLI, train on, and compare with
+the same big model trained from scratch at equal total FLOPs.
 
     apt-get install python3.11-doc                      # the text: Debian's Python 3.11 documentation
-    .venv/bin/pip install matplotlib                    # for the plot
-    .venv/bin/python bench/training.py                  # CPU-sized (every run: about 3 hours on 2 cores)
-    .venv/bin/python bench/training.py --table          # the README's table from bench/results/training.json
-    .venv/bin/python bench/training.py --scale gpu      # larger, on a GPU
+    python bench/training.py --stage pilot              # choose the continuation (select split, half budget)
+    python bench/training.py --stage final              # the reported runs (about 2 hours on 2 cores)
+    python bench/training.py --table                    # docs/training.md's table from bench/results/training.json
 
-Text: the reStructuredText sources of the Python 3.11 documentation as Debian's `python3.11-doc` package
-ships them (/usr/share/doc/python3.11/html/_sources, ~12 MB of English prose and code), split by file
-into training and validation (1 file in 20 held out). Tokenizer: a byte-level BPE trained on the training
-split. Every run is one process (runs go two at a time on CPU); all share the data, the seed and the
-learning-rate schedule, a function of the fraction of the total FLOP budget spent, so that a grown run
-and a scratch run at the same point of the budget use the same learning rate (warmup, then cosine to 10 %).
+The regime is chosen so that the big model is the right model for the budget: byte-level text (vocabulary 256),
+the big model (hidden 48, 4 blocks) sees ~120 tokens per parameter and, trained from scratch, ends clearly below
+the small model trained alone for the same FLOPs (both learning rates swept; the summary checks the margin).
 
-FLOPs per token are 6·N + 6·layers·seq·hidden (N: parameters except the input embedding; Kaplan et al.).
+Text: the reStructuredText sources of the Python 3.11 documentation as Debian's `python3.11-doc` package ships
+them (/usr/share/doc/python3.11/html/_sources, ~12 MB), split by file: 1 file in 20 is the validation split the
+results report, another 1 in 20 the selection split on which the pilot picks the continuation, the rest trains.
+Every run follows one learning-rate schedule, a function of the fraction of the FLOP budget spent (warmup 3 %,
+cosine to 10 %), so that a grown run and a scratch run at the same point of the budget use the same learning rate.
+FLOPs per token: 6·N + 6·layers·seq·hidden (N: parameters except the input embedding; Kaplan et al.).
 
-Runs:
-  small                     the small model, trained for the first part of the budget (small@N: N steps; at the
-                            whole budget in small steps, the baseline of not growing at all)
-  scratch-lr=X              the big model from scratch, for the whole budget, peak lr X (≥ 3 values)
-  grown-<continuation>-<symmetry>   the small model grown with `hfgrow --symmetry S`, trained for the rest
-continuations:
-  fresh       a new AdamW, re-warmed over 50 steps (what a user does without hfgrow's help)
-  state       the small model's AdamW state grown with the weights (hfgrow.grow_optimizer_state)
-  lrmult      a new AdamW with hfgrow's per-tensor multipliers (hfgrow.param_groups)
-  state+lrmult  both: the continuation hfgrow recommends
-  state+relax   both, every multiplier relaxed linearly to 1 over the first quarter of the big phase
-                (hfgrow.optim.RelaxedMultipliers; AdamW's lr·wd kept)
-A suffix @N grows at N small-model steps instead of the default (`small@N` is then that small run).
+Every path ends at the same big model (hidden 48, 4 blocks, heads of 8), so one scratch sweep is the baseline of all:
+  width    hidden 24, 4 blocks, grown ×2 in width (`--factor 2`) at 25 % of the budget
+  depth    hidden 48, 2 blocks, grown to 4 blocks (`--layers 4`: new blocks are the identity) at 25 %
+  both     hidden 24, 2 blocks, grown ×2 in width and depth at once at 25 %
+  staged   hidden 24, 2 blocks, ×2 in width at 12.5 %, then ×2 in depth at 25 %
+  gstack   hidden 48, 2 blocks, stacked to 4 by plain copies of the blocks (G_stack; not function-preserving)
+Continuations after a growth:
+  fresh    a new AdamW, its lr re-warmed over 50 steps (what a user does without hfgrow's optimizer support)
+  state    the small model's AdamW state grown with the weights (hfgrow.grow_optimizer_state), plain lr
+  rec      grown state and hfgrow's per-tensor multipliers relaxed to 1 over a quarter of the rest
+Options of a grown run: symmetry (split | noise | none), convention (copy | orth), lrf (the continuation's peak lr
+as a multiple of the small phase's), seed. A run's name lists them: width/fresh/split/copy/lrf1/s0.
 
-Output: bench/results/training.json (every curve and the summary figures) and bench/results/training.png.
+Output: bench/results/training.json (every curve and the summary) and training.png; training-pilot.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -56,97 +56,89 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class Scale:
-    vocab: int = 2048
-    hidden: int = 64
+    hidden: int = 48  # the big model's
     layers: int = 4
-    heads: int = 4
-    ffn: int = 256
-    factor: int = 2
+    head_dim: int = 8
+    ffn_mult: int = 4
     seq: int = 128
-    batch: int = 16
-    small_steps: int = 1200  # the small model's share of the budget, in its own steps
-    scratch_steps: int = 1600  # the budget, in big-model steps
-    eval_every: int = 50
-    eval_blocks: int = 128
-    small_lr: float = 3e-3
-    sweep: tuple[float, ...] = (1e-3, 2e-3, 3e-3, 4e-3, 5.7e-3, 8e-3)
-    warmup: float = 0.03  # of the budget
+    batch: int = 32
+    budget_steps: int = 4700  # the budget, in steps of the big model (~19 M tokens, ~120 per big-model parameter)
+    evals: int = 36  # evaluations over the budget
+    eval_blocks: int = 256  # of each held-out split, spread evenly over it
+    lr: float = 4e-3  # the small phase's peak lr, and the continuation's (times lrf)
+    scratch_lrs: tuple[float, ...] = (2e-3, 4e-3, 8e-3, 1.6e-2)
+    small_lrs: tuple[float, ...] = (4e-3, 8e-3, 1.6e-2)
+    warmup: float = 0.03
     weight_decay: float = 0.1
-    threads: int = 1
+    rewarm: int = 50
     workers: int = 2
 
 
-SCALES = {
-    "cpu": Scale(),
-    "smoke": Scale(small_steps=20, scratch_steps=30, eval_every=10, eval_blocks=16, workers=2),
-    "gpu": Scale(vocab=8192, hidden=256, layers=8, heads=8, ffn=1024, seq=256, batch=64, small_steps=3000, scratch_steps=4000,
-                 eval_every=100, eval_blocks=256, small_lr=2e-3, sweep=(5e-4, 1e-3, 2e-3, 4e-3), threads=8, workers=1),
-}
+SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=40, evals=4, eval_blocks=8)}
+SMALL = {"width": (24, 4), "depth": (48, 2), "both": (24, 2), "staged": (24, 2), "gstack": (48, 2)}
+STAGES = {"width": [(0.25, ["--factor", "2"])], "depth": [(0.25, ["--layers", "4"])],
+          "both": [(0.25, ["--factor", "2", "--layers", "4"])],
+          "staged": [(0.125, ["--factor", "2"]), (0.25, ["--layers", "4"])], "gstack": [(0.25, None)]}
 
 
 # -- data --------------------------------------------------------------------------------------------
 
 
-def documents() -> tuple[list[str], list[str]]:
+def prepare(work: Path, scale: Scale) -> None:
+    """Byte blocks of the three splits, once per work folder."""
+    import torch
+
+    if (work / "data.pt").is_file():
+        return
     if not DOCS.is_dir():
         sys.exit(f"no text at {DOCS}: install Debian's python3.11-doc package (apt-get install python3.11-doc)")
-    files = sorted(DOCS.rglob("*.rst.txt"))
-    train, val = [], []
-    for i, f in enumerate(files):
-        text = f.read_text(encoding="utf-8", errors="replace")
-        (val if i % 20 == 7 else train).append(text)
-    return train, val
+    splits: dict[str, list[bytes]] = {"train": [], "val": [], "select": []}
+    for i, f in enumerate(sorted(DOCS.rglob("*.rst.txt"))):
+        splits["val" if i % 20 == 7 else "select" if i % 20 == 3 else "train"].append(f.read_bytes() + b"\0")
+
+    def blocks(docs: list[bytes]) -> torch.Tensor:
+        data = torch.frombuffer(bytearray(b"".join(docs)), dtype=torch.uint8)
+        n = data.numel() // (scale.seq + 1)
+        return data[: n * (scale.seq + 1)].view(n, scale.seq + 1).clone()
+
+    data = {k: blocks(v) for k, v in splits.items()}
+    for k in ("val", "select"):  # blocks spread over the whole split, not its first documents
+        data[k] = data[k][torch.linspace(0, data[k].shape[0] - 1, scale.eval_blocks).long()]
+    torch.save(data, work / "data.pt")
+    print(f"data: {data['train'].shape[0]} training blocks of {scale.seq + 1} bytes", flush=True)
 
 
 def docs_version() -> str:
-    """The text's package version: the curves are comparable only on the same text."""
     try:
         return subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "python3.11-doc"], capture_output=True, text=True).stdout.strip()
     except OSError:
         return "unknown version"
 
 
-def prepare(work: Path, scale: Scale) -> None:
-    """Tokenizer and token blocks, once per work folder."""
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    if (work / "data.pt").is_file():
-        return
-    train, val = documents()
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(train, vocab_size=scale.vocab, min_frequency=2, special_tokens=["<|endoftext|>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
-    tok.save_pretrained(work / "tokenizer")
-
-    def blocks(docs: list[str]) -> torch.Tensor:
-        ids: list[int] = []
-        for d in docs:
-            ids += tok(d)["input_ids"] + [tok.eos_token_id]
-        n = len(ids) // (scale.seq + 1)
-        return torch.tensor(ids[: n * (scale.seq + 1)]).view(n, scale.seq + 1)
-
-    data = {"train": blocks(train), "val": blocks(val)[: scale.eval_blocks]}
-    torch.save(data, work / "data.pt")
-    print(f"data: {data['train'].shape[0]} training blocks, {data['val'].shape[0]} validation blocks of {scale.seq + 1} tokens", flush=True)
+# -- models, FLOPs, schedule -------------------------------------------------------------------------
 
 
-# -- models and FLOPs --------------------------------------------------------------------------------
-
-
-def config(scale: Scale, k: int = 1):
+def config(hidden: int, layers: int, scale: Scale):
     from transformers import LlamaConfig
 
-    return LlamaConfig(vocab_size=scale.vocab, hidden_size=scale.hidden * k, intermediate_size=scale.ffn * k, num_hidden_layers=scale.layers,
-                       num_attention_heads=scale.heads * k, num_key_value_heads=scale.heads * k, max_position_embeddings=scale.seq,
-                       tie_word_embeddings=False, attn_implementation="sdpa", bos_token_id=0, eos_token_id=0)
+    return LlamaConfig(vocab_size=256, hidden_size=hidden, intermediate_size=hidden * scale.ffn_mult, num_hidden_layers=layers,
+                       num_attention_heads=hidden // scale.head_dim, num_key_value_heads=hidden // scale.head_dim,
+                       max_position_embeddings=scale.seq, tie_word_embeddings=False, attn_implementation="sdpa",
+                       bos_token_id=0, eos_token_id=0, pad_token_id=0)
 
 
 def flops_per_step(model, scale: Scale) -> float:
     cfg = model.config
     n = sum(p.numel() for name, p in model.named_parameters() if "embed_tokens" not in name)
     return scale.batch * scale.seq * (6 * n + 6 * cfg.num_hidden_layers * scale.seq * cfg.hidden_size)
+
+
+def budget_flops(scale: Scale) -> float:
+    from transformers import LlamaForCausalLM
+
+    with __import__("torch").device("meta"):
+        big = LlamaForCausalLM(config(scale.hidden, scale.layers, scale))
+    return scale.budget_steps * flops_per_step(big, scale)
 
 
 def lr_at(progress: float, peak: float, scale: Scale) -> float:
@@ -157,246 +149,332 @@ def lr_at(progress: float, peak: float, scale: Scale) -> float:
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * q)))
 
 
-# -- one run -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    name: str
-    kind: str  # small | scratch | grown
-    lr: float
-    continuation: str = ""
-    symmetry: str = ""
-    at: int = 0  # grown at this many small-model steps (0: the scale's small_steps)
-
-    @property
-    def suffix(self) -> str:
-        return f"@{self.at}" if self.at else ""
-
-
-def parse(name: str, scale: Scale) -> Run:
-    """A run from its name (see the module docstring)."""
-    base, _, at = name.partition("@")
-    if base == "small":
-        return Run(name, "small", scale.small_lr, at=int(at or 0))
-    if base.startswith("scratch-lr="):
-        return Run(name, "scratch", float(base.split("=")[1]))
-    kind, continuation, symmetry = base.split("-")
-    if kind != "grown":
-        raise SystemExit(f"unknown run {name!r}")
-    return Run(name, "grown", scale.small_lr, continuation, symmetry, at=int(at or 0))
-
-
-def evaluate(model, val) -> float:
-    import torch
-
-    model.eval()
-    total = 0.0
-    with torch.no_grad():
-        for i in range(0, val.shape[0], 32):
-            x = val[i: i + 32]
-            total += float(model(input_ids=x[:, :-1], labels=x[:, :-1]).loss) * x.shape[0]
-    model.train()
-    return total / val.shape[0]
-
-
-def train(model, optimizer, groups_lr: list[float], data, scale: Scale, budget: float, spent: float, steps: int, seed: int,
-          curve: list, peak_of_schedule: float, rewarm: int = 0, relax: int = 0):
-    """``steps`` AdamW steps from ``spent`` FLOPs on; every group's lr follows the schedule times its own
-    multiplier (its initial lr / the peak); ``rewarm`` steps ramp linearly from 0 first (a fresh optimizer);
-    with ``relax``, hfgrow's RelaxedMultipliers moves each multiplier to 1 over that many steps."""
-    import torch
-
-    from hfgrow.optim import RelaxedMultipliers
-
-    gen = torch.Generator().manual_seed(seed)
-    per_step = flops_per_step(model, scale)
-    train_blocks = data["train"]
-    start = spent
-    sched = RelaxedMultipliers(optimizer, peak_of_schedule, relax, schedule=lambda s: lr_at(
-        (start + s * per_step) / budget, peak_of_schedule, scale) / peak_of_schedule) if relax else None
-    for step in range(steps):
-        if sched is None:
-            base = lr_at(spent / budget, peak_of_schedule, scale) * (min(1.0, (step + 1) / rewarm) if rewarm else 1.0)
-            for g, mult in zip(optimizer.param_groups, groups_lr):
-                g["lr"] = base * mult
-        idx = torch.randint(0, train_blocks.shape[0], (scale.batch,), generator=gen)
-        x = train_blocks[idx]
-        loss = model(input_ids=x[:, :-1], labels=x[:, :-1]).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        if sched is not None:
-            sched.step()
-        spent += per_step
-        if (step + 1) % scale.eval_every == 0 or step + 1 == steps:
-            curve.append((spent, evaluate(model, data["val"]), loss.item()))
-    return spent
-
-
 def adamw(params_or_groups, lr: float, scale: Scale):
     import torch
 
     return torch.optim.AdamW(params_or_groups, lr=lr, betas=(0.9, 0.95), eps=1e-8, weight_decay=scale.weight_decay)
 
 
+# -- training ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    """Training from budget fraction ``start`` to ``end`` at peak ``lr``; ``set_lr(step, base)`` sets the groups'
+    lrs (default: all at ``base``); ``after_step`` runs after each optimizer step (a scheduler)."""
+    start: float
+    end: float
+    lr: float
+    rewarm: int = 0
+    set_lr: object = None
+    after_step: object = None
+
+
+def evaluate(model, blocks) -> float:
+    import torch
+
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, blocks.shape[0], 32):
+            x = blocks[i: i + 32].long()
+            total += float(model(input_ids=x[:, :-1], labels=x[:, :-1]).loss) * x.shape[0]
+    model.train()
+    return total / blocks.shape[0]
+
+
+def effective_rank(model, blocks) -> float:
+    """exp(entropy) of the normalised singular values of the last hidden states over ``blocks`` (Roy & Vetterli):
+    how many directions of the width the model uses; copies that stay alike keep it at the small model's."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        x = blocks[:16].long()
+        h = model(input_ids=x[:, :-1], output_hidden_states=True).hidden_states[-1].reshape(-1, model.config.hidden_size)
+        s = torch.linalg.svdvals(h - h.mean(0))
+    model.train()
+    p = s / s.sum()
+    return float(torch.exp(-(p * torch.log(p.clamp_min(1e-30))).sum()))
+
+
+def point(model, data, spent: float) -> tuple[float, float, float, float]:
+    """A point of a curve: FLOPs spent, validation and selection loss, effective rank of the last hidden states."""
+    return spent, evaluate(model, data["val"]), evaluate(model, data["select"]), effective_rank(model, data["val"])
+
+
+def train(model, opt, phase: Phase, data, scale: Scale, budget: float, curve: list, gen) -> None:
+    import torch
+
+    per_step = flops_per_step(model, scale)
+    steps = int(round((phase.end - phase.start) * budget / per_step))
+    every = budget / scale.evals
+    spent = phase.start * budget
+    for step in range(steps):
+        base = lr_at(spent / budget, phase.lr, scale) * (min(1.0, (step + 1) / phase.rewarm) if phase.rewarm else 1.0)
+        if phase.set_lr is None:
+            for g in opt.param_groups:
+                g["lr"] = base
+        else:
+            phase.set_lr(step, base)
+        x = data["train"][torch.randint(0, data["train"].shape[0], (scale.batch,), generator=gen)].long()
+        loss = model(input_ids=x[:, :-1], labels=x[:, :-1]).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if phase.after_step is not None:
+            phase.after_step()
+        before, spent = spent, spent + per_step
+        if int(spent / every) > int(before / every) or step + 1 == steps:
+            curve.append(point(model, data, spent))
+
+
+# -- one run -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    kind: str  # scratch | small | width | depth | both | staged | gstack
+    lr: float = 0.0  # scratch and small: the peak lr
+    continuation: str = "fresh"
+    symmetry: str = "split"
+    convention: str = "copy"
+    lrf: float = 1.0
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        if self.kind in ("scratch", "small"):
+            return f"{self.kind}/lr={self.lr:g}/s{self.seed}"
+        conv = "orth" if self.convention == "orthogonal" else self.convention
+        return f"{self.kind}/{self.continuation}/{self.symmetry}/{conv}/lrf{self.lrf:g}/s{self.seed}"
+
+    @property
+    def config_name(self) -> str:
+        """The name without the seed: runs that differ only by seed are one configuration."""
+        return self.name.rsplit("/", 1)[0]
+
+
+def parse(name: str) -> Run:
+    parts = name.split("/")
+    seed = int(parts[-1][1:])
+    if parts[0] in ("scratch", "small"):
+        return Run(parts[0], lr=float(parts[1].split("=")[1]), seed=seed)
+    kind, cont, sym, conv, lrf = parts[:5]
+    return Run(kind, continuation=cont, symmetry=sym, convention="orthogonal" if conv == "orth" else conv, lrf=float(lrf[3:]), seed=seed)
+
+
 def run_one(run: Run, work: Path, scale: Scale) -> dict:
     import torch
     from transformers import LlamaForCausalLM
 
-    torch.set_num_threads(scale.threads)
-    torch.manual_seed(0)
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
+    torch.set_num_threads(1)
     data = torch.load(work / "data.pt")
-    small_cfg = config(scale)
-    small_flops = flops_per_step(LlamaForCausalLM(small_cfg), scale)
-    big_flops = flops_per_step(LlamaForCausalLM(config(scale, scale.factor)), scale)
-    budget = scale.scratch_steps * big_flops
-    curve: list = []
+    budget = budget_flops(scale)
     start = time.perf_counter()
-    if run.kind == "scratch":
-        model = LlamaForCausalLM(config(scale, scale.factor))
-        curve.append((0.0, evaluate(model, data["val"]), float("nan")))
-        opt = adamw(model.parameters(), run.lr, scale)
-        train(model, opt, [1.0], data, scale, budget, 0.0, scale.scratch_steps, seed=1, curve=curve, peak_of_schedule=run.lr)
-    elif run.kind == "small":
-        model = LlamaForCausalLM(small_cfg)
-        curve.append((0.0, evaluate(model, data["val"]), float("nan")))
-        opt = adamw(model.parameters(), run.lr, scale)
-        train(model, opt, [1.0], data, scale, budget, 0.0, run.at or scale.small_steps, seed=1, curve=curve, peak_of_schedule=run.lr)
-        folder = work / f"small{run.suffix}"
-        model.save_pretrained(folder)
-        for f in (work / "tokenizer").iterdir():
-            shutil.copy(f, folder / f.name)
-        torch.save(opt.state_dict(), folder / "optimizer.pt")
+    if run.kind in ("scratch", "small"):
+        torch.manual_seed(run.seed)
+        hidden, layers = (scale.hidden, scale.layers) if run.kind == "scratch" else SMALL["width"]
+        model = LlamaForCausalLM(config(hidden, layers, scale))
+        curve = [point(model, data, 0.0)]
+        train(model, adamw(model.parameters(), run.lr, scale), Phase(0.0, 1.0, run.lr), data, scale, budget, curve,
+              torch.Generator().manual_seed(1000 + run.seed))
+        growths = []
     else:
-        curve = grown_run(run, work, scale, data, budget, small_flops, big_flops)
-    return {**asdict(run), "curve": curve, "seconds": round(time.perf_counter() - start, 1)}
+        curve, growths = grown_run(run, work, scale, data, budget)
+    return {**asdict(run), "name": run.name, "curve": curve, "growths": growths, "seconds": round(time.perf_counter() - start, 1)}
 
 
-def grown_run(run: Run, work: Path, scale: Scale, data, budget: float, small_flops: float, big_flops: float) -> list:
+def small_phase(run: Run, work: Path, scale: Scale, data, budget: float) -> Path:
+    """The small model trained to the first growth point and saved with its optimizer state: shared by every run of
+    the same small model, seed and growth point (a lock lets one process train it while the others wait)."""
     import torch
     from transformers import LlamaForCausalLM
 
-    import hfgrow
+    (hidden, layers), at = SMALL[run.kind], STAGES[run.kind][0][0]
+    folder = work / f"small-{hidden}x{layers}-lr{scale.lr:g}-at{at:g}-s{run.seed}"
+    with open(work / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "optimizer.pt").is_file():
+            torch.manual_seed(run.seed)
+            model = LlamaForCausalLM(config(hidden, layers, scale))
+            opt = adamw(model.parameters(), scale.lr, scale)
+            curve = [point(model, data, 0.0)]
+            train(model, opt, Phase(0.0, at, scale.lr), data, scale, budget, curve, torch.Generator().manual_seed(1000 + run.seed))
+            model.save_pretrained(folder)
+            torch.save(opt.state_dict(), folder / "opt.tmp")
+            (folder / "curve.json").write_text(json.dumps(curve))
+            os.replace(folder / "opt.tmp", folder / "optimizer.pt")
+    return folder
 
-    small_folder, out = work / f"small{run.suffix}", work / f"grown-{run.symmetry}{run.suffix}"
-    if not out.is_dir():  # the CLI, as a user would run it (a run beside this one may be growing the same: then wait)
-        for _ in range(120):
-            if subprocess.run([sys.executable, "-m", "hfgrow", str(small_folder), "--out", str(out), "--factor", str(scale.factor),
-                               "--symmetry", run.symmetry, "-q"]).returncode != 2 or (out / "config.json").is_file():
-                break
-            time.sleep(5)
-    small = LlamaForCausalLM.from_pretrained(small_folder)
-    model = LlamaForCausalLM.from_pretrained(out)
-    spent = (run.at or scale.small_steps) * small_flops
-    curve = [(spent, evaluate(model, data["val"]), float("nan"))]
-    small_state = torch.load(small_folder / "optimizer.pt")
-    use_state, use_mult = "state" in run.continuation, run.continuation.endswith(("lrmult", "relax"))
-    if use_mult:
-        groups = hfgrow.param_groups(model, lr=run.lr, weight_decay=scale.weight_decay, grown_from=small)
+
+def grow_folder(src: Path, out: Path, args: list[str] | None, run: Run) -> None:
+    """Grow with the CLI as a user would (or stack blocks by plain copies for G_stack); runs that grow the same
+    folder take turns (the first grows it, the others reuse it)."""
+    with open(out.parent / f".{out.name}.benchlock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (out / "config.json").is_file():
+            return
+        if args is None:
+            return gstack(src, out)
+        cmd = [sys.executable, "-m", "hfgrow", str(src), "--out", str(out), *args, "--symmetry", run.symmetry,
+               "--convention", run.convention, "--seed", str(run.seed), "-q"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
+
+
+def gstack(src: Path, out: Path) -> None:
+    """G_stack (Du et al., 2024): the stack of blocks repeated (blocks 0..L-1, 0..L-1); not function-preserving."""
+    import torch
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(src)
+    n = cfg.num_hidden_layers
+    state = load_file(src / "model.safetensors")
+    grown = dict(state)
+    for k, v in state.items():
+        if k.startswith("model.layers."):
+            i, rest = k[len("model.layers."):].split(".", 1)
+            grown[f"model.layers.{int(i) + n}.{rest}"] = v.clone()
+    cfg.num_hidden_layers = 2 * n
+    out.mkdir(parents=True)
+    cfg.save_pretrained(out)
+    save_file({k: v.contiguous() for k, v in grown.items()}, out / "model.safetensors", metadata={"format": "pt"})
+    torch.save({}, out / "stacked")
+
+
+def continuation(run: Run, model, small, small_state, scale: Scale, rest_steps: int, lr: float):
+    """The optimizer and the lr hooks of a continuation after growth."""
+    import hfgrow
+    from hfgrow.optim import RelaxedMultipliers
+
+    if run.continuation == "rec":
+        opt = adamw(hfgrow.param_groups(model, lr=lr, weight_decay=scale.weight_decay, grown_from=small), lr, scale)
     else:
-        groups = [{"params": list(model.parameters()), "lr": run.lr}]
-    opt = adamw(groups, run.lr, scale)
-    if use_state:
+        opt = adamw(model.parameters(), lr, scale)
+    if run.continuation in ("state", "rec"):
         opt.load_state_dict(hfgrow.grow_optimizer_state(small_state, small, model, optimizer=opt))
-    mults = [g["lr"] / run.lr for g in opt.param_groups]
-    steps = int(round((budget - spent) / big_flops))
-    train(model, opt, mults, data, scale, budget, spent, steps, seed=2, curve=curve, peak_of_schedule=run.lr,
-          rewarm=0 if use_state else 50, relax=steps // 4 if "relax" in run.continuation else 0)
-    return curve
+    if run.continuation != "rec":
+        return opt, {}
+    sched = RelaxedMultipliers(opt, lr, max(1, rest_steps // 4))
+
+    def set_lr(step: int, base: float) -> None:
+        for i, g in enumerate(opt.param_groups):  # RelaxedMultipliers' multiplier and AdamW decay, on our schedule
+            m = sched.multiplier(i, step)
+            g["lr"], g["weight_decay"] = base * m, sched.decay[i] / m
+
+    return opt, {"set_lr": set_lr}
+
+
+def grown_run(run: Run, work: Path, scale: Scale, data, budget: float) -> tuple[list, list]:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    folder = small_phase(run, work, scale, data, budget)
+    curve = [tuple(c) for c in json.loads((folder / "curve.json").read_text())]
+    growths = []
+    model, opt_state = LlamaForCausalLM.from_pretrained(folder), torch.load(folder / "optimizer.pt")
+    stages = STAGES[run.kind]
+    gen = torch.Generator().manual_seed(2000 + run.seed)
+    for i, (at, args) in enumerate(stages):
+        src = folder if i == 0 else work / f"{run.name.replace('/', '_')}-stage{i}"
+        if i:
+            model.save_pretrained(src)
+        out = work / f"{run.kind}-{i}-{run.symmetry}-{run.convention}-s{run.seed}" if i == 0 else src.with_name(src.name + "-grown")
+        grow_folder(src, out, args, run)
+        small = model
+        model = LlamaForCausalLM.from_pretrained(out)
+        end = stages[i + 1][0] if i + 1 < len(stages) else 1.0
+        lr = scale.lr * run.lrf
+        cont = run if args is not None else replace(run, continuation="fresh")
+        opt, hooks = continuation(cont, model, small, opt_state, scale, int(round((1 - at) * budget / flops_per_step(model, scale))), lr)
+        curve.append(point(model, data, at * budget))
+        growths.append({"at": at, "pre": curve[-2][1], "post": curve[-1][1]})
+        train(model, opt, Phase(at, end, lr, rewarm=scale.rewarm if cont.continuation == "fresh" else 0, **hooks), data, scale,
+              budget, curve, gen)
+        opt_state = opt.state_dict()
+    return curve, growths
 
 
 # -- the figures -------------------------------------------------------------------------------------
 
 
-def reach(curve: list, target: float) -> float | None:
-    """The FLOPs at which validation loss first reaches ``target`` (linear between evaluations)."""
-    for (f0, l0, _), (f1, l1, _) in zip(curve, curve[1:]):
-        if l1 <= target:
-            return f1 if l0 == l1 else f0 + (f1 - f0) * (l0 - target) / (l0 - l1) if l0 > target else f0
+def reach(curve: list, target: float, column: int = 1) -> float | None:
+    """The FLOPs at which the loss first reaches ``target`` (linear between evaluations)."""
+    for a, b in zip(curve, curve[1:]):
+        if b[column] <= target:
+            if a[column] <= target:
+                return a[0]
+            return a[0] + (b[0] - a[0]) * (a[column] - target) / (a[column] - b[column])
     return None
 
 
-def default_runs(scale: Scale) -> list[str]:
-    """Every run of the benchmark: the scratch sweep; at the default growth point every continuation (and every
-    symmetry mode with the recommended one); fresh and recommended at other growth points (in small steps)."""
-    later = [scale.small_steps // 2, scale.small_steps * 5 // 3, scale.small_steps * 7 // 3, scale.small_steps * 3,
-             scale.small_steps * 11 // 3]
-    return ["small", *(f"small@{n}" for n in later), f"small@{whole_budget_steps(scale)}", *(f"scratch-lr={lr:g}" for lr in scale.sweep),
-            *(f"grown-{c}-split" for c in ("fresh", "state", "lrmult", "state+lrmult", "state+relax")),
-            "grown-state+relax-noise", "grown-state+relax-none",
-            *(f"grown-{c}-split@{n}" for n in later for c in ("fresh", "state+relax"))]
+def spike(curve: list, at: float, column: int) -> float:
+    """The largest rise of the loss above its value at the growth point, over the evaluations that follow it."""
+    after = [p[column] for p in curve if p[0] >= at - 1]
+    return max(0.0, max(after) - after[0])
 
 
-def whole_budget_steps(scale: Scale) -> int:
-    """The small model's steps in the whole FLOP budget: the baseline of not growing at all."""
-    from transformers import LlamaForCausalLM
-
-    big = flops_per_step(LlamaForCausalLM(config(scale, scale.factor)), scale)
-    return int(round(scale.scratch_steps * big / flops_per_step(LlamaForCausalLM(config(scale)), scale)))
+def mean_spread(xs: list[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    return m, (max(xs) - min(xs)) / 2
 
 
-# grown optimizer state, multipliers relaxed over a quarter, default symmetry, grown at 70 % of the budget: the best
-# growth point of the CPU run's sweep (600 … 4400 small steps), chosen on the same data, so an optimistic figure
-RECOMMENDED = "grown-state+relax-split@3600"
-
-
-def summarise(results: dict, scale: Scale) -> dict:
-    scratch = {k: v for k, v in results.items() if v["kind"] == "scratch"}
-    best = min(scratch, key=lambda k: scratch[k]["curve"][-1][1])
-    target, budget = scratch[best]["curve"][-1][1], scratch[best]["curve"][-1][0]
-    pre_at = {r.get("at", 0): r["curve"][-1][1] for r in results.values() if r["kind"] == "small"}
-    summary = {"best_scratch": best, "best_scratch_final_loss": target, "budget_flops": budget, "pre_growth_loss": pre_at.get(0),
-               "runs": {}}
-    for name, r in results.items():
-        if r["kind"] != "grown" or r.get("at", 0) not in pre_at:
-            continue
-        pre = pre_at[r.get("at", 0)]
-        losses = [loss for _, loss, _ in r["curve"]]
-        at = reach(r["curve"], target)
-        summary["runs"][name] = {
-            "final_loss": losses[-1],
-            "post_growth_loss_gap": losses[0] - pre,
-            "max_spike_nats": max(0.0, max(losses[1:]) - pre) if len(losses) > 1 else 0.0,
-            "flops_to_reach_best_scratch": at,
-            "flops_saving": (1 - at / budget) if at is not None else None,
-            "pre_growth_loss": pre,
-        }
-    alone = [k for k, r in results.items() if r["kind"] == "small" and r["curve"][-1][0] >= 0.999 * budget]
-    if alone:  # the small model trained for the whole budget: no growth at all
-        r = results[alone[0]]
-        at = reach(r["curve"], target)
-        summary["small_whole_budget"] = {"run": alone[0], "final_loss": r["curve"][-1][1],
-                                         "flops_saving": (1 - at / budget) if at is not None else None}
-    if RECOMMENDED in summary["runs"]:  # the issue's headline figures, for the continuation hfgrow recommends
-        summary = {"recommended": RECOMMENDED, **{k: summary["runs"][RECOMMENDED][k] for k in
-                                                  ("flops_saving", "max_spike_nats", "post_growth_loss_gap")}, **summary}
+def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
+    """Per configuration (mean over seeds): final loss, FLOPs to reach the best scratch configuration's final loss,
+    the saving, the largest rise after growth; and whether the best method beats the small model trained alone."""
+    by_config: dict[str, list[dict]] = {}
+    for r in results.values():
+        by_config.setdefault(parse(r["name"]).config_name, []).append(r)
+    finals = {c: mean_spread([r["curve"][-1][column] for r in rs]) for c, rs in by_config.items()}
+    scratch = {c: f for c, f in finals.items() if c.startswith("scratch/")}
+    small = {c: f for c, f in finals.items() if c.startswith("small/")}
+    best = min(scratch, key=lambda c: scratch[c][0])
+    target = scratch[best][0]
+    budget = max(r["curve"][-1][0] for r in results.values())  # the results' own budget (the pilot's is half)
+    lrs = sorted(float(c.split("=")[1]) for c in scratch)
+    summary = {"column": "val" if column == 1 else "select", "best_scratch": best, "best_scratch_final_loss": target,
+               "best_scratch_inside_sweep": lrs[0] < float(best.split("=")[1]) < lrs[-1], "budget_flops": budget, "configs": {}}
+    if small:
+        best_small = min(small, key=lambda c: small[c][0])
+        summary["small_alone"] = {"best": best_small, "final_loss": small[best_small][0],
+                                  "margin_of_scratch_nats": small[best_small][0] - target}
+    for c, rs in by_config.items():
+        row = {"final_loss": finals[c][0], "spread": finals[c][1], "seeds": len(rs)}
+        if not c.startswith(("scratch/", "small/")):
+            reached = [reach(r["curve"], target, column) for r in rs]
+            first_growth = min(g["at"] for g in rs[0]["growths"]) * budget
+            row["flops_saving"] = mean_spread([1 - f / budget for f in reached])[0] if None not in reached else None
+            row["reached_before_growth"] = any(f is not None and f <= first_growth for f in reached)
+            row["max_spike_nats"] = max(spike(r["curve"], g["at"] * budget, column) for r in rs for g in r["growths"])
+            row["post_growth_jump"] = max(g["post"] - g["pre"] for r in rs for g in r["growths"])
+            row["effective_rank"] = mean_spread([r["curve"][-1][3] for r in rs])[0] if len(rs[0]["curve"][-1]) > 3 else None
+        summary["configs"][c] = row
+    grown = {c: r for c, r in summary["configs"].items() if "flops_saving" in r}
+    if grown:
+        top = min(grown, key=lambda c: grown[c]["final_loss"])
+        summary.update({"best_method": top, "flops_saving": grown[top]["flops_saving"], "max_spike_nats": grown[top]["max_spike_nats"],
+                        "beats_small_alone": bool(small) and grown[top]["final_loss"] < summary["small_alone"]["final_loss"],
+                        "beats_scratch": grown[top]["final_loss"] < target})
     return summary
 
 
-def table(results: dict, summary: dict, scale: Scale) -> str:
-    """The README's table: every run's final loss, and for grown runs the growth point, the largest rise after
-    growth and the FLOPs saved against the best scratch run."""
-    rows = ["| run | grown at (share of the budget) | final loss | largest rise after growth | FLOPs saved |", "|---|---|---|---|---|"]
-    budget = summary["budget_flops"]
-    for name, r in sorted(results.items(), key=lambda kv: (kv[1]["kind"] != "scratch", kv[1].get("at", 0), kv[0])):
-        if r["kind"] == "small":
-            continue
-        final = f"{r['curve'][-1][1]:.4f}"
-        if r["kind"] == "scratch":
-            best = name == summary["best_scratch"]
-            rows.append(f"| {'**' + name + '**' if best else name} | — | {'**' + final + '**' if best else final} | — | — |")
-            continue
-        g = summary["runs"][name]
-        at = r["curve"][0][0] / budget
-        name = f"**{name}**" if name == summary.get("recommended") else name
-        saving = f"{g['flops_saving']:.1%}" if g["flops_saving"] is not None else "none"
-        rows.append(f"| {name} | {(r.get('at') or scale.small_steps)} small steps ({at:.0%}) | {final} | {g['max_spike_nats']:+.3f} | {saving} |")
-    alone = summary.get("small_whole_budget")
-    if alone:
-        saving = f"{alone['flops_saving']:.1%}" if alone["flops_saving"] is not None else "none"
-        rows.append(f"| {alone['run']}: the small model alone, no growth | — (the whole budget) | {alone['final_loss']:.4f} | — | {saving} |")
+def table(summary: dict) -> str:
+    rows = ["| run (mean over seeds) | seeds | final loss | ± | largest rise after growth | FLOPs saved vs best scratch |",
+            "|---|---|---|---|---|---|"]
+    for c, r in sorted(summary["configs"].items(), key=lambda kv: kv[1]["final_loss"]):
+        saving = "—" if "flops_saving" not in r else "none" if r["flops_saving"] is None else f"{r['flops_saving']:.1%}"
+        if r.get("reached_before_growth"):
+            saving += " (reached before growth)"
+        spike = f"{r['max_spike_nats']:+.3f}" if "max_spike_nats" in r else "—"
+        name = f"**{c}**" if c in (summary["best_scratch"], summary.get("best_method")) else c
+        rows.append(f"| {name} | {r['seeds']} | {r['final_loss']:.4f} | {r['spread']:.4f} | {spike} | {saving} |")
     return "\n".join(rows)
 
 
@@ -407,76 +485,109 @@ def plot(results: dict, summary: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    longest = max((k for k, r in results.items() if r["kind"] == "small"), key=lambda k: results[k]["curve"][-1][0])
-    for name, r in results.items():  # the sweep, the small model alone, and fresh vs recommended at each growth point
-        if (r["kind"] == "small" and name != longest) or (r["kind"] == "grown" and not name.startswith(("grown-fresh-split", "grown-state+relax-split"))):
+    col = 1 if summary["column"] == "val" else 2
+    for name, r in sorted(results.items()):
+        if not name.endswith("/s0"):
             continue
-        xs = [f for f, _, _ in r["curve"]]
-        ys = [loss for _, loss, _ in r["curve"]]
-        style = {"small": dict(color="black", lw=2), "scratch": dict(ls="--", lw=1.0, alpha=0.7)}.get(
-            r["kind"], dict(lw=1.4, ls=":" if "fresh" in name else "-"))
-        ax.plot(xs, ys, label=f"{name} (small model alone)" if name == longest else name, **style)
+        kind = name.split("/")[0]
+        style = {"small": dict(color="black", lw=1.2), "scratch": dict(ls="--", lw=1.0, alpha=0.8)}.get(kind, dict(lw=1.3))
+        ax.plot([p[0] for p in r["curve"]], [p[col] for p in r["curve"]], label=name[:-3], **style)
     ax.axhline(summary["best_scratch_final_loss"], color="grey", lw=0.8, ls=":")
+    lows = [p[col] for r in results.values() for p in r["curve"]]
+    ax.set_ylim(min(lows) - 0.03, min(lows) + 0.8)
     ax.set_xlabel("cumulative training FLOPs")
-    ax.set_ylabel("validation loss (nats/token)")
-    lows = [loss for r in results.values() for _, loss, _ in r["curve"]]
-    ax.set_ylim(min(lows) - 0.05, min(lows) + 1.5)
-    ax.set_title("Growth ×2 vs training from scratch (LLaMA-style, Python docs text)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_ylabel(f"{summary['column']} loss (nats/byte)")
+    ax.set_title("Growth vs training from scratch at equal FLOPs (LLaMA-style, byte-level, Python docs text)")
+    ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
+# -- the stages --------------------------------------------------------------------------------------
+
+
+def pilot_runs(scale: Scale) -> list[Run]:
+    """Continuations of width growth tried on the selection split at half the budget."""
+    runs = [Run("scratch", lr=scale.lr), Run("small", lr=scale.lr)]
+    for cont, sym, conv, lrf in [("fresh", "split", "copy", 1), ("rec", "split", "copy", 1), ("state", "split", "copy", 1),
+                                 ("fresh", "split", "orthogonal", 1), ("rec", "split", "orthogonal", 1),
+                                 ("rec", "noise", "copy", 1), ("fresh", "split", "copy", 0.5), ("state", "split", "copy", 0.5)]:
+        runs.append(Run("width", continuation=cont, symmetry=sym, convention=conv, lrf=lrf))
+    return runs
+
+
+def final_runs(scale: Scale, chosen: Run) -> list[Run]:
+    """The scratch and small-alone sweeps, every method with fresh, recommended-before and the chosen continuation,
+    and a second seed of the chosen one and of the best scratch learning rates."""
+    runs = [*(Run("scratch", lr=lr) for lr in scale.scratch_lrs), *(Run("small", lr=lr) for lr in scale.small_lrs)]
+    for kind in ("width", "depth", "both", "staged"):
+        for cont in ("fresh", "rec"):
+            runs.append(Run(kind, continuation=cont))
+        runs.append(replace(chosen, kind=kind))
+    runs.append(Run("gstack"))
+    runs += [replace(chosen, kind=kind, seed=1) for kind in ("width", "both")]
+    runs += [Run("scratch", lr=lr, seed=1) for lr in scale.scratch_lrs[1:3]]
+    return list(dict.fromkeys(runs))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stage", choices=["pilot", "final"], default="final")
     ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
+    ap.add_argument("--chosen", default=None, help="the continuation the pilot chose, as a run name (default: read from the pilot's results)")
+    ap.add_argument("--runs", default=None, help="comma-separated run names to (re)run instead of the stage's list")
     ap.add_argument("--work", default=None, help="folder for data and checkpoints [default: a folder under /tmp]")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
-    ap.add_argument("--runs", default=None, help="comma-separated run names to (re)run, the rest read from the results")
-    ap.add_argument("--table", action="store_true", help="print the README's table from the results, run nothing")
+    ap.add_argument("--table", action="store_true", help="print docs/training.md's table from the results, run nothing")
     ap.add_argument("--summarise", action="store_true", help="recompute the summary and the plot from the results, run nothing")
     args = ap.parse_args()
     scale = SCALES[args.scale]
-    out = Path(args.out)
-    json_path = out / f"training{'' if args.scale == 'cpu' else '-' + args.scale}.json"
+    pilot = args.stage == "pilot"
+    if pilot:
+        scale = replace(scale, budget_steps=scale.budget_steps // 2)
+    suffix = ("-pilot" if pilot else "") + ("" if args.scale == "cpu" else "-" + args.scale)
+    json_path = Path(args.out) / f"training{suffix}.json"
     if args.table:
-        done = json.loads(json_path.read_text())
-        print(table(done["results"], done["summary"], scale))
+        print(table(json.loads(json_path.read_text())["summary"]))
         return
     if args.summarise:
-        done = json.loads(json_path.read_text())
-        done["summary"] = summarise(done["results"], scale)
-        json_path.write_text(json.dumps(done, indent=1) + "\n")
-        plot(done["results"], done["summary"], json_path.with_suffix(".png"))
-        print(json.dumps({k: v for k, v in done["summary"].items() if k != "runs"}, indent=1))
+        save({}, scale, json_path, column=2 if pilot else 1)
+        print(json.dumps({k: v for k, v in json.loads(json_path.read_text())["summary"].items() if k != "configs"}, indent=1))
         return
-    work = Path(args.work or f"/tmp/hfgrow-training-{args.scale}")
+    work = Path(args.work or f"/tmp/hfgrow-training-{args.scale}{'-pilot' if pilot else ''}")
     work.mkdir(parents=True, exist_ok=True)
     prepare(work, scale)
-    out.mkdir(parents=True, exist_ok=True)
-    results = json.loads(json_path.read_text())["results"] if json_path.is_file() and args.runs else {}
-    wanted = set(args.runs.split(",")) if args.runs else None
-
-    def save() -> None:
-        done = {k: results[k] for k in sorted(results, key=lambda k: (results[k]["kind"] != "small", results[k]["kind"], k))}
-        summary = summarise(done, scale) if "small" in done and any(r["kind"] == "grown" for r in done.values()) \
-            and any(r["kind"] == "scratch" for r in done.values()) else None
-        json_path.write_text(json.dumps({"scale": asdict(scale), "text": f"{DOCS} (Debian's python3.11-doc {docs_version()})", "summary": summary,
-                                         "results": done}, indent=1) + "\n")
-        if summary:
-            plot(done, summary, json_path.with_suffix(".png"))
-            print(json.dumps(summary, indent=1))
-
-    # every continuation follows the small model's schedule (its peak lr), as a user continuing would
-    names = sorted(wanted) if wanted else default_runs(scale)
-    todo = [parse(n, scale) for n in names]
+    if args.runs:
+        todo = [parse(n) for n in args.runs.split(",")]
+    elif pilot:
+        todo = pilot_runs(scale)
+    else:
+        chosen = args.chosen or json.loads((Path(args.out) / f"training-pilot{suffix}.json").read_text())["summary"]["best_method"] + "/s0"
+        todo = final_runs(scale, parse(chosen))
+    results = json.loads(json_path.read_text())["results"] if json_path.is_file() else {}
     with ProcessPoolExecutor(max_workers=scale.workers) as pool:
-        for batch in ([r for r in todo if r.kind != "grown"], [r for r in todo if r.kind == "grown"]):  # grown runs need a small one
-            jobs = {r.name: pool.submit(run_one, r, work, scale) for r in batch}
-            for name, job in jobs.items():
-                results[name] = job.result()
-                print(f"{name}: final loss {results[name]['curve'][-1][1]:.4f} ({results[name]['seconds']:.0f}s)", flush=True)
-                save()
+        jobs = {r.name: pool.submit(run_one, r, work, scale) for r in todo}
+        for name, job in jobs.items():
+            results[name] = job.result()
+            print(f"{name}: final val {results[name]['curve'][-1][1]:.4f} select {results[name]['curve'][-1][2]:.4f} "
+                  f"({results[name]['seconds']:.0f}s)", flush=True)
+            save(results, scale, json_path, column=2 if pilot else 1)
+
+
+def save(mine: dict, scale: Scale, json_path: Path, column: int) -> None:
+    """Write this process's finished runs over the file's (another process may be adding runs of its own)."""
+    results = json.loads(json_path.read_text())["results"] if json_path.is_file() else {}
+    results.update(mine)
+    kinds = {r["kind"] for r in results.values()}
+    summary = summarise(results, scale, column) if "scratch" in kinds and kinds - {"scratch", "small"} else None
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps({"scale": asdict(scale), "text": f"{DOCS} (Debian's python3.11-doc {docs_version()})",
+                                     "summary": summary, "results": dict(sorted(results.items()))}, indent=1) + "\n")
+    if summary:
+        try:
+            plot(results, summary, json_path.with_suffix(".png"))
+        except ImportError:
+            pass
 
 
 if __name__ == "__main__":

@@ -68,14 +68,15 @@ The command:
 The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
 New blocks (if any) start as the identity: their output projections are zero.
 
-The grown model starts where the small one ended, not from a random initialisation. To keep that head start,
-continue with the small model's optimizer state grown with the weights (`hfgrow.grow_optimizer_state`, or
-`hfgrow.grow_trainer_checkpoint` for a Trainer checkpoint) and hfgrow's per-tensor learning rates
-(`hfgrow.param_groups`), relaxed to the plain learning rate over the first quarter of the continued run
-(`hfgrow.optim.RelaxedMultipliers`); a fresh optimizer makes the loss jump after growth. Without the small
-model's optimizer state, use a learning-rate warm-up. On hfgrow's CPU benchmark growth paid off only when done late in a
-run (24 % of the compute saved against the best big model trained from scratch when growing at 70 % of the budget,
-nothing at 23 %), and at that small scale the small model trained alone did better still (see hfgrow's
+The grown model starts where the small one ended, not from a random initialisation. Two ways to continue:
+a fresh AdamW at the run's own learning rate with a short warm-up, which ended best on hfgrow's benchmark although
+the loss rises for a while after growth; or the small model's optimizer state grown with the weights
+(`hfgrow.grow_optimizer_state`, or `hfgrow.grow_trainer_checkpoint` for a Trainer checkpoint) with hfgrow's
+per-tensor learning rates (`hfgrow.param_groups`) relaxed to the plain rate over the first quarter of the continued
+run (`hfgrow.optim.RelaxedMultipliers`), which keeps the loss from rising but ended slightly worse. A lower learning
+rate after growth avoided the rise and ended clearly worse. Growth only pays if the small model is ahead of a big
+model trained from scratch for the same compute at the growth point: on hfgrow's CPU benchmark, where the big model
+is the right model for the budget, no growth saved compute against the big model trained from scratch (see hfgrow's
 docs/training.md, "Does growth save compute?").
 """
     return ModelCard(body)
