@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import torch
 from safetensors import safe_open
 
-from .errors import GrowthError
+from .errors import GrowthError, first_line
 
 SAFE_INDEX = "model.safetensors.index.json"
 BIN_INDEX = "pytorch_model.bin.index.json"
@@ -128,7 +128,7 @@ class CheckpointReader:
         try:
             weight_map = json.loads((self.folder / name).read_text())["weight_map"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise GrowthError(f"unreadable index {name}: {_first_line(e)}") from None
+            raise GrowthError(f"unreadable index {name}: {first_line(e)}") from None
         if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
             raise GrowthError(f"index {name}: 'weight_map' should map tensor names to shard files")
         return weight_map
@@ -158,7 +158,7 @@ class CheckpointReader:
             except GrowthError:
                 raise
             except Exception as e:  # safetensors raises its own error types for truncation/corruption
-                raise GrowthError(f"{file} is truncated or corrupt ({_first_line(e)})") from None
+                raise GrowthError(f"{file} is truncated or corrupt ({first_line(e)})") from None
         else:
             state = self._load_bin(path)
             if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
@@ -198,7 +198,7 @@ class CheckpointReader:
                 if f.readinto(data) != len(data):
                     raise OSError("short read")
         except OSError as e:
-            raise GrowthError(f"{info.file}: cannot read '{name}' ({_first_line(e)})") from None
+            raise GrowthError(f"{info.file}: cannot read '{name}' ({first_line(e)})") from None
         if not data:
             return torch.empty(info.shape, dtype=info.dtype)
         return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
@@ -220,7 +220,7 @@ class CheckpointReader:
         try:
             config = json.loads(path.read_text())
         except (OSError, ValueError) as e:
-            raise GrowthError(f"config.json is not valid JSON ({_first_line(e)})") from None
+            raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
         if not isinstance(config, dict):
             raise GrowthError("config.json should hold a JSON object")
         return config
@@ -273,7 +273,7 @@ def torch_load_reason(e: BaseException) -> str:
     torch's advice to retry with weights_only=False (which would run whatever code the file holds)."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(str(e).split()))
     if "weights only load failed" not in text.lower():
-        return _first_line(e)
+        return first_line(e)
     found = re.search(r"WeightsUnpickler error: (.*?)(?: Please use | Please file | Check the documentation |$)", text)
     detail = found.group(1).strip().rstrip(".") if found else ""
     return f"the weights-only loader refused it{f': {detail}' if detail else ''}; hfgrow never unpickles objects"
@@ -285,11 +285,6 @@ def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n))
     return 8 + n, {k: tuple(v["data_offsets"]) for k, v in header.items() if k != "__metadata__"}
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 import torch
 
-from .checkpoint import CheckpointReader, TensorInfo, _first_line
-from .errors import GrowthError
+from .checkpoint import CheckpointReader, TensorInfo
+from .errors import GrowthError, first_line
 from .options import MAX_BLOCKS
 from .recipe import Recipe, TensorRule
 from .widths import config_int
@@ -72,7 +72,7 @@ def skeleton_model(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module
     except Exception as e:
         if isinstance(e, RuntimeError) and "overflow" in str(e):  # sizes no tensor can address: refused with the widths
             return None
-        raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {_first_line(e)}") from None
+        raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {first_line(e)}") from None
 
 
 def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]:

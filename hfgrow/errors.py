@@ -23,3 +23,9 @@ class PushError(GrowthError):
     """The checkpoint is written; the upload failed (exit code 4)."""
 
     exit_code = ExitCode.NOT_PUSHED
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none): a library's error shown in one line."""
+    text = str(e).strip().splitlines()
+    return text[0].strip() if text else type(e).__name__

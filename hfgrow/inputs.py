@@ -13,14 +13,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import GrowthError
+from .errors import GrowthError, first_line
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model", "tokenizer.model")
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0].strip() if text else type(e).__name__
 
 
 def check_tolerance(value: Any) -> float:
@@ -112,7 +107,7 @@ def read_sentences(text_file: str | os.PathLike) -> list[str]:
     try:
         data, more = _head(Path(text_file))
     except OSError as e:
-        raise bad(f"cannot be read ({e.strerror or _first_line(e)})") from None
+        raise bad(f"cannot be read ({e.strerror or first_line(e)})") from None
     wide = _wide_encoding(data)
     if wide:
         raise bad(f"is not UTF-8 text ({wide} detected): save it as UTF-8")
@@ -156,7 +151,7 @@ def load_tokenizer(folder: Path) -> Any:
         with quiet_transformers():
             tok = transformers.AutoTokenizer.from_pretrained(folder)
     except Exception as e:  # anything transformers raises for a tokenizer it cannot build
-        raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({_first_line(e)[:160]})") from None
+        raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({first_line(e)[:160]})") from None
     if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok
@@ -167,7 +162,7 @@ def encode(tok: Any, texts: list[str], max_len: int, vocab: int | None) -> dict[
     try:
         enc = tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
     except Exception as e:
-        raise GrowthError(f"the tokenizer fails on these sentences ({_first_line(e)[:160]})") from None
+        raise GrowthError(f"the tokenizer fails on these sentences ({first_line(e)[:160]})") from None
     if enc["input_ids"].shape[1] < 2:
         raise GrowthError("the tokenizer gives fewer than 2 tokens per sentence")
     top = int(enc["input_ids"].max())
