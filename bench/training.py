@@ -460,7 +460,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
     if grown:
         top = min(grown, key=lambda c: grown[c]["final_loss"])
         summary.update({"best_method": top, "flops_saving": grown[top]["flops_saving"], "max_spike_nats": grown[top]["max_spike_nats"],
-                        "beats_small_alone": bool(small) and grown[top]["final_loss"] < summary["small_alone"]["final_loss"],
+                        "beats_small_alone": grown[top]["final_loss"] < summary["small_alone"]["final_loss"] if small else None,
                         "beats_scratch": grown[top]["final_loss"] < target})
     return summary
 
