@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -14,7 +15,7 @@ from typing import Any, Callable
 import click
 
 from .version import __version__
-from .errors import ExitCode, GrowthError
+from .errors import ExitCode, GrowthError, PushError
 from .plan import DTYPES, GrowthOptions
 
 EPILOG = """\b
@@ -203,19 +204,31 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     options = GrowthOptions(verify=not no_verify, **kwargs)
     log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
 
+    failed_push: list[PushError] = []
+
     def action() -> dict[str, Any]:
         if detect(src) is not None:
             return grow_trainer_checkpoint(src, out, options=options, multipliers=multipliers, log=log, progress=not quiet)
         if multipliers:
             raise GrowthError(f"--multipliers is for training checkpoints (a Trainer's checkpoint-N, an accelerate save_state "
                               f"folder), and {src} is not one")
-        return grow_checkpoint(src, out, options, log=log, progress=not quiet)
+        try:
+            return grow_checkpoint(src, out, options, log=log, progress=not quiet)
+        except PushError as e:
+            if e.report is None:
+                raise
+            failed_push.append(e)  # the checkpoint is written and verified: say so before the upload's error
+            return e.report
 
     report = run(action, verbose)
     lines = summary_lines(report)
     lines[-1:-1] = training_lines(report)
     for line in lines if not quiet else lines[-1:]:
         click.echo(line)
+    if failed_push:
+        click.echo(f"error: {failed_push[0]}", err=True)
+        click.echo(kept_line(report, options), err=True)
+        sys.exit(failed_push[0].exit_code)
     push = report.get("push")
     if push and not push["pushed"]:
         click.echo(f"not pushed to {push['repo_id']}: {push['why']}", err=True)
@@ -224,6 +237,16 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
         sys.exit(ExitCode.VERIFY_FAILED)
     if push and not push["pushed"]:
         sys.exit(ExitCode.NOT_PUSHED)
+
+
+def kept_line(report: dict[str, Any], options: GrowthOptions) -> str:
+    """After a failed upload: where the grown checkpoint is, and the command that uploads it."""
+    flags = "".join(f" {flag}" for flag, on in (("--private", options.private), ("--create-pr", options.create_pr)) if on)
+    if options.push_revision:
+        flags += f" --revision {shlex.quote(options.push_revision)}"
+    command = f"hf upload {options.push_to_hub} {shlex.quote(report['output'])}{flags}"
+    return (f"the grown checkpoint was kept in {report['output']}: upload it with `{command}` once the network or token "
+            f"is fixed (rerunning with --push-to-hub grows it again, with --overwrite)")
 
 
 def training_lines(report: dict[str, Any]) -> list[str]:

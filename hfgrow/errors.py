@@ -23,6 +23,7 @@ class PushError(GrowthError):
     """The checkpoint is written; the upload failed (exit code 4)."""
 
     exit_code = ExitCode.NOT_PUSHED
+    report: dict | None = None  # the growth report of the checkpoint kept on disk, when the pipeline knows it
 
 
 def first_line(e: BaseException) -> str:

@@ -19,7 +19,7 @@ from . import hub
 from .card import model_card
 from .checkpoint import CheckpointReader, format_size, sync_folder
 from .components import Component, Log, owned_files
-from .errors import GrowthError
+from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
@@ -170,9 +170,10 @@ def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -
     try:
         url = hub.push(out, options.push_to_hub, private=options.private, revision=options.push_revision,
                        commit_message=options.commit_message, create_pr=options.create_pr)
-    except GrowthError as e:
+    except PushError as e:
         report["push"] = {"repo_id": options.push_to_hub, "pushed": False, "why": str(e)}
         write_report(report, out)
+        e.report = report  # the caller can still say what was grown, verified and kept
         raise
     log(f"pushed: {url}")
     return {"repo_id": options.push_to_hub, "pushed": True, "url": url}

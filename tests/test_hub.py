@@ -152,11 +152,17 @@ def test_failed_upload_exits_4_with_the_checkpoint_written(hf_cache, fake_api, t
         raise HfHubHTTPError("403 Forbidden: you cannot create a repo in this namespace", response=response)
 
     monkeypatch.setattr(FakeApi, "create_repo", refuse)
-    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(tmp_path / "big"), "--push-to-hub", "other/x"])
+    out = tmp_path / "big"
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(out), "--push-to-hub", "other/x", "--push-revision", "b 1"])
     assert result.exit_code == hfgrow.ExitCode.NOT_PUSHED == 4
-    assert result.stderr.strip().splitlines()[-1].startswith("error: push to other/x failed: 403 Forbidden")
-    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    report = json.loads((out / "growth_report.json").read_text())
     assert report["verification"]["passed"] and report["push"]["pushed"] is False
+    # what was grown and verified is said, not only the network error
+    assert any(line.startswith("PASS") for line in result.stdout.splitlines()), result.stdout
+    assert f"wrote {out} (" in result.stdout
+    error, kept = result.stderr.strip().splitlines()[-2:]
+    assert error.startswith("error: push to other/x failed: 403 Forbidden")
+    assert kept.startswith(f"the grown checkpoint was kept in {out}: upload it with `hf upload other/x {out} --revision 'b 1'`")
 
 
 def test_local_sources_have_no_base_model_and_push_options_need_push(tmp_path):
