@@ -1,0 +1,18 @@
+"""hfgrow.testing's tiny models: quiet to build and to load."""
+
+import pytest
+import transformers
+from transformers.utils import logging as hf_logging
+
+from hfgrow.testing import build_model
+
+
+@pytest.mark.parametrize("cls", ["GPT2LMHeadModel", "LlamaForCausalLM"])
+def test_tiny_models_have_token_ids_inside_their_vocabulary(tmp_path, capfd, cls):
+    hf_logging.warning_once.cache_clear()  # transformers says it once per process: an earlier test may have said it
+    folder = build_model(tmp_path / "m", cls)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    assert "token_id" not in capfd.readouterr().err
+    vocab = model.config.vocab_size
+    for name in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        assert getattr(model.config, name) is None or 0 <= getattr(model.config, name) < vocab
