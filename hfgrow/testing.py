@@ -220,16 +220,16 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     return randomize_(model_cls(config), seed)
 
 
-def _token_ids_in_vocabulary(config_cls: Any, config: dict[str, Any]) -> dict[str, int]:
-    """The config class's default special-token ids that fall outside the tiny vocabulary (GPT-2's 50256), moved to
-    its last token as GPT-2's are: transformers warns about each one on every build and load otherwise."""
+def _token_ids_in_vocabulary(config_cls: Any, config: dict[str, Any]) -> dict[str, None]:
+    """The config class's default special-token ids that fall outside the tiny vocabulary (GPT-2's 50256) set to
+    None: transformers warns about each one on every build and load otherwise."""
     import inspect
 
     vocab = config.get("vocab_size")
     if not isinstance(vocab, int):
         return {}
     defaults = inspect.signature(config_cls.__init__).parameters.items()
-    return {name: vocab - 1 for name, p in defaults if name.endswith("_token_id") and name not in config
+    return {name: None for name, p in defaults if name.endswith("_token_id") and name not in config
             and isinstance(p.default, int) and not 0 <= p.default < vocab}
 
 
