@@ -202,7 +202,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     from .training_state import detect
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
-    log = (lambda msg: None) if quiet else (lambda msg: click.echo(msg, err=True))
+    log = (lambda msg: None) if quiet else log_line
 
     failed_push: list[PushError] = []
 
@@ -237,6 +237,14 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
         sys.exit(ExitCode.VERIFY_FAILED)
     if push and not push["pushed"]:
         sys.exit(ExitCode.NOT_PUSHED)
+
+
+def log_line(msg: str) -> None:
+    """One log line on stderr, never glued to a progress bar being drawn there: tqdm clears the bar, prints the line
+    and draws the bar again below it."""
+    from tqdm import tqdm
+
+    tqdm.write(msg, file=sys.stderr)
 
 
 def kept_line(report: dict[str, Any], options: GrowthOptions) -> str:

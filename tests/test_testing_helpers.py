@@ -16,3 +16,22 @@ def test_tiny_models_have_token_ids_inside_their_vocabulary(tmp_path, capfd, cls
     vocab = model.config.vocab_size
     for name in ("bos_token_id", "eos_token_id", "pad_token_id"):
         assert getattr(model.config, name) is None or 0 <= getattr(model.config, name) < vocab
+
+
+def test_log_lines_start_at_a_line_start_while_a_progress_bar_is_drawn(monkeypatch):
+    import io
+    import sys
+
+    from tqdm import tqdm
+
+    from hfgrow.cli import log_line
+
+    terminal = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with tqdm(total=4, desc="growing", file=sys.stderr, mininterval=0) as bar:
+        bar.update(1)
+        log_line("verifying: forward passes of both models")
+        bar.update(1)
+    text = terminal.getvalue()
+    before = text[:text.index("verifying: forward passes")]
+    assert "growing" in before and before.endswith(("\r", "\n")), repr(text)
