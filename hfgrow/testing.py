@@ -230,7 +230,8 @@ def _token_ids_in_vocabulary(config_cls: Any, config: dict[str, Any]) -> dict[st
         return {}
     defaults = inspect.signature(config_cls.__init__).parameters.items()
     return {name: None for name, p in defaults if name.endswith("_token_id") and name not in config
-            and isinstance(p.default, int) and not 0 <= p.default < vocab}
+            and isinstance(p.default, int) and not 0 <= p.default < vocab
+            and "None" in str(p.annotation)}  # a field typed int alone (CWM's bos_token_id) must stay an int
 
 
 def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
