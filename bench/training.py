@@ -161,13 +161,12 @@ def adamw(params_or_groups, lr: float, scale: Scale):
 @dataclass
 class Phase:
     """Training from budget fraction ``start`` to ``end`` at peak ``lr``; ``set_lr(step, base)`` sets the groups'
-    lrs (default: all at ``base``); ``after_step`` runs after each optimizer step (a scheduler)."""
+    lrs (default: all at ``base``)."""
     start: float
     end: float
     lr: float
     rewarm: int = 0
     set_lr: object = None
-    after_step: object = None
 
 
 def evaluate(model, blocks) -> float:
@@ -223,8 +222,6 @@ def train(model, opt, phase: Phase, data, scale: Scale, budget: float, curve: li
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if phase.after_step is not None:
-            phase.after_step()
         before, spent = spent, spent + per_step
         if int(spent / every) > int(before / every) or step + 1 == steps:
             curve.append(point(model, data, spent))
