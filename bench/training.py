@@ -76,9 +76,14 @@ class Scale:
 
 SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=40, evals=4, eval_blocks=8)}
 SMALL = {"width": (24, 4), "depth": (48, 2), "both": (24, 2), "staged": (24, 2), "gstack": (48, 2)}
-STAGES = {"width": [(0.25, ["--factor", "2"])], "depth": [(0.25, ["--layers", "4"])],
-          "both": [(0.25, ["--factor", "2", "--layers", "4"])],
-          "staged": [(0.125, ["--factor", "2"]), (0.25, ["--layers", "4"])], "gstack": [(0.25, None)]}
+GROW_AT = 0.07  # the growth point of the final runs: where the small model's lead over scratch is widest (selection split)
+
+
+def stages(kind: str, at: float) -> list[tuple[float, list[str] | None]]:
+    """The growths of a path, as (budget fraction, CLI arguments; None for G_stack's plain copies)."""
+    return {"width": [(at, ["--factor", "2"])], "depth": [(at, ["--layers", "4"])],
+            "both": [(at, ["--factor", "2", "--layers", "4"])],
+            "staged": [(at / 2, ["--factor", "2"]), (at, ["--layers", "4"])], "gstack": [(at, None)]}[kind]
 
 
 # -- data --------------------------------------------------------------------------------------------
@@ -166,6 +171,7 @@ class Phase:
     end: float
     lr: float
     rewarm: int = 0
+    clip: float = 1.0  # 0: no clipping
     set_lr: object = None
 
 
@@ -219,7 +225,8 @@ def train(model, opt, phase: Phase, data, scale: Scale, budget: float, curve: li
         x = data["train"][torch.randint(0, data["train"].shape[0], (scale.batch,), generator=gen)].long()
         loss = model(input_ids=x[:, :-1], labels=x[:, :-1]).loss
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if phase.clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), phase.clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
         before, spent = spent, spent + per_step
@@ -239,13 +246,16 @@ class Run:
     convention: str = "copy"
     lrf: float = 1.0
     seed: int = 0
+    at: float = GROW_AT  # the (last) growth point, as a fraction of the budget
+    clip: float = 1.0  # the continuation's gradient-norm clip; 0: none
 
     @property
     def name(self) -> str:
         if self.kind in ("scratch", "small"):
             return f"{self.kind}/lr={self.lr:g}/s{self.seed}"
         conv = "orth" if self.convention == "orthogonal" else self.convention
-        return f"{self.kind}/{self.continuation}/{self.symmetry}/{conv}/lrf{self.lrf:g}/s{self.seed}"
+        clip = "" if self.clip == 1.0 else f"/clip{self.clip:g}"
+        return f"{self.kind}@{self.at:g}/{self.continuation}/{self.symmetry}/{conv}/lrf{self.lrf:g}{clip}/s{self.seed}"
 
     @property
     def config_name(self) -> str:
@@ -259,7 +269,10 @@ def parse(name: str) -> Run:
     if parts[0] in ("scratch", "small"):
         return Run(parts[0], lr=float(parts[1].split("=")[1]), seed=seed)
     kind, cont, sym, conv, lrf = parts[:5]
-    return Run(kind, continuation=cont, symmetry=sym, convention="orthogonal" if conv == "orth" else conv, lrf=float(lrf[3:]), seed=seed)
+    kind, _, at = kind.partition("@")
+    clip = float(parts[5][4:]) if len(parts) > 6 else 1.0
+    return Run(kind, continuation=cont, symmetry=sym, convention="orthogonal" if conv == "orth" else conv, lrf=float(lrf[3:]),
+               seed=seed, at=float(at) if at else GROW_AT, clip=clip)
 
 
 def run_one(run: Run, work: Path, scale: Scale) -> dict:
@@ -292,7 +305,7 @@ def small_phase(run: Run, work: Path, scale: Scale, data, budget: float) -> Path
     import torch
     from transformers import LlamaForCausalLM
 
-    (hidden, layers), at = SMALL[run.kind], STAGES[run.kind][0][0]
+    (hidden, layers), at = SMALL[run.kind], stages(run.kind, run.at)[0][0]
     folder = work / f"small-{hidden}x{layers}-lr{scale.lr:g}-at{at:g}-s{run.seed}"
     with open(work / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -377,24 +390,24 @@ def grown_run(run: Run, work: Path, scale: Scale, data, budget: float) -> tuple[
     curve = [tuple(c) for c in json.loads((folder / "curve.json").read_text())]
     growths = []
     model, opt_state = LlamaForCausalLM.from_pretrained(folder), torch.load(folder / "optimizer.pt")
-    stages = STAGES[run.kind]
+    path = stages(run.kind, run.at)
     gen = torch.Generator().manual_seed(2000 + run.seed)
-    for i, (at, args) in enumerate(stages):
+    for i, (at, args) in enumerate(path):
         src = folder if i == 0 else work / f"{run.name.replace('/', '_')}-stage{i}"
         if i:
             model.save_pretrained(src)
-        out = work / f"{run.kind}-{i}-{run.symmetry}-{run.convention}-s{run.seed}" if i == 0 else src.with_name(src.name + "-grown")
+        out = work / f"{run.kind}@{run.at:g}-{i}-{run.symmetry}-{run.convention}-s{run.seed}" if i == 0 else src.with_name(src.name + "-grown")
         grow_folder(src, out, args, run)
         small = model
         model = LlamaForCausalLM.from_pretrained(out)
-        end = stages[i + 1][0] if i + 1 < len(stages) else 1.0
+        end = path[i + 1][0] if i + 1 < len(path) else 1.0
         lr = scale.lr * run.lrf
         cont = run if args is not None else replace(run, continuation="fresh")
         opt, hooks = continuation(cont, model, small, opt_state, scale, int(round((1 - at) * budget / flops_per_step(model, scale))), lr)
         curve.append(point(model, data, at * budget))
         growths.append({"at": at, "pre": curve[-2][1], "post": curve[-1][1]})
-        train(model, opt, Phase(at, end, lr, rewarm=scale.rewarm if cont.continuation == "fresh" else 0, **hooks), data, scale,
-              budget, curve, gen)
+        train(model, opt, Phase(at, end, lr, rewarm=scale.rewarm if cont.continuation == "fresh" else 0, clip=run.clip, **hooks),
+              data, scale, budget, curve, gen)
         opt_state = opt.state_dict()
     return curve, growths
 
@@ -438,10 +451,18 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
     lrs = sorted(float(c.split("=")[1]) for c in scratch)
     summary = {"column": "val" if column == 1 else "select", "best_scratch": best, "best_scratch_final_loss": target,
                "best_scratch_inside_sweep": lrs[0] < float(best.split("=")[1]) < lrs[-1], "budget_flops": budget, "configs": {}}
+    best_curve = next(r["curve"] for r in by_config[best])
+
+    def ceiling(curve: list, until: float) -> float:
+        """The most a growth from this curve can save if the grown model then learns at scratch pace: the widest gap,
+        as a fraction of the budget, between a point of the curve and the FLOPs scratch needs to reach its loss."""
+        return max((reach(best_curve, p[column], column) or budget) - p[0] for p in curve if 0 < p[0] <= until) / budget
+
     if small:
         best_small = min(small, key=lambda c: small[c][0])
         summary["small_alone"] = {"best": best_small, "final_loss": small[best_small][0],
-                                  "margin_of_scratch_nats": small[best_small][0] - target}
+                                  "margin_of_scratch_nats": small[best_small][0] - target,
+                                  "saving_ceiling": ceiling(by_config[best_small][0]["curve"], budget)}
     for c, rs in by_config.items():
         row = {"final_loss": finals[c][0], "spread": finals[c][1], "seeds": len(rs)}
         if not c.startswith(("scratch/", "small/")):
@@ -451,6 +472,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
             row["reached_before_growth"] = any(f is not None and f <= first_growth for f in reached)
             row["max_spike_nats"] = max(spike(r["curve"], g["at"] * budget, column) for r in rs for g in r["growths"])
             row["post_growth_jump"] = max(g["post"] - g["pre"] for r in rs for g in r["growths"])
+            row["saving_ceiling"] = ceiling(rs[0]["curve"], first_growth)
             row["effective_rank"] = mean_spread([r["curve"][-1][3] for r in rs])[0] if len(rs[0]["curve"][-1]) > 3 else None
         summary["configs"][c] = row
     grown = {c: r for c, r in summary["configs"].items() if "flops_saving" in r}
@@ -514,16 +536,16 @@ def pilot_runs(scale: Scale) -> list[Run]:
 
 
 def final_runs(scale: Scale, chosen: Run) -> list[Run]:
-    """The scratch and small-alone sweeps, every method with fresh, recommended-before and the chosen continuation,
-    and a second seed of the chosen one and of the best scratch learning rates."""
-    runs = [*(Run("scratch", lr=lr) for lr in scale.scratch_lrs), *(Run("small", lr=lr) for lr in scale.small_lrs)]
+    """In order of importance (two run at a time): the small model alone, every path with a fresh optimizer and with the
+    recommended continuation, G_stack, second seeds of the best scratch lr and of the chosen continuation, the
+    clipping suspect, the rest of the sweeps."""
+    chosen = replace(chosen, at=GROW_AT)
+    runs = [Run("small", lr=scale.small_lrs[0]), Run("small", lr=scale.small_lrs[1])]
     for kind in ("width", "depth", "both", "staged"):
-        for cont in ("fresh", "rec"):
-            runs.append(Run(kind, continuation=cont))
-        runs.append(replace(chosen, kind=kind))
-    runs.append(Run("gstack"))
-    runs += [replace(chosen, kind=kind, seed=1) for kind in ("width", "both")]
-    runs += [Run("scratch", lr=lr, seed=1) for lr in scale.scratch_lrs[1:3]]
+        runs += [replace(chosen, kind=kind), Run(kind, continuation="rec")]
+    runs += [Run("gstack"), Run("scratch", lr=8e-3, seed=1), replace(chosen, kind="width", seed=1),
+             Run("width", continuation="rec", clip=0.0), *(Run("small", lr=lr) for lr in scale.small_lrs[2:]),
+             *(Run("scratch", lr=lr) for lr in scale.scratch_lrs), Run("scratch", lr=4e-3, seed=1)]
     return list(dict.fromkeys(runs))
 
 
