@@ -469,6 +469,9 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
             reached = [reach(r["curve"], target, column) for r in rs]
             first_growth = min(g["at"] for g in rs[0]["growths"]) * budget
             row["flops_saving"] = mean_spread([1 - f / budget for f in reached])[0] if None not in reached else None
+            # as the literature that reuses an existing small model counts it: the small phase is free
+            row["flops_saving_small_free"] = (mean_spread([1 - (f - first_growth) / budget for f in reached])[0]
+                                              if None not in reached else None)
             row["reached_before_growth"] = any(f is not None and f <= first_growth for f in reached)
             row["max_spike_nats"] = max(spike(r["curve"], g["at"] * budget, column) for r in rs for g in r["growths"])
             row["post_growth_jump"] = max(g["post"] - g["pre"] for r in rs for g in r["growths"])
