@@ -111,6 +111,24 @@ class WholeMultiplesOnly(Constraint):
 
 
 @dataclass(frozen=True)
+class StreamFromActivation(Constraint):
+    """An activation's output is added to the residual stream as it is (Whisper's and wav2vec2's convolutional front-ends:
+    GELU(conv(x))): its copies carry 1, so the stream's must too (the copy convention), and an extra unit would have to
+    carry the token mean of the activation's outputs, which no activation of a linear layer produces (whole multiples)."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        found = []
+        if growth.non_multiple:
+            found.append(f"{self.reason}: an extra unit would have to carry the mean of its outputs, so only whole multiples "
+                         f"of the hidden size ({growth.widths.hidden[0]}) are exact")
+        if growth.options.convention != "copy":
+            found.append(f"{self.reason}: its copies carry 1, so only the copy convention is exact")
+        return found
+
+
+@dataclass(frozen=True)
 class IndexDependent(Constraint):
     """A config flag that makes a block depend on its index (GPT-2's scale_attn_by_inverse_layer_idx): no --layers."""
 
@@ -128,11 +146,13 @@ class DepthRequires(Constraint):
 
     name: str
     value: Any
+    reason: str | None = None  # why blocks cannot be added otherwise (default: they depend on their index)
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         if growth.options.layers and getattr(growth.cfg, self.name, self.value) != self.value:
-            return [f"{self.name}={getattr(growth.cfg, self.name)!r}: blocks depend on their index (as they do unless it is "
-                    f"{self.value!r}), and new blocks renumber the ones after them"]
+            why = self.reason or (f"blocks depend on their index (as they do unless it is {self.value!r}), and new blocks "
+                                  f"renumber the ones after them")
+            return [f"{self.name}={getattr(growth.cfg, self.name)!r}: {why}"]
         return []
 
 

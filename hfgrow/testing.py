@@ -183,6 +183,12 @@ TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hid
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
+# speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
+TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=24, decoder_ffn_dim=24, num_mel_bins=8, max_source_positions=12, max_target_positions=16,
+                       dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                       decoder_start_token_id=1, begin_suppress_tokens=None, num_labels=3, classifier_proj_size=6)
+
 
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
 
