@@ -72,9 +72,13 @@ class AttentionFixedBy(Constraint):
 @dataclass(frozen=True)
 class PostNorm(Constraint):
     """The residual stream is a LayerNorm's output (BERT): whole multiples of the hidden size only, and no new block is
-    the identity."""
+    the identity. ``unless``: a config flag under which the family is pre-norm instead (wav2vec2's do_stable_layer_norm)."""
+
+    unless: str | None = None
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if self.unless and getattr(growth.cfg, self.unless, False):
+            return []
         w, found = growth.widths, []
         if w.hidden[1] % w.hidden[0] or w.embedding[1] % w.embedding[0]:
             found.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
