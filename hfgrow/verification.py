@@ -313,7 +313,8 @@ def cosines(x: torch.Tensor) -> torch.Tensor:
 
 
 def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
-    feed = {k: v.to(input_device(model, device)) for k, v in inputs.items()}
+    feed = {k: v.to(input_device(model, device), dtype=model.dtype if v.is_floating_point() else v.dtype)  # signals: the model's dtype
+            for k, v in inputs.items()}
     if multiple_choice:  # the sentences become the choices of one question
         feed = {k: v.unsqueeze(0) for k, v in feed.items()}
     if model.config.is_encoder_decoder and "input_ids" in feed:  # the decoder reads the same tokens
