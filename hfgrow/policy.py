@@ -151,6 +151,7 @@ class DepthRequires(Constraint):
     name: str
     value: Any
     reason: str | None = None  # why blocks cannot be added otherwise (default: they depend on their index)
+    lossy_fallback: bool = True  # False: tensors that would not match the grown config (refused even with --allow-lossy)
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         if growth.options.layers and getattr(growth.cfg, self.name, self.value) != self.value:
@@ -190,7 +191,13 @@ def approximations(recipe: Recipe, widths: Widths, options: GrowthOptions, cfg: 
     """Why this growth would not be exact (empty: it is), from the recipe's constraints and the config as transformers
     reads it (``cfg``), in the order the recipe lists them."""
     growth = Growth(widths, options, cfg)
-    return [problem for constraint in recipe.constraints for problem in constraint.problems(recipe, growth)]
+    found = []
+    for constraint in recipe.constraints:
+        problems = constraint.problems(recipe, growth)
+        if problems and not constraint.lossy_fallback:
+            raise GrowthError(f"not supported: {'; '.join(problems)}")
+        found += problems
+    return found
 
 
 def check_lossless(approximate: list[str], options: GrowthOptions) -> None:

@@ -183,6 +183,8 @@ class Constraint:
 
     # residual copies always keep their mean square (1/√fill): for norms whose γ and eps cannot change
     keeps_mean_square = False
+    # --allow-lossy may grow what it refuses (False: the result would not even load, so it is refused outright)
+    lossy_fallback = True
 
     def problems(self, recipe: "Recipe", growth: Any) -> list[str]:
         """Why ``growth`` (a policy.Growth: widths, options, the config as transformers reads it) would not be exact:

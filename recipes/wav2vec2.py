@@ -19,8 +19,9 @@ from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_s
 LAYER = "encoder.layers.*"
 POS = "encoder.pos_conv_embed"
 FRONT_END = "the positional convolution's GELU output is added to the residual stream"
-# a new block adds a hidden state; refused for every class under the flag (CTC and the base model ignore it, but read it)
-LAYER_SUM = "the classification heads' learned weights over the hidden states have one entry per block, fixed by the checkpoint"
+# a new block adds a hidden state (docs/design.md §Refusals: not done yet); refused for every class under the flag (CTC and
+# the base model ignore it), and even with --allow-lossy, whose checkpoint would not load
+LAYER_SUM = "the classification heads' learned weights over the hidden states (one per block) do not follow new blocks"
 
 
 def grouped_conv(module: str) -> tuple:
@@ -77,7 +78,7 @@ RECIPE = Recipe(
     prefix="wav2vec2",
     requires={"add_adapter": False, "adapter_attn_dim": None},
     constraints=(StreamFromActivation(FRONT_END), PostNorm(unless="do_stable_layer_norm"),
-                 DepthRequires("use_weighted_layer_sum", False, LAYER_SUM)),
+                 DepthRequires("use_weighted_layer_sum", False, LAYER_SUM, lossy_fallback=False)),
     stacks=(("encoder.layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",),
                         conv_groups="num_conv_pos_embedding_groups"),

@@ -18,8 +18,9 @@ from hfgrow.recipe import Kind, Space, TensorRule, keep, linear, norm, reads, wr
 from . import bart
 
 FRONT_END = "whisper's encoder adds GELU(conv2(…)) to the residual stream"
-# a new block adds a hidden state, and the classifier's softmax weights over them are one per hidden state
-LAYER_SUM = "the classifier's learned weights over the hidden states have one entry per block, fixed by the checkpoint"
+# a new block adds a hidden state, and the classifier's softmax weights over them are one per hidden state (docs/design.md
+# §Refusals: not done yet); refused even with --allow-lossy, whose checkpoint would not load
+LAYER_SUM = "the classifier's learned weights over the hidden states (one per block) do not follow new blocks"
 
 
 def stack(name: str) -> tuple:
@@ -33,7 +34,7 @@ RECIPE = dataclasses.replace(  # BART's sizes, stacks, spaces and outputs
     name="whisper",
     model_types=("whisper",),
     classes=("WhisperModel", "WhisperForConditionalGeneration", "WhisperForAudioClassification", "WhisperForCausalLM"),
-    constraints=(StreamFromActivation(FRONT_END), DepthRequires("use_weighted_layer_sum", False, LAYER_SUM)),
+    constraints=(StreamFromActivation(FRONT_END), DepthRequires("use_weighted_layer_sum", False, LAYER_SUM, lossy_fallback=False)),
     spaces={
         **{name: space for name, space in bart.RECIPE.spaces.items() if name != "pooled"},
         "embedded": Space("hidden", Kind.RESIDUAL),  # the decoder's token embedding (never scaled by √d_model)

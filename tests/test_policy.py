@@ -72,6 +72,7 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
     (DepthRequires("step", 1), X2, {"step": 1}, {"layers": 4}, []),
     (DepthRequires("step", 1), X2, {}, {"layers": 4}, []),  # absent: transformers' default
     (DepthRequires("sum", False, "one weight per block"), X2, {"sum": True}, {"layers": 4}, ["sum=True: one weight per block"]),
+    (DepthRequires("sum", False, "one weight per block", lossy_fallback=False), X2, {"sum": True}, {}, []),
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, {},
      ["rope type yarn depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3; or "
       "grow heads)"]),
@@ -86,6 +87,16 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
 ])
 def test_each_constraint(constraint, w, cfg, options, expected):
     assert problems(constraint, w, cfg, **options) == expected
+
+
+def test_a_constraint_without_lossy_fallback_refuses_outright():
+    from hfgrow.errors import GrowthError
+
+    recipe = toy(WholeMultiplesOnly("first"), DepthRequires("sum", False, "one weight per block", lossy_fallback=False))
+    with pytest.raises(GrowthError, match=r"^not supported: sum=True: one weight per block$"):
+        approximations(recipe, X1_5, GrowthOptions(layers=4, allow_lossy=True), SimpleNamespace(sum=True))
+    assert approximations(recipe, X1_5, GrowthOptions(), SimpleNamespace(sum=True)) == [
+        "first: only whole multiples of the hidden size (64) are exact"]
 
 
 def test_approximations_follow_the_order_the_recipe_lists():
@@ -110,7 +121,8 @@ def test_approximations_follow_the_order_the_recipe_lists():
     ("modernbert", (WholeMultiplesOnly(STREAM_FROM_NORM), IndexDependent("global_attn_every_n_layers"), RotaryHeadDim())),
     ("t5", ()),
     ("whisper", (StreamFromActivation("whisper's encoder adds GELU(conv2(…)) to the residual stream"),
-                 DepthRequires("use_weighted_layer_sum", False, BY_NAME["whisper"].constraints[1].reason))),
+                 DepthRequires("use_weighted_layer_sum", False, BY_NAME["whisper"].constraints[1].reason,
+                               lossy_fallback=False))),
     ("hubert", BY_NAME["wav2vec2"].constraints),  # HuBERT is wav2vec2's recipe with its own names
 ])
 def test_recipes_list_their_constraints(family, constraints):

@@ -97,8 +97,9 @@ def refuses_what_a_front_end_cannot_carry(src, out):
 def test_whisper_refuses_what_its_front_end_cannot_carry(tmp_path):
     src = build_model(tmp_path / "small", "WhisperForAudioClassification", use_weighted_layer_sum=True)
     refuses_what_a_front_end_cannot_carry(src, tmp_path / "big")
-    with pytest.raises(hfgrow.GrowthError, match="use_weighted_layer_sum=True: the classifier's learned weights"):
-        hfgrow.grow(src, tmp_path / "big", factor=2, layers=3)
+    for lossy in (False, True):  # the grown classifier would not load: no --allow-lossy fallback
+        with pytest.raises(hfgrow.GrowthError, match="not supported: use_weighted_layer_sum=True: the classifier's learned weights"):
+            hfgrow.grow(src, tmp_path / "big", factor=2, layers=3, allow_lossy=lossy)
     check(src, tmp_path / "big", factor=2)  # the weighted sum of hidden states: all in the residual space
     assert not (tmp_path / "big" / "growth_report.md").read_text().count("LOSSY")
 
@@ -197,13 +198,13 @@ def test_wav2vec2_mask_embedding_grows_with_the_stream(tmp_path):
 
 @pytest.mark.parametrize("cls", ["Wav2Vec2ForCTC", "HubertForSequenceClassification"])
 def test_wav2vec2_and_hubert_refuse_what_is_not_exact(tmp_path, cls):
-    src = build_model(tmp_path / "small", cls, use_weighted_layer_sum=True)
+    src = build_model(tmp_path / "small", cls)
     refuses_what_a_front_end_cannot_carry(src, tmp_path / "big")
     with pytest.raises(hfgrow.GrowthError, match="post-norm: a new block is not the identity"):
         hfgrow.grow(src, tmp_path / "big", factor=2, layers=3)
     src = build_model(tmp_path / "stable", cls, use_weighted_layer_sum=True, **STABLE)
     with pytest.raises(hfgrow.GrowthError, match="use_weighted_layer_sum=True: the classification heads' learned weights"):
-        hfgrow.grow(src, tmp_path / "big", factor=2, layers=3)  # (CTC ignores the flag: refused all the same)
+        hfgrow.grow(src, tmp_path / "big", factor=2, layers=3, allow_lossy=True)  # (CTC ignores the flag: refused all the same)
     check(src, tmp_path / "big", factor=2)
 
 
