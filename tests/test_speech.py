@@ -232,3 +232,15 @@ def test_wav2vec2_through_the_cli_with_feature_extractor(tmp_path):
     report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
     assert report["verification"]["inputs"] == "generated audio: 2 random waveforms of 196 samples (32 frames)"
     assert (tmp_path / "big" / "preprocessor_config.json").is_file()
+
+
+@pytest.mark.parametrize("cls", ["WhisperForConditionalGeneration", "Wav2Vec2ForPreTraining"])
+def test_speech_models_grow_in_memory(cls):
+    from hfgrow.testing import make_model
+
+    small = make_model(cls).eval()
+    big = hfgrow.grow_model(small, factor=2).eval()
+    a, b = audio_outputs(small), audio_outputs(big)
+    assert set(a) == set(b) and a
+    for name in a:
+        assert rel_gap(a[name], b[name]) <= 1e-5, name
