@@ -41,7 +41,8 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
     try:
         report = hfgrow.grow(src, out, **options)
     except hfgrow.GrowthError as e:
-        reason = ("post-norm" if "post-norm" in str(e)
+        reason = ("a GELU writes the stream: whole multiples" if "to the residual stream" in str(e)
+                  else "post-norm" if "post-norm" in str(e)
                   else "residual stream from a LayerNorm" if "embedding LayerNorm" in str(e)
                   else "one eps, two scales" if "sharing one eps" in str(e)
                   else "uneven head copies under a whole-width q/k norm" if "not uniform" in str(e)

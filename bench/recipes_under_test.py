@@ -168,4 +168,14 @@ FAMILIES = [
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                                         layer_norm_epsilon=1e-5, vocab_size=512, new_decoder_architecture=True, num_kv_heads=2),
      [f"Falcon{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
+    # speech: inputs generated from the config (hfgrow/signals.py); wav2vec2 and HuBERT in their pre-norm layout, 16 groups
+    ("whisper", lambda f, c: build_model(f, c, d_model=64, encoder_layers=4, decoder_layers=4, encoder_attention_heads=4,
+                                         decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, vocab_size=512,
+                                         num_mel_bins=16, max_source_positions=32, max_target_positions=32),
+     ["WhisperModel", "WhisperForConditionalGeneration", "WhisperForAudioClassification", "WhisperForCausalLM"]),
+    *((name, lambda f, c: build_model(f, c, **ENCODER, do_stable_layer_norm=True, feat_extract_norm="layer", conv_dim=(32, 32),
+                                      num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=16, tdnn_dim=(32, 32)), classes)
+      for name, classes in (("wav2vec2", [f"Wav2Vec2{h}" for h in ("Model", "ForCTC", "ForSequenceClassification",
+                                                                   "ForAudioFrameClassification", "ForXVector", "ForPreTraining")]),
+                            ("hubert", ["HubertModel", "HubertForCTC", "HubertForSequenceClassification"]))),
 ]

@@ -384,6 +384,7 @@ class Widths:
     expert_ffn: tuple[int, int] = (0, 0)  # the experts' intermediate size where it differs from the dense FFN's (Qwen3-MoE)
     shared_ffn: tuple[int, int] = (0, 0)  # the shared experts' intermediate size (Qwen2-MoE, DeepSeek-style MoE)
     decoder_ffn: tuple[int, int] = (0, 0)  # the decoder's intermediate size where it has its own (BART's decoder_ffn_dim)
+    hidden_group: tuple[int, int] = (0, 0)  # the hidden channels of one group of a grouped convolution (wav2vec2's)
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -409,7 +410,7 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention"
+    # "attention", "kv_attention", "hidden_group"
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -591,7 +592,7 @@ class _Layouts:
 
     def _build(self, dim: str, rope: str | None) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
         widths = self.widths
-        if dim in ("hidden", "embedding"):
+        if dim in ("hidden", "embedding", "hidden_group"):  # a group's channels: its share of the hidden layout
             n, big = getattr(widths, dim)
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):

@@ -51,7 +51,9 @@ def check_every_key(reader: CheckpointReader, recipe: Recipe, cls: str | None, s
                           f"(transformers would initialise them at random; is a file missing or incomplete?)")
 
 
-LEGACY_NAMES = {"gamma": "weight", "beta": "bias"}  # norm parameters, renamed by transformers on load
+# norm parameters, and the weight norm's of torch.nn.utils.weight_norm (now a parametrization), renamed by transformers on load
+LEGACY_NAMES = {"gamma": "weight", "beta": "bias", "weight_g": "parametrizations.weight.original0",
+                "weight_v": "parametrizations.weight.original1"}
 
 
 def skeleton_model(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module | None:

@@ -181,6 +181,18 @@ def _vocab_size(folder: Path) -> int | None:
     return None  # planning reports a broken config.json
 
 
+def _check_reads_text(folder: Path) -> None:
+    """A --text-file only for a model that reads tokens (a speech model's inputs are generated: hfgrow.signals)."""
+    import json
+
+    from .signals import main_input
+
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, IndexError):
+        cls = json.loads((folder / "config.json").read_text())["architectures"][0]
+        if isinstance(cls, str) and main_input(cls) != "input_ids":
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({main_input(cls)}): its inputs are generated")
+
+
 def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.PathLike | None) -> None:
     """With ``text_file``: its sentences are readable and the source checkpoint in ``folder`` has a
     tokenizer that transformers loads and that encodes them. Without: nothing to check (random ids
@@ -189,6 +201,7 @@ def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.Pat
         return
     sentences = read_sentences(text_file)
     folder = Path(folder)
+    _check_reads_text(folder)
     try:
         tok = load_tokenizer(folder)
         encode(tok, sentences, MAX_TOKENS, _vocab_size(folder))

@@ -72,9 +72,13 @@ class AttentionFixedBy(Constraint):
 @dataclass(frozen=True)
 class PostNorm(Constraint):
     """The residual stream is a LayerNorm's output (BERT): whole multiples of the hidden size only, and no new block is
-    the identity."""
+    the identity. ``unless``: a config flag under which the family is pre-norm instead (wav2vec2's do_stable_layer_norm)."""
+
+    unless: str | None = None
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if self.unless and getattr(growth.cfg, self.unless, False):
+            return []
         w, found = growth.widths, []
         if w.hidden[1] % w.hidden[0] or w.embedding[1] % w.embedding[0]:
             found.append(f"{recipe.name} is post-norm: a LayerNorm output is the residual stream, and extra units "
@@ -111,6 +115,24 @@ class WholeMultiplesOnly(Constraint):
 
 
 @dataclass(frozen=True)
+class StreamFromActivation(Constraint):
+    """An activation's output is added to the residual stream as it is (Whisper's and wav2vec2's convolutional front-ends:
+    GELU(conv(x))): its copies carry 1, so the stream's must too (the copy convention), and an extra unit would have to
+    carry the token mean of the activation's outputs, which no activation of a linear layer produces (whole multiples)."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        found = []
+        if growth.non_multiple:
+            found.append(f"{self.reason}: an extra unit would have to carry the mean of its outputs, so only whole multiples "
+                         f"of the hidden size ({growth.widths.hidden[0]}) are exact")
+        if growth.options.convention != "copy":
+            found.append(f"{self.reason}: its copies carry 1, so only the copy convention is exact")
+        return found
+
+
+@dataclass(frozen=True)
 class IndexDependent(Constraint):
     """A config flag that makes a block depend on its index (GPT-2's scale_attn_by_inverse_layer_idx): no --layers."""
 
@@ -128,11 +150,14 @@ class DepthRequires(Constraint):
 
     name: str
     value: Any
+    reason: str | None = None  # why blocks cannot be added otherwise (default: they depend on their index)
+    lossy_fallback: bool = True  # False: tensors that would not match the grown config (refused even with --allow-lossy)
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         if growth.options.layers and getattr(growth.cfg, self.name, self.value) != self.value:
-            return [f"{self.name}={getattr(growth.cfg, self.name)!r}: blocks depend on their index (as they do unless it is "
-                    f"{self.value!r}), and new blocks renumber the ones after them"]
+            why = self.reason or (f"blocks depend on their index (as they do unless it is {self.value!r}), and new blocks "
+                                  f"renumber the ones after them")
+            return [f"{self.name}={getattr(growth.cfg, self.name)!r}: {why}"]
         return []
 
 
@@ -166,7 +191,13 @@ def approximations(recipe: Recipe, widths: Widths, options: GrowthOptions, cfg: 
     """Why this growth would not be exact (empty: it is), from the recipe's constraints and the config as transformers
     reads it (``cfg``), in the order the recipe lists them."""
     growth = Growth(widths, options, cfg)
-    return [problem for constraint in recipe.constraints for problem in constraint.problems(recipe, growth)]
+    found = []
+    for constraint in recipe.constraints:
+        problems = constraint.problems(recipe, growth)
+        if problems and not constraint.lossy_fallback:
+            raise GrowthError(f"not supported: {'; '.join(problems)}")
+        found += problems
+    return found
 
 
 def check_lossless(approximate: list[str], options: GrowthOptions) -> None:

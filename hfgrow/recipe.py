@@ -173,6 +173,9 @@ class ConfigFields:
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
     # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)
+    # the number of groups of a grouped convolution over the hidden channels (wav2vec2's positional convolution): its
+    # weight's input axis spans the hidden_group dimension, hidden / groups channels
+    conv_groups: str | None = None
 
 
 class Constraint:
@@ -180,6 +183,8 @@ class Constraint:
 
     # residual copies always keep their mean square (1/√fill): for norms whose γ and eps cannot change
     keeps_mean_square = False
+    # --allow-lossy may grow what it refuses (False: the result would not even load, so it is refused outright)
+    lossy_fallback = True
 
     def problems(self, recipe: "Recipe", growth: Any) -> list[str]:
         """Why ``growth`` (a policy.Growth: widths, options, the config as transformers reads it) would not be exact:
@@ -199,7 +204,8 @@ class Recipe:
     body: tuple[TensorRule, ...]  # the base model's tensors; their keys may carry ``prefix``
     heads: tuple[TensorRule, ...] = ()  # task heads' tensors, never prefixed
     class_heads: Mapping[str, tuple[TensorRule, ...]] = field(default_factory=dict)  # per-class overrides
-    outputs: Mapping[str, str] = field(default_factory=dict)  # model outputs that live in a grown space
+    # model outputs that live in a grown space; None: an output of no grown space, compared as it is (a projection's)
+    outputs: Mapping[str, str | None] = field(default_factory=dict)
     class_outputs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # per-class overrides
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)

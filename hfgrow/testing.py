@@ -183,6 +183,19 @@ TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hid
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
+# speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
+TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=24, decoder_ffn_dim=24, num_mel_bins=8, max_source_positions=12, max_target_positions=16,
+                       dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                       decoder_start_token_id=1, begin_suppress_tokens=None, num_labels=3, classifier_proj_size=6)
+TINY["wav2vec2"] = dict(vocab_size=11, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, layer_norm_eps=0.05,
+                        conv_dim=(6, 5), conv_kernel=(4, 3), conv_stride=(3, 2), conv_bias=True, num_conv_pos_embeddings=5,
+                        num_conv_pos_embedding_groups=4, hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0,
+                        feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0, num_labels=3, classifier_proj_size=6,
+                        tdnn_dim=(7, 6), tdnn_kernel=(3, 1), tdnn_dilation=(1, 2), xvector_output_dim=5, codevector_dim=8,
+                        proj_codevector_dim=7, num_codevector_groups=2, num_codevectors_per_group=3, pad_token_id=0)
+TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(("tdnn", "xvector", "codevector", "proj_code", "num_codevector"))}
+
 
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
 

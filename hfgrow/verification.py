@@ -174,15 +174,23 @@ def input_device(model: Any, device: str) -> str:
     return device if first.type == "meta" else str(first)
 
 
-def make_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
-    """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one.
+def make_inputs(small: Path, config: Any, text_file: str | None, seed: int,
+                cls: str | None = None) -> tuple[dict[str, torch.Tensor], str, int | None]:
+    """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one; for a class ``cls``
+    that reads a signal (audio), generated signals (:mod:`hfgrow.signals`).
 
     A --text-file gives at most its first MAX_SENTENCES sentences, each cut at MAX_TOKENS tokens (the inputs'
     description says so). ``config`` is the transformers config, whose attribute map resolves names such as
     GPT-2's n_positions.
     """
     from .inputs import MAX_TOKENS, TOKENIZER_FILES, encode, load_tokenizer, read_sentences
+    from .signals import signal_inputs
 
+    signals = signal_inputs(cls, config, seed)
+    if signals is not None:
+        if text_file:
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
+        return (*signals, None)
     texts = read_sentences(text_file) if text_file else list(SENTENCES)
     max_len = min(MAX_TOKENS, int(getattr(config, "max_position_embeddings", MAX_TOKENS) or MAX_TOKENS))
     vocab = int(config.vocab_size)
@@ -275,7 +283,7 @@ BATCH = 16  # sentences per forward pass
 def _memory_advice(inputs: Mapping[str, torch.Tensor], text_file: str | None, mode: str) -> list[str]:
     """What to change after running out of memory: the --text-file's sentences, and the mode when full."""
     advice = []
-    n, length = inputs["input_ids"].shape[:2]
+    n, length = next(iter(inputs.values())).shape[:2]
     if text_file:
         advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run in batches of {BATCH}: "
                       f"give fewer or shorter sentences")
@@ -305,10 +313,11 @@ def cosines(x: torch.Tensor) -> torch.Tensor:
 
 
 def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
-    feed = {k: v.to(input_device(model, device)) for k, v in inputs.items()}
+    feed = {k: v.to(input_device(model, device), dtype=model.dtype if v.is_floating_point() else v.dtype)  # signals: the model's dtype
+            for k, v in inputs.items()}
     if multiple_choice:  # the sentences become the choices of one question
         feed = {k: v.unsqueeze(0) for k, v in feed.items()}
-    if model.config.is_encoder_decoder:  # the decoder reads the same tokens
+    if model.config.is_encoder_decoder and "input_ids" in feed:  # the decoder reads the same tokens
         eos = model.config.eos_token_id
         if isinstance(eos, int) and not bool((feed["input_ids"] == eos).sum(-1).eq(1).all()):
             # T5's sequence classifier reads the hidden state at each row's single EOS
@@ -341,7 +350,7 @@ def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_c
 def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
     """:func:`run_model` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
     outputs joined along the batch (every sentence is padded to the same length)."""
-    n = inputs["input_ids"].shape[0]
+    n = next(iter(inputs.values())).shape[0]
     if multiple_choice or n <= BATCH:
         return run_model(model, inputs, device, multiple_choice)
     parts = [run_model(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
@@ -479,7 +488,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     with quiet_transformers():
         small_config = readers[0].transformers_config()
-    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed)
+    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
     rounding = 2 * torch.finfo(storage_rounding).eps if storage_rounding is not None else None
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
@@ -552,7 +561,7 @@ class _Task:
         self.mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else \
             "logits" if (cls or "").endswith("ForMaskedLM") else None
         self.multiple_choice = (cls or "").endswith("ForMultipleChoice")
-        masked, self.where, self.labels = _mask(inputs, mask_id, seed)
+        masked, self.where, self.labels = _mask(inputs, mask_id, seed) if "input_ids" in inputs else (inputs, None, None)
         self.feed = masked if self.mlm_output else inputs
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:

@@ -73,7 +73,20 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
-                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None))
+                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
+                  hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden))
+
+
+def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:
+    """The hidden channels of one group of a grouped convolution over them, before and after: the groups stay, and
+    each big group holds the copies of its small group's channels (hidden by whole factors)."""
+    if not name:
+        return 0, 0
+    groups = config_int(config, name)
+    if hidden % groups or big_hidden % groups:
+        raise GrowthError(f"the hidden size {big_hidden if hidden % groups == 0 else hidden} is not a multiple of {name}={groups}: "
+                          f"the grouped convolution over the hidden channels needs it")
+    return hidden // groups, big_hidden // groups
 
 
 def tied_heads(heads: int, head_dim: int, big_hidden: int, big_heads: int | None, big_dim: int | None, by_heads: bool,

@@ -8,7 +8,7 @@ import pytest
 from hfgrow.algebra import Widths
 from hfgrow.options import GrowthOptions
 from hfgrow.policy import (AttentionFixedBy, DepthRequires, Growth, IndexDependent, NormsWithoutWeights, PostNorm,
-                           RotaryHeadDim, WholeMultiplesOnly, approximations)
+                           RotaryHeadDim, StreamFromActivation, WholeMultiplesOnly, approximations)
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Recipe
 from hfgrow.recipes import RECIPES
 
@@ -52,6 +52,12 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
                                                       "extra units would have to carry its token-dependent mean (docs/design.md "
                                                       "§Widths): only whole multiples of the hidden size (64) are exact"]),
     (PostNorm(), X2, {}, {}, []),
+    (PostNorm(unless="stable"), X1_5, {"stable": True}, {"layers": 4}, []),  # pre-norm under the flag
+    (PostNorm(unless="stable"), X2, {"stable": False}, {"layers": 4}, ["toy is post-norm: a new block is not the identity (LN(x + 0) ≠ x)"]),
+    (StreamFromActivation("GELU writes it"), X1_5, {}, {"convention": "orthogonal"},
+     ["GELU writes it: an extra unit would have to carry the mean of its outputs, so only whole multiples of the hidden size "
+      "(64) are exact", "GELU writes it: its copies carry 1, so only the copy convention is exact"]),
+    (StreamFromActivation("GELU writes it"), X2, {}, {"layers": 4}, []),
     (NormsWithoutWeights(), X2, {}, {"convention": "orthogonal"},
      ["toy's norms have no weights and a fixed eps: only the copy convention keeps their statistics"]),
     (NormsWithoutWeights(), X1_5, {}, {}, []),
@@ -65,6 +71,8 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
      ["step=2: blocks depend on their index (as they do unless it is 1), and new blocks renumber the ones after them"]),
     (DepthRequires("step", 1), X2, {"step": 1}, {"layers": 4}, []),
     (DepthRequires("step", 1), X2, {}, {"layers": 4}, []),  # absent: transformers' default
+    (DepthRequires("sum", False, "one weight per block"), X2, {"sum": True}, {"layers": 4}, ["sum=True: one weight per block"]),
+    (DepthRequires("sum", False, "one weight per block", lossy_fallback=False), X2, {"sum": True}, {}, []),
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, {},
      ["rope type yarn depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3; or "
       "grow heads)"]),
@@ -79,6 +87,16 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
 ])
 def test_each_constraint(constraint, w, cfg, options, expected):
     assert problems(constraint, w, cfg, **options) == expected
+
+
+def test_a_constraint_without_lossy_fallback_refuses_outright():
+    from hfgrow.errors import GrowthError
+
+    recipe = toy(WholeMultiplesOnly("first"), DepthRequires("sum", False, "one weight per block", lossy_fallback=False))
+    with pytest.raises(GrowthError, match=r"^not supported: sum=True: one weight per block$"):
+        approximations(recipe, X1_5, GrowthOptions(layers=4, allow_lossy=True), SimpleNamespace(sum=True))
+    assert approximations(recipe, X1_5, GrowthOptions(), SimpleNamespace(sum=True)) == [
+        "first: only whole multiples of the hidden size (64) are exact"]
 
 
 def test_approximations_follow_the_order_the_recipe_lists():
@@ -102,6 +120,10 @@ def test_approximations_follow_the_order_the_recipe_lists():
     ("qwen2_moe", (DepthRequires("decoder_sparse_step", 1), RotaryHeadDim())),
     ("modernbert", (WholeMultiplesOnly(STREAM_FROM_NORM), IndexDependent("global_attn_every_n_layers"), RotaryHeadDim())),
     ("t5", ()),
+    ("whisper", (StreamFromActivation("whisper's encoder adds GELU(conv2(…)) to the residual stream"),
+                 DepthRequires("use_weighted_layer_sum", False, BY_NAME["whisper"].constraints[1].reason,
+                               lossy_fallback=False))),
+    ("hubert", BY_NAME["wav2vec2"].constraints),  # HuBERT is wav2vec2's recipe with its own names
 ])
 def test_recipes_list_their_constraints(family, constraints):
     assert BY_NAME[family].constraints == constraints
