@@ -198,7 +198,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     """
     from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .optim import grow_trainer_checkpoint
-    from .report import summary_lines
+    from .report import continue_line, summary_lines
     from .training_state import detect
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
@@ -222,7 +222,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
 
     report = run(action, verbose)
     lines = summary_lines(report)
-    lines[-1:-1] = training_lines(report)
+    lines[-1:-1] = [*training_lines(report), continue_line(report)]
     for line in lines if not quiet else lines[-1:]:
         click.echo(line)
     if failed_push:

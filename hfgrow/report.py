@@ -102,6 +102,21 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def continue_line(report: dict[str, Any]) -> str:
+    """How to continue training the grown model, as hfgrow's training benchmark (bench/training.py) supports it."""
+    optimizer = report.get("optimizer")
+    if optimizer and optimizer.get("multipliers"):
+        return ("continue: resume with Trainer(..., optimizer_cls_and_kwargs=hfgrow.optim.trainer_optimizer(model, args)) "
+                "or hfgrow.param_groups + hfgrow.optim.RelaxedMultipliers (relax over a quarter of the rest); on hfgrow's "
+                "benchmark this ended level with a fresh AdamW, not better (docs/training.md)")
+    if optimizer:
+        return ("continue: resume from the grown checkpoint as usual (the optimizer state grew with the weights); on "
+                "hfgrow's benchmark a fresh AdamW with a short warm-up ended level with it (docs/training.md)")
+    return ("continue: a fresh AdamW at the small run's learning rate with a short warm-up ended level with or ahead of "
+            "every other continuation on hfgrow's benchmark; growth pays only while the small model is ahead of the big "
+            "one trained from scratch for the same compute: grow early (docs/training.md)")
+
+
 def lossy_lines(report: dict[str, Any]) -> list[str]:
     """Why a growth --allow-lossy asked for is not exact (none for an exact one)."""
     return [f"not lossless: {why}" for why in report["plan"]["approximate"]]

@@ -62,6 +62,7 @@ def test_cli_grows_a_trainer_checkpoint_and_a_stock_trainer_resumes(trainer_chec
     assert "Trainer checkpoint: grew optimizer.pt (adamw, 2 param groups); copied rng_state.pth, scheduler.pt, " \
            "trainer_state.json, training_args.bin; wrote hfgrow_param_groups.json" in result.stdout
     assert "not copied" not in result.stdout
+    assert "continue: resume from the grown checkpoint as usual" in result.stdout  # the benchmark's advice
     for name in ("scheduler.pt", "rng_state.pth", "trainer_state.json", "training_args.bin"):
         assert (out / name).read_bytes() == (checkpoint / name).read_bytes()
     report = json.loads((out / "growth_report.json").read_text())

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import hfgrow
 from hfgrow.cli import main
-from hfgrow.report import summary_lines, verdict
+from hfgrow.report import continue_line, summary_lines, verdict
 from hfgrow.testing import bert_tokenizer, build_model
 
 
@@ -89,3 +89,11 @@ def test_float64_pass_is_finite_with_padding(tmp_path, cls, padding_side):
         assert "non_finite" not in section, (dtype, section.get("non_finite"))
         assert math.isfinite(section["max_rel"]) and section["max_rel"] <= 1e-5, (dtype, section["max_rel"])
     assert v["exact"] and v["passed"]
+
+
+def test_the_summary_says_how_to_continue_training():
+    """The continuation bench/training.py supports, by what was grown: a model, a training checkpoint's optimizer
+    state, or that state split by multiplier (which then needs the same param groups to resume)."""
+    assert "fresh AdamW" in continue_line({}) and "grow early" in continue_line({})
+    assert "resume from the grown checkpoint" in continue_line({"optimizer": {"multipliers": False}})
+    assert "trainer_optimizer" in continue_line({"optimizer": {"multipliers": True}})
