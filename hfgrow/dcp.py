@@ -171,7 +171,7 @@ class DcpReader:
 def optimizer_entry(path: tuple) -> tuple[str, str] | None:
     """(parameter FQN, state key) of an optimizer state entry saved with ``get_state_dict``; None for anything else."""
     if len(path) == 4 and path[0] in OPTIMIZER_KEYS and path[1] == "state":
-        if not isinstance(path[2], str):
+        if not isinstance(path[2], str) or path[2].isdigit():  # an int key, stored as its text
             raise GrowthError(f"the optimizer state is keyed by parameter index ({path[2]!r}), not by name: save it with "
                               f"torch.distributed.checkpoint.state_dict.get_state_dict(model, optimizer)")
         return path[2], str(path[3])
@@ -328,7 +328,8 @@ def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
     """What a growth into or from DCP refuses, before anything is written."""
     if "dcp" in formats and options.push_to_hub:
         raise GrowthError("a torch distributed checkpoint is not pushed to the Hub: push a Hugging Face folder (--to hf)")
-    if isinstance(reader, DcpReader) and options.layers and "dcp" in formats and check_optimizer(reader):
+    optimizer = check_optimizer(reader) if isinstance(reader, DcpReader) else []
+    if optimizer and options.layers and "dcp" in formats:
         raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
                           "optimizer state): drop --layers, or grow its model alone (--to hf)")
 

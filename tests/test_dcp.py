@@ -1,0 +1,179 @@
+"""torch distributed checkpoints (DCP) through the CLI: a plain-torch FSDP2 run on 2 ranks (gloo, CPU) saves model and
+AdamW state with dcp.save, hfgrow grows the checkpoint, and the grown one resumes on 2 (and 4) ranks with the small
+model's outputs and, with hfgrow's multipliers, one AdamW step that is the growth of the small model's step; the
+bridges to and from Hugging Face folders; bad DCP folders refused with one line."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed.checkpoint as dcp
+from click.testing import CliRunner
+
+from hfgrow.cli import main
+from hfgrow.testing import build_model, load, make_model
+
+WORKER = Path(__file__).with_name("dcp_worker.py")
+pytestmark = pytest.mark.filterwarnings("ignore:torch.distributed is disabled")  # dcp.save/load in one process: meant
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def torchrun(ranks, *args):
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(ranks), "--master_addr", "127.0.0.1",
+                          "--master_port", str(port), str(WORKER), *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def relative(a, b):
+    return float((a - b).abs().max() / b.abs().max())
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(tmp_path_factory):
+    """A DCP checkpoint of a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks, grown ×2 with plain copies."""
+    tmp = tmp_path_factory.mktemp("dcp")
+    results = tmp / "results"
+    results.mkdir()
+    torchrun(2, "save", tmp / "ckpt", results)
+    result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
+    assert result.exit_code == 0, result.output
+    return tmp, results, result
+
+
+def check_resumed(results, ranks):
+    small, small_step = torch.load(results / "small.pt"), torch.load(results / "small_step.pt")
+    grown, grown_step = torch.load(results / f"big_{ranks}.pt"), torch.load(results / f"big_step_{ranks}.pt")
+    assert relative(grown, small) < 1e-5  # the grown model's first forward is the small model's
+    # one AdamW step with hfgrow's multipliers does to the function what the small model's step did
+    assert relative(grown_step - small, small_step - small) < 1e-4
+    resumed = json.loads((results / f"resume_{ranks}.json").read_text())
+    assert resumed["kept"] == {"step": 3, "loader": {"epoch": 1, "seen": [4, 5]}, "rng": [0, 1, 2, 3, 4]}
+    assert all(torch.isfinite(torch.tensor(resumed["losses"])))
+
+
+def test_fsdp2_checkpoint_grows_and_resumes_on_2_ranks(fsdp_run):
+    tmp, results, result = fsdp_run
+    assert result.stdout.strip().endswith("PASS")
+    assert "torch distributed checkpoint: grew 21 model tensors, 42 optimizer moments" in result.output
+    report = json.loads((tmp / "big" / "growth_report.json").read_text())
+    assert report["verification"]["passed"] and report["verification"]["max_rel"] < 1e-5
+    assert not (tmp / "big" / ".hfgrow-views").exists() and not list((tmp / "big").glob("*.safetensors"))
+    torchrun(2, "resume", tmp / "big", results)
+    check_resumed(results, 2)
+
+
+@pytest.mark.exhaustive
+def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run):
+    tmp, results, _ = fsdp_run
+    torchrun(4, "resume", tmp / "big", results)
+    check_resumed(results, 4)
+
+
+# --- single-process checkpoints: the bridges and the refusals -----------------------------------------
+
+
+def save_dcp(folder, state, config=None):
+    dcp.save(state, checkpoint_id=str(folder), no_dist=True)
+    if config is not None:
+        config.architectures = ["LlamaForCausalLM"]
+        config.save_pretrained(folder)
+    return folder
+
+
+def model_dcp(folder):
+    model = make_model("LlamaForCausalLM")
+    return save_dcp(folder, {"model": model.state_dict()}, model.config), model
+
+
+def loaded_dcp(folder, model_cls="LlamaForCausalLM"):
+    """The model of a grown DCP folder, loaded as a user would (its config.json, dcp.load into its state dict)."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    config._attn_implementation = "eager"
+    model = getattr(transformers, model_cls)(config)
+    state = {"model": model.state_dict()}
+    dcp.load(state, checkpoint_id=str(folder), no_dist=True)
+    model.load_state_dict(state["model"])
+    return model.eval()
+
+
+def outputs(model):
+    with torch.no_grad():
+        return model(input_ids=torch.arange(18).reshape(2, 9) * 5 % 97).logits
+
+
+def test_dcp_grows_into_dcp_and_hf_together(tmp_path):
+    src, small = model_dcp(tmp_path / "ckpt")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp,hf")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "big" / ".metadata").is_file() and (tmp_path / "big" / "model.safetensors").is_file()
+    small.config._attn_implementation = "eager"
+    expected = outputs(small.eval())
+    assert relative(outputs(load(tmp_path / "big")), expected) < 1e-5
+    assert relative(outputs(loaded_dcp(tmp_path / "big")), expected) < 1e-5
+
+
+def test_hf_folder_grows_into_dcp(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp")
+    assert result.exit_code == 0, result.output
+    assert not list((tmp_path / "big").glob("*.safetensors")) and (tmp_path / "big" / "config.json").is_file()
+    assert relative(outputs(loaded_dcp(tmp_path / "big")), outputs(load(src))) < 1e-5
+
+
+def refused(result, words):
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], result.output
+    return lines[0]
+
+
+def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
+    src, _ = model_dcp(tmp_path / "ckpt")
+    no_config = shutil.copytree(src, tmp_path / "no-config")
+    (no_config / "config.json").unlink()
+    refused(cli(no_config, "--out", tmp_path / "a"), "model.config.save_pretrained")
+    no_class = shutil.copytree(src, tmp_path / "no-class")
+    config = json.loads((no_class / "config.json").read_text())
+    del config["architectures"]
+    (no_class / "config.json").write_text(json.dumps(config))
+    refused(cli(no_class, "--out", tmp_path / "a"), "config.architectures")
+    no_model = save_dcp(tmp_path / "no-model", {"weights": {"w": torch.ones(3)}})
+    shutil.copy(src / "config.json", no_model)
+    refused(cli(no_model, "--out", tmp_path / "a"), "without model tensors")
+    not_dcp = shutil.copytree(src, tmp_path / "not-dcp")
+    (not_dcp / ".metadata").write_bytes(b"not a pickle")
+    refused(cli(not_dcp, "--out", tmp_path / "a"), "is not a torch distributed checkpoint's metadata")
+    refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
+    refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
+    refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
+    assert not (tmp_path / "a").exists()
+
+
+def test_optimizer_state_refusals(tmp_path):
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    model = make_model("LlamaForCausalLM")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(input_ids=torch.arange(9)[None], labels=torch.arange(9)[None]).loss.backward()
+    opt.step()
+    model_sd, optim_sd = get_state_dict(model, opt)
+    src = save_dcp(tmp_path / "ckpt", {"model": model_sd, "optim": optim_sd}, model.config)
+    refused(cli(src, "--out", tmp_path / "a", "--layers", "3"), "grows only wider")
+    by_index = save_dcp(tmp_path / "by-index", {"model": model.state_dict(), "optim": opt.state_dict()}, model.config)
+    refused(cli(by_index, "--out", tmp_path / "a"), "keyed by parameter index")
+    assert not (tmp_path / "a").exists()
