@@ -267,11 +267,9 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
         key = f"{MODEL_KEYS[0]}.{tp.out.name}"
         entries[key] = ((MODEL_KEYS[0], tp.out.name), _meta(tp.out.shape, tp.out.dtype))
         makers[key] = lambda tp=tp: grow_one(reader.get(tp.source.name), tp, plan)
+    _tied_copies(plan, reader, entries, makers)
     grown, copied = 0, set()
     if isinstance(reader, DcpReader):
-        if plan.dropped:
-            raise GrowthError(f"'{plan.dropped[0]}' is a tied copy of another tensor in this DCP checkpoint: hfgrow grows the "
-                              f"tensor it is tied to, and a DCP checkpoint needs both (save the state dict without the tied copy)")
         duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
         check_optimizer(reader)
         for key, path in reader.paths.items():
@@ -292,6 +290,22 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
     write_dcp(entries, lambda key: makers[key](), folder)
     return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
             "copied": sorted(copied)}
+
+
+def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], makers: dict[str, Callable[[], Any]]) -> None:
+    """A tied weight's copy (lm_head.weight beside the embedding), which the plan leaves out (a safetensors folder does
+    not store it; transformers ties it again on load): a model's state dict, which DCP loads into, holds both, so the
+    copy is written as the grown tensor it is tied to."""
+    from .consistency import tie_map
+
+    by_out = {tp.out.name: tp for tp in plan.tensors}
+    for target, source in tie_map(by_out, plan.recipe, plan.model_class, reader.transformers_config()).items():
+        key = f"{MODEL_KEYS[0]}.{target}"
+        if key in entries:
+            continue
+        tp = by_out[source]
+        entries[key] = ((MODEL_KEYS[0], target), _meta(tp.out.shape, tp.out.dtype))
+        makers[key] = makers[f"{MODEL_KEYS[0]}.{tp.out.name}"]
 
 
 def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:

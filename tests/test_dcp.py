@@ -177,3 +177,25 @@ def test_optimizer_state_refusals(tmp_path):
     by_index = save_dcp(tmp_path / "by-index", {"model": model.state_dict(), "optim": opt.state_dict()}, model.config)
     refused(cli(by_index, "--out", tmp_path / "a"), "keyed by parameter index")
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("source", ["dcp", "hf"])
+def test_tied_embeddings_are_stored_under_both_names(tmp_path, source):
+    """A tied model's state dict holds lm_head.weight beside the embedding: the grown DCP checkpoint holds both (the
+    grown embedding), so dcp.load of the grown model's state dict finds every key."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    model = make_model("LlamaForCausalLM", tie_word_embeddings=True)
+    if source == "dcp":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        model(input_ids=torch.arange(9)[None], labels=torch.arange(9)[None]).loss.backward()
+        opt.step()
+        src = save_dcp(tmp_path / "ckpt", dict(zip(("model", "optim"), get_state_dict(model, opt))), model.config)
+    else:
+        model.save_pretrained(src := tmp_path / "ckpt")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp")
+    assert result.exit_code == 0, result.output
+    grown = loaded_dcp(tmp_path / "big")
+    assert grown.lm_head.weight is grown.model.embed_tokens.weight
+    model.config._attn_implementation = "eager"
+    assert relative(outputs(grown), outputs(model.eval())) < 1e-5
