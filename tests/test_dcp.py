@@ -199,3 +199,25 @@ def test_tied_embeddings_are_stored_under_both_names(tmp_path, source):
     assert grown.lm_head.weight is grown.model.embed_tokens.weight
     model.config._attn_implementation = "eager"
     assert relative(outputs(grown), outputs(model.eval())) < 1e-5
+
+
+@pytest.mark.parametrize("cls", ["GPT2LMHeadModel", "T5ForConditionalGeneration",
+                                 pytest.param("BertForMaskedLM", marks=pytest.mark.exhaustive),
+                                 pytest.param("Qwen3ForCausalLM", marks=pytest.mark.exhaustive)])
+def test_other_families_grow_from_and_into_dcp(tmp_path, cls):
+    """The plan and recipes are the safetensors path's: a DCP checkpoint of each family grows, verified, and its grown
+    model tensors are those of the Hugging Face folder written beside them (tied copies included)."""
+    from safetensors.torch import load_file
+
+    from hfgrow.dcp import DcpReader
+
+    model = make_model(cls)
+    src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict()})
+    model.config.architectures = [cls]
+    model.config.save_pretrained(src)
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp,hf")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
+    hf, grown = load_file(tmp_path / "big" / "model.safetensors"), DcpReader(tmp_path / "big")
+    assert set(hf) <= set(grown.tensors) and set(grown.tensors) == set(model.state_dict())
+    for name in hf:
+        assert torch.equal(hf[name], grown.get(name)), name
