@@ -43,6 +43,31 @@ def is_dcp(folder: str | os.PathLike) -> bool:
     return (Path(folder) / METADATA).is_file()
 
 
+def _inner(e: BaseException) -> BaseException:
+    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised."""
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    while isinstance(e, CheckpointException) and e.failures:
+        e = next(iter(e.failures.values()))[0]
+    return e
+
+
+@contextlib.contextmanager
+def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
+    """DCP's own exceptions (BaseExceptions, which no ``except Exception`` catches) as what they wrap: a GrowthError or
+    an interrupt (and, ``writing``, an OSError: a full disk) as they were raised, anything else a GrowthError that says
+    ``what`` failed."""
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    try:
+        yield
+    except CheckpointException as e:
+        inner = _inner(e)
+        if isinstance(inner, (GrowthError, KeyboardInterrupt, MemoryError)) or (writing and isinstance(inner, OSError)):
+            raise inner from None
+        raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
+
+
 def _reader(folder: Path) -> Any:
     from torch.distributed.checkpoint import FileSystemReader
 
@@ -107,12 +132,10 @@ class DcpReader:
 
         md = self.metadata.state_dict_metadata[key]
         state = {key: torch.empty(tuple(md.size), dtype=md.properties.dtype)}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                dcp.load(state, storage_reader=self._storage, no_dist=True)
-        except Exception as e:  # noqa: BLE001 - a missing or truncated .distcp file
-            raise GrowthError(f"{self.folder}: cannot read '{key}' ({first_line(e)})") from None
+        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            dcp.load(state, storage_reader=self._storage, no_dist=True)
         return state[key]
 
     def read_bytes(self, key: str) -> bytes:
@@ -120,12 +143,10 @@ class DcpReader:
         import torch.distributed.checkpoint as dcp
 
         planner = _raw_bytes_planner()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                dcp.load({key: b""}, storage_reader=self._storage, planner=planner, no_dist=True)
-        except Exception as e:  # noqa: BLE001
-            raise GrowthError(f"{self.folder}: cannot read '{key}' ({first_line(e)})") from None
+        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            dcp.load({key: b""}, storage_reader=self._storage, planner=planner, no_dist=True)
         return planner.raw[key]
 
     def is_tensor(self, key: str) -> bool:
@@ -242,8 +263,8 @@ def write_dcp(entries: dict[str, tuple[tuple, Any]], produce: Callable[[str], An
     paths = {k: p for k, (p, _) in entries.items()}
     state = _nest(paths, lambda k: entries[k][1] if entries[k][1] is not None else b"")
     writer = FileSystemWriter(str(folder), single_file_per_rank=False, thread_count=1, sync_files=True)
-    with warnings.catch_warnings():  # "assuming the intent is to save in a single process": it is
-        warnings.simplefilter("ignore", UserWarning)
+    with _unwrapped(f"cannot write the torch distributed checkpoint in {folder}", writing=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "assuming the intent is to save in a single process": it is
         dcp.save(state, storage_writer=writer, planner=_lazy_planner(produce), no_dist=True)
 
 

@@ -158,6 +158,11 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     not_dcp = shutil.copytree(src, tmp_path / "not-dcp")
     (not_dcp / ".metadata").write_bytes(b"not a pickle")
     refused(cli(not_dcp, "--out", tmp_path / "a"), "is not a torch distributed checkpoint's metadata")
+    for broken in ("missing", "truncated"):
+        folder = shutil.copytree(src, tmp_path / broken)
+        shard = next(folder.glob("*.distcp"))
+        shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
+        refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
     refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
     refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
     refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
