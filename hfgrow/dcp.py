@@ -351,6 +351,12 @@ def open_reader(folder: Path) -> Any:
     """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's."""
     from .checkpoint import CheckpointReader
 
+    inner = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
+    if inner and not is_dcp(folder):  # accelerate's save_state with FSDP's sharded state dict
+        raise GrowthError(f"{folder} is an accelerate FSDP save_state folder, whose model ({inner[0]}/) and optimizer "
+                          f"(optimizer_0/) are two DCP checkpoints that hfgrow does not pair: grow {inner[0]}/ alone (the "
+                          f"model, with config.json in it) and start the optimizer afresh, or save with dcp.save "
+                          f"({{'model': ..., 'optim': ...}}) in one folder")
     return DcpReader(folder) if is_dcp(folder) else CheckpointReader(folder)
 
 

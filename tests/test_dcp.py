@@ -163,6 +163,10 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
         shard = next(folder.glob("*.distcp"))
         shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
         refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
+    accelerate = tmp_path / "accelerate"  # what accelerate's save_state writes with FSDP's sharded state dict
+    save_dcp(accelerate / "pytorch_model_fsdp_0", {"model": make_model("LlamaForCausalLM").state_dict()})
+    save_dcp(accelerate / "optimizer_0", {"optimizer": {"state": {}, "param_groups": [{"lr": 0.1}]}})
+    refused(cli(accelerate, "--out", tmp_path / "a"), "two DCP checkpoints that hfgrow does not pair")
     refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
     refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
     refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
