@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import pickle
 import re
@@ -373,6 +374,26 @@ def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
     if optimizer and options.layers and "dcp" in formats:
         raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
                           "optimizer state): drop --layers, or grow its model alone (--to hf)")
+
+
+def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool) -> int:
+    """What the growth writes beside --out: the grown model in each format, a DCP source's optimizer moments grown and
+    other tensors copied, and the Hugging Face views the verification needs (removed afterwards)."""
+    model = plan.summary()["output_bytes"]
+    total = model * len(formats)
+    dcp_source = isinstance(reader, DcpReader)
+    if dcp_source and "dcp" in formats:
+        by_name, entries = plan.tensors_by_name(), reader.metadata.state_dict_metadata
+        for key, path in reader.paths.items():
+            md, entry = entries[key], optimizer_entry(path)
+            if not hasattr(md, "chunks") or reader.keys.get(path[-1]) == key:
+                continue  # bytes (small) or a model tensor (counted above)
+            grown = entry is not None and entry[1] in MOMENTS
+            numel = math.prod(by_name[entry[0]].out.shape) if grown else math.prod(md.size)
+            total += numel * md.properties.dtype.itemsize
+    if verify:  # the views: the small model's from a DCP source, the grown one's without an hf format
+        total += (sum(i.numel * i.dtype.itemsize for i in reader.tensors.values()) if dcp_source else 0) + (0 if "hf" in formats else model)
+    return total
 
 
 def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], progress: bool) -> tuple[dict[str, Any], dict[str, str]]:

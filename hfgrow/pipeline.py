@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 from . import hub
 from .card import model_card
 from .checkpoint import CheckpointReader, format_size, sync_folder
-from .dcp import check_growth, formats_of, hf_views, open_reader, write_grown
+from .dcp import check_growth, formats_of, hf_views, open_reader, output_bytes, write_grown
 from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
@@ -43,7 +43,7 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     plan = make_plan(reader, options)
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
-    _check_disk(out, plan)
+    _check_disk(out, output_bytes(plan, reader, formats, options.verify))
     with OutputFolder(out, options.overwrite, log) as place, _write_errors(out):
         entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
         grow_s = time.perf_counter() - start
@@ -103,9 +103,9 @@ def _log_plan(plan: GrowthPlan, log: Log) -> None:
         log(f"warning: not lossless: {why}")
 
 
-def _check_disk(out: Path, plan: GrowthPlan) -> None:
+def _check_disk(out: Path, needed: int) -> None:
     parent = next(p for p in out.parents if p.exists())
-    free, needed = shutil.disk_usage(parent).free, plan.summary()["output_bytes"]
+    free = shutil.disk_usage(parent).free
     if needed > free:
         raise GrowthError(f"the grown checkpoint needs {format_size(needed)} and {parent} has {format_size(free)} free")
 
