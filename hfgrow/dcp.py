@@ -1,5 +1,5 @@
 """torch distributed checkpoints (DCP): a folder of ``.distcp`` files and a ``.metadata`` file, as ``dcp.save`` writes
-it (plain FSDP2 with ``get_state_dict``; accelerate's and torchtitan's own layouts are not read yet).
+it (plain FSDP2 with ``get_state_dict``; an accelerate FSDP save_state folder is refused, torchtitan's layout not read).
 
 * :class:`DcpReader` reads the model's tensors one at a time without a process group (the metadata names every key
   and its size; ``dcp.load`` of a one-key state dict with ``no_dist=True`` reads one, whatever the ranks that wrote
@@ -35,9 +35,8 @@ from .errors import GrowthError, first_line
 METADATA = ".metadata"
 MODEL_KEYS = ("model",)  # the top-level key the model's state dict is saved under
 OPTIMIZER_KEYS = ("optim", "optimizer")
-MOMENTS = {"exp_avg": 1, "exp_avg_sq": 2, "max_exp_avg_sq": 2, "momentum_buffer": 1}  # state key → power of the gradient
+MOMENTS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer"})  # grown like the gradient or its square
 KEPT_STATE = {"step"}
-FILE_PREFIX = "__0_"  # DCP's own name for a rank's files
 
 
 def is_dcp(folder: str | os.PathLike) -> bool:
@@ -69,15 +68,41 @@ def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
         raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
 
 
+# what a DCP .metadata pickle may name: DCP's metadata classes, torch sizes, dtypes and layouts, paths
+_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
+_METADATA_GLOBALS = {("torch", "Size"), ("torch.serialization", "_get_layout"), ("collections", "OrderedDict"),
+                     ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("builtins", "set"), ("builtins", "frozenset")}
+
+
+class _MetadataUnpickler(pickle.Unpickler):
+    """DCP's .metadata is a pickle, which torch loads with ``pickle.load``: from a folder from anywhere that could run
+    any code. This one builds DCP's metadata classes and torch's sizes and dtypes, and refuses anything else."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _METADATA_GLOBALS or (module in _METADATA_MODULES and not name.startswith("__")):
+            found = super().find_class(module, name)
+            if isinstance(found, type) or (module, name) in _METADATA_GLOBALS:
+                return found
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds")
+
+
 def _reader(folder: Path) -> Any:
     from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.metadata import StorageMeta
 
     class Reader(FileSystemReader):
-        """The metadata read once, not at every one-key load."""
+        """The metadata read once (not at every one-key load), and only as DCP's own classes."""
 
         def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
             if not hasattr(self, "_metadata"):
-                self._metadata = super().read_metadata(*args, **kwargs)
+                with open(Path(self.path) / METADATA, "rb") as f:
+                    metadata = _MetadataUnpickler(f).load()
+                if getattr(metadata, "storage_meta", None) is None:
+                    metadata.storage_meta = StorageMeta()
+                metadata.storage_meta.load_id = self.load_id
+                self._metadata = metadata
             return self._metadata
 
     return Reader(str(folder))
@@ -110,7 +135,7 @@ class DcpReader:
             entries, paths = self.metadata.state_dict_metadata, self.metadata.planner_data
             if not isinstance(entries, dict) or not isinstance(paths, dict):
                 raise TypeError("no state_dict_metadata")
-        except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError, ImportError, IndexError) as e:
+        except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
             raise GrowthError(f"{self.folder / METADATA} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
         self.keys: dict[str, str] = {}  # model tensor name → flattened key

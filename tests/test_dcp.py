@@ -5,6 +5,7 @@ bridges to and from Hugging Face folders; bad DCP folders refused with one line.
 
 import json
 import os
+import pickle
 import shutil
 import socket
 import subprocess
@@ -142,6 +143,14 @@ def refused(result, words):
     return lines[0]
 
 
+class Hostile:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
 def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     src, _ = model_dcp(tmp_path / "ckpt")
     no_config = shutil.copytree(src, tmp_path / "no-config")
@@ -158,6 +167,10 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     not_dcp = shutil.copytree(src, tmp_path / "not-dcp")
     (not_dcp / ".metadata").write_bytes(b"not a pickle")
     refused(cli(not_dcp, "--out", tmp_path / "a"), "is not a torch distributed checkpoint's metadata")
+    hostile = shutil.copytree(src, tmp_path / "hostile")  # a .metadata is a pickle: torch's own reader would run this
+    (hostile / ".metadata").write_bytes(pickle.dumps(Hostile(tmp_path / "ran")))
+    refused(cli(hostile, "--out", tmp_path / "a"), "which DCP's metadata never holds")
+    assert not (tmp_path / "ran").exists()
     for broken in ("missing", "truncated"):
         folder = shutil.copytree(src, tmp_path / broken)
         shard = next(folder.glob("*.distcp"))
