@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, source_files
+from .checkpoint import TensorInfo, copy_files, inside, source_files
 from .errors import GrowthError, first_line
 
 METADATA = ".metadata"
@@ -137,6 +137,7 @@ class DcpReader:
                 raise TypeError("no state_dict_metadata")
         except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
             raise GrowthError(f"{self.folder / METADATA} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
+        self._check_files()
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
         self.keys: dict[str, str] = {}  # model tensor name → flattened key
         self.tensors: dict[str, TensorInfo] = {}
@@ -148,6 +149,16 @@ class DcpReader:
         if not self.tensors:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
+
+    def _check_files(self) -> None:
+        """Every storage file the metadata names is a plain file name whose file (links followed) lies in the folder:
+        a hostile .metadata must not make hfgrow read, and copy, a file from elsewhere."""
+        root = self.folder.resolve()
+        for name in {getattr(info, "relative_path", None) for info in (self.metadata.storage_data or {}).values()}:
+            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..") \
+                    or not inside(root, (self.folder / name).resolve()):
+                raise GrowthError(f"{self.folder / METADATA} names the storage file {name!r}, which is not a file of the "
+                                  f"checkpoint folder: refused")
 
     def get(self, name: str) -> torch.Tensor:
         return self.read_tensor(self.keys[name])

@@ -171,6 +171,14 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     (hostile / ".metadata").write_bytes(pickle.dumps(Hostile(tmp_path / "ran")))
     refused(cli(hostile, "--out", tmp_path / "a"), "which DCP's metadata never holds")
     assert not (tmp_path / "ran").exists()
+    escaping = shutil.copytree(src, tmp_path / "escaping")  # a storage file outside the folder, read and copied
+    for shard in escaping.glob("*.distcp"):
+        shutil.move(shard, tmp_path / shard.name)
+    metadata = dcp.FileSystemReader(str(src)).read_metadata()
+    for key, info in metadata.storage_data.items():
+        metadata.storage_data[key] = type(info)(f"../{info.relative_path}", info.offset, info.length)
+    (escaping / ".metadata").write_bytes(pickle.dumps(metadata))
+    refused(cli(escaping, "--out", tmp_path / "a"), "which is not a file of the checkpoint folder")
     for broken in ("missing", "truncated"):
         folder = shutil.copytree(src, tmp_path / broken)
         shard = next(folder.glob("*.distcp"))
