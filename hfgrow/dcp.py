@@ -326,7 +326,7 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
         entries[key] = ((MODEL_KEYS[0], tp.out.name), _meta(tp.out.shape, tp.out.dtype))
         makers[key] = lambda tp=tp: grow_one(reader.get(tp.source.name), tp, plan)
     _tied_copies(plan, reader, entries, makers)
-    grown, copied = 0, set()
+    grown, copied, moments = 0, set(), set()
     if isinstance(reader, DcpReader):
         duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
         check_optimizer(reader)
@@ -340,6 +340,7 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
                 entries[key] = (path, _meta(tp.out.shape, md.properties.dtype))
                 makers[key] = lambda key=key, tp=tp, p=moment_power(entry[1]): grow_moment(reader.read_tensor(key), p, tp, duals)
                 grown += 1
+                moments.add(entry[1])
                 continue
             tensor = reader.is_tensor(key)
             entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
@@ -347,7 +348,7 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
             copied.add(str(path[0]) if entry is None else f"{path[0]}.{path[1]}.*.{entry[1]}")
     write_dcp(entries, lambda key: makers[key](), folder)
     return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
-            "copied": sorted(copied)}
+            "moments": sorted(moments), "copied": sorted(copied)}
 
 
 def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], makers: dict[str, Callable[[], Any]]) -> None:
@@ -448,7 +449,7 @@ def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], 
         written = [METADATA, "*.distcp"]
         if info["optimizer_moments_grown"]:
             scales = tensor_scales(plan)
-            save_scales(folder, scales, optimizer="adam" if "momentum_buffer" not in str(info["copied"]) else "sgd",
+            save_scales(folder, scales, optimizer="sgd" if "momentum_buffer" in info["moments"] else "adam or adamw",
                         multipliers=False, symmetry=plan.options.symmetry,
                         exact=plan.options.symmetry == "none" and all(x.exact for x in scales.values()))
             written.append(SCALES_FILE)
