@@ -248,3 +248,47 @@ def test_other_families_grow_from_and_into_dcp(tmp_path, cls):
     assert set(hf) <= set(grown.tensors) and set(grown.tensors) == set(model.state_dict())
     for name in hf:
         assert torch.equal(hf[name], grown.get(name)), name
+
+
+def test_sgd_momentum_grows_and_one_step_is_the_growth_of_the_small_step(tmp_path):
+    """SGD with momentum, saved in one process with get_state_dict: the momentum buffers grow like the gradient and
+    one SGD step with hfgrow's multipliers on the grown model does what the small model's step did."""
+    import transformers
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    import hfgrow
+    from hfgrow.optim import load_scales
+
+    batch = torch.arange(18).reshape(2, 9) * 7 % 97
+
+    def step(model, opt):
+        model(input_ids=batch, labels=batch).loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    small = make_model("LlamaForCausalLM", attn_implementation="eager")
+    opt = torch.optim.SGD(small.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    for seed in range(2):
+        ids = torch.randint(0, 97, (2, 9), generator=torch.Generator().manual_seed(seed))
+        small(input_ids=ids, labels=ids).loss.backward()
+        opt.step()
+        opt.zero_grad()
+    src = save_dcp(tmp_path / "ckpt", dict(zip(("model", "optim"), get_state_dict(small, opt))), small.config)
+    result = cli(src, "--factor", "2", "--symmetry", "none", "--out", tmp_path / "big", "--no-verify")
+    assert result.exit_code == 0, result.output
+    before = outputs(small.eval())
+    step(small.train(), opt)
+    config = transformers.AutoConfig.from_pretrained(tmp_path / "big")
+    config._attn_implementation = "eager"
+    big = transformers.LlamaForCausalLM(config)
+    plain = torch.optim.SGD(big.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    state = dict(zip(("model", "optim"), get_state_dict(big, plain)))
+    dcp.load(state, checkpoint_id=str(tmp_path / "big"), no_dist=True)
+    set_state_dict(big, plain, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    groups = hfgrow.param_groups(big, 0.1, optimizer="sgd", weight_decay=0.1, scales=load_scales(tmp_path / "big"))
+    multiplied = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
+    for p, s in plain.state.items():
+        multiplied.state[p] = s
+    assert relative(outputs(big.eval()), before) < 1e-5
+    step(big.train(), multiplied)
+    assert relative(outputs(big.eval()) - before, outputs(small.eval()) - before) < 1e-4
