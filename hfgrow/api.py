@@ -14,7 +14,6 @@ import torch
 
 from . import hub, pipeline, sentence
 from .adapters import PeftAdapters
-from .checkpoint import CheckpointReader
 from .components import Component, Log
 from .dcp import open_reader
 from .errors import GrowthError
