@@ -14,8 +14,8 @@ import torch
 
 from . import hub, pipeline, sentence
 from .adapters import PeftAdapters
-from .checkpoint import CheckpointReader
 from .components import Component, Log
+from .dcp import open_reader
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
@@ -50,7 +50,7 @@ def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwar
     options = _options(options, {"verify": False, **kwargs})
     folder, hub_id = hub.resolve(src, options.revision)
     name = hub_id or str(src)
-    plan = make_plan(CheckpointReader(folder), options)
+    plan = make_plan(open_reader(folder), options)
     groups: dict[str, dict[str, Any]] = {}
     for tp in plan.tensors:
         g = groups.setdefault(tp.rule.pattern, {"rule": " × ".join(str(a) if a else "·" for a in tp.rule.axes) or "scalar",

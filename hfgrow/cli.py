@@ -167,6 +167,9 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
 @growth_options
 @click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
 @click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
+@click.option("--to", default=None, metavar="FORMATS",
+              help="The grown checkpoint's formats: hf (safetensors folder), dcp (torch distributed checkpoint) or dcp,hf "
+                   "[default: the source's].")
 @click.option("--overwrite", is_flag=True, help="Replace a --out that holds a checkpoint.")
 @click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
 @click.option("--adapter", "adapters", multiple=True, metavar="DIR",
@@ -198,6 +201,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     """
     from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .optim import grow_trainer_checkpoint
+    from .dcp import is_dcp
     from .report import continue_line, summary_lines
     from .training_state import detect
 
@@ -209,6 +213,9 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     def action() -> dict[str, Any]:
         if detect(src) is not None:
             return grow_trainer_checkpoint(src, out, options=options, multipliers=multipliers, log=log, progress=not quiet)
+        if multipliers and is_dcp(src):
+            raise GrowthError("--multipliers splits the optimizer's param groups, which a torch distributed checkpoint stores "
+                              "pickled and hfgrow copies without loading: grow without it (hfgrow.param_groups builds the groups)")
         if multipliers:
             raise GrowthError(f"--multipliers is for training checkpoints (a Trainer's checkpoint-N, an accelerate save_state "
                               f"folder), and {src} is not one")

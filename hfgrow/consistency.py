@@ -212,18 +212,29 @@ def tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: 
     """Stored copies of tied weights (a legacy .bin keeps lm_head next to the embedding): dropped,
     for transformers ties them again on load. Growing them separately could untie them (a reader and
     an embedding differ on extra units)."""
+    return list(tied_sources(reader, recipe, cls, cfg))
+
+
+def tie_map(names: Any, recipe: Recipe, cls: str | None, cfg: Any) -> dict[str, str]:
+    """The class's tied weights (lm_head.weight → the embedding) whose source is among ``names``, as named there."""
     import transformers
 
     if not getattr(cfg, "tie_word_embeddings", False):
-        return []
+        return {}
     tied = getattr(getattr(transformers, cls or recipe.classes[0], None), "_tied_weights_keys", None) or {}
     prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
-    dropped = []
+    found = {}
     for target, source in (tied.items() if isinstance(tied, dict) else ()):
-        names = [source] + [source[len(p) + 1:] for p in prefixes if p and source.startswith(p + ".")]
-        found = next((n for n in names if n in reader.tensors), None)
-        if target in reader.tensors and found and reader.tensors[target].shape == reader.tensors[found].shape \
-                and torch.equal(reader.get(target), reader.get(found)):
-            dropped.append(target)
-    return dropped
+        candidates = [source] + [source[len(p) + 1:] for p in prefixes if p and source.startswith(p + ".")]
+        name = next((n for n in candidates if n in names), None)
+        if name is not None:
+            found[target] = name
+    return found
+
+
+def tied_sources(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> dict[str, str]:
+    """Each stored copy of a tied weight, with the stored tensor it is tied to (their values equal)."""
+    return {target: source for target, source in tie_map(reader.tensors, recipe, cls, cfg).items()
+            if target in reader.tensors and reader.tensors[target].shape == reader.tensors[source].shape
+            and torch.equal(reader.get(target), reader.get(source))}
 

@@ -326,17 +326,27 @@ def _source_names(state_dict: Mapping[str, Any], small: torch.nn.Module, param_n
                       f"param_names=[[names of group 0], …] in the order the optimizer was given them")
 
 
+def moment_power(key: str) -> int:
+    """How an optimizer state entry grows: like the gradient (1: exp_avg, momentum_buffer) or its square (2)."""
+    return 2 if key in ("exp_avg_sq", "max_exp_avg_sq") else 1
+
+
+def grow_moment(value: torch.Tensor, power: int, tp: TensorPlan, duals: Mapping[int, Mapping[str, Expansion]]) -> torch.Tensor:
+    """One optimizer moment of the tensor ``tp`` grown like the gradient's ``power`` (``duals``: :func:`dual_maps` of
+    the plan's maps for powers 1 and 2)."""
+    grown = algebra.grow_tensor(value, tp.rule.axes, duals[power])
+    if tp.gain != 1.0:
+        grown = grown / tp.gain ** power
+    return grown.to(value.dtype)
+
+
 def _grow_entry(entry: Mapping[str, Any], tp: TensorPlan, duals: Mapping[int, Mapping[str, Expansion]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in entry.items():
         if key == "step" or not isinstance(value, torch.Tensor):
             out[key] = value.clone() if isinstance(value, torch.Tensor) else value
             continue
-        power = 2 if key in ("exp_avg_sq", "max_exp_avg_sq") else 1
-        grown = algebra.grow_tensor(value, tp.rule.axes, duals[power])
-        if tp.gain != 1.0:
-            grown = grown / tp.gain ** power
-        out[key] = grown.to(value.dtype)
+        out[key] = grow_moment(value, moment_power(key), tp, duals)
     return out
 
 

@@ -26,6 +26,7 @@ MAX_WIDTH = 2 ** 20
 SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
 VERIFY_MODES = ("auto", "full", "blockwise")
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
+FORMATS = ("hf", "dcp")  # a Hugging Face folder (safetensors), a torch distributed checkpoint
 DENSE_OUT = ("keep", "grow")  # sentence-transformers Dense modules: keep their output dimension, or grow it
 
 
@@ -72,6 +73,7 @@ class GrowthOptions:
     allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
     dtype: str | None = None  # output dtype of floating tensors; None keeps each tensor's own
     max_shard_size: str | int = "5GB"
+    to: tuple[str, ...] | str | None = None  # the grown checkpoint's formats, of FORMATS [default: the source's]
     overwrite: bool = False
     verify: bool = True
     device: str = "cpu"
@@ -154,6 +156,13 @@ class GrowthOptions:
                                      ("dense_out", self.dense_out, DENSE_OUT)):
             if value not in allowed:
                 raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
+        if isinstance(self.to, str):
+            self.to = tuple(f.strip() for f in self.to.split(","))
+        if self.to is not None:
+            self.to = tuple(dict.fromkeys(self.to))
+            wrong = [f for f in self.to if f not in FORMATS]
+            if wrong or not self.to:
+                raise GrowthError(f"--to takes {' or '.join(FORMATS)}, or both (dcp,hf), got {','.join(self.to)!r}")
 
     def _validate_hub(self) -> None:
         if self.push_to_hub is None:

@@ -18,13 +18,13 @@ from typing import Any, Iterator, Sequence
 from . import hub
 from .card import model_card
 from .checkpoint import CheckpointReader, format_size, sync_folder
+from .dcp import check_growth, formats_of, hf_views, open_reader, output_bytes, write_grown
 from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import write_report
-from .tensors import write_checkpoint
 from .version import __version__
 
 
@@ -37,15 +37,17 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     out = Path(os.path.abspath(out))
     start = time.perf_counter()
     folder, hub_id = _resolve(src, out, options, components)
-    reader = CheckpointReader(folder)
+    reader = open_reader(folder)  # a Hugging Face folder or a torch distributed checkpoint
+    formats = formats_of(reader, options)
+    check_growth(reader, formats, options)
     plan = make_plan(reader, options)
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
-    _check_disk(out, plan)
+    _check_disk(out, output_bytes(plan, reader, formats, options.verify))
     with OutputFolder(out, options.overwrite, log) as place, _write_errors(out):
-        entries, not_copied = _write(active, folder, place.tmp, plan, reader, progress)
+        entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
         grow_s = time.perf_counter() - start
-        verification = _verify(active, folder, place.tmp, plan, log, progress) if options.verify else None
+        verification = _verify(active, folder, place.tmp, plan, (reader, formats), log, progress) if options.verify else None
         source_name = hub_id or str(src)
         report = {
             "hfgrow": __version__,
@@ -101,9 +103,9 @@ def _log_plan(plan: GrowthPlan, log: Log) -> None:
         log(f"warning: not lossless: {why}")
 
 
-def _check_disk(out: Path, plan: GrowthPlan) -> None:
+def _check_disk(out: Path, needed: int) -> None:
     parent = next(p for p in out.parents if p.exists())
-    free, needed = shutil.disk_usage(parent).free, plan.summary()["output_bytes"]
+    free = shutil.disk_usage(parent).free
     if needed > free:
         raise GrowthError(f"the grown checkpoint needs {format_size(needed)} and {parent} has {format_size(free)} free")
 
@@ -122,27 +124,31 @@ def _write_errors(out: Path) -> Iterator[None]:
 
 
 def _write(components: Sequence[Component], src: Path, folder: Path, plan: GrowthPlan, reader: CheckpointReader,
-           progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
+           formats: tuple[str, ...], progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
     """The components' files, then the weights, into ``folder``; returns the components' report entries and the
     source files left behind (those a component writes aside)."""
     entries: dict[str, Any] = {}
     for c in components:  # the small parts first: their problems show before the long part
         entries.update(c.write(src, folder, plan))
-    not_copied = write_checkpoint(plan, reader, folder, progress)
+    grown, not_copied = write_grown(plan, reader, folder, formats, progress)
+    entries.update(grown)
     owned = {Path(f).parts[0] for f in owned_files(list(components), src)}
     return entries, {k: v for k, v in not_copied.items() if k.rstrip("/") not in owned}
 
 
-def _verify(components: Sequence[Component], src: Path, folder: Path, plan: GrowthPlan, log: Log, progress: bool) -> dict[str, Any]:
-    """Forward passes of both models, then each component's own comparison."""
+def _verify(components: Sequence[Component], src: Path, folder: Path, plan: GrowthPlan, source: tuple[Any, tuple[str, ...]],
+            log: Log, progress: bool) -> dict[str, Any]:
+    """Forward passes of both models (through Hugging Face views of them where either is not such a folder: ``source``
+    is the reader and the output formats), then each component's own comparison."""
     from .verification import verify_pair  # imports transformers: only when asked for
 
     o = plan.options
     log("verifying: forward passes of both models")
     try:
-        verification = verify_pair(src, folder, maps=plan.maps, recipe=plan.recipe, device=o.device, mode=o.verify_mode,
-                                   tolerance=o.tolerance, text_file=o.text_file, seed=o.seed,
-                                   storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
+        with hf_views(src, folder, source[0], plan, source[1]) as (small, big):
+            verification = verify_pair(small, big, maps=plan.maps, recipe=plan.recipe, device=o.device, mode=o.verify_mode,
+                                       tolerance=o.tolerance, text_file=o.text_file, seed=o.seed,
+                                       storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
     except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
         log(f"verification could not run: {e}")
         verification = {"passed": False, "error": str(e), "device": o.device}

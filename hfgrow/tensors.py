@@ -85,6 +85,12 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
     bar.close()
     if len(plan.shards) > 1:
         write_index(folder, plan.shards)
+    return write_config_and_files(plan, reader, folder)
+
+
+def write_config_and_files(plan: GrowthPlan, reader: CheckpointReader, folder: Path) -> dict[str, str]:
+    """The grown config.json and the source's checkpoint files (tokenizer, …) into ``folder``; returns the source
+    files left behind, with the reason."""
     (folder / "config.json").write_text(json.dumps(plan.config, indent=2, sort_keys=True) + "\n")
     copied, left = reader.extra_files()
     copy_files(copied, folder)

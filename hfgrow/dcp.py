@@ -1,0 +1,481 @@
+"""torch distributed checkpoints (DCP): a folder of ``.distcp`` files and a ``.metadata`` file, as ``dcp.save`` writes
+it (plain FSDP2 with ``get_state_dict``; an accelerate FSDP save_state folder is refused, torchtitan's layout not read).
+
+* :class:`DcpReader` reads the model's tensors one at a time without a process group (the metadata names every key
+  and its size; ``dcp.load`` of a one-key state dict with ``no_dist=True`` reads one, whatever the ranks that wrote
+  it): the reader interface of :class:`~hfgrow.checkpoint.CheckpointReader`, so the one plan and the one pipeline
+  grow it. The architecture comes from a ``config.json`` saved beside the shards.
+* :func:`write_dcp` writes the grown checkpoint: every key of the source, in the same nesting, each produced when
+  DCP's writer asks for it (a save planner that resolves items lazily), one storage file per item so that DCP's
+  writer holds one tensor at a time, and one ``.metadata``. Model tensors grow by their plan; the optimizer's moments
+  (``optim``/``optimizer`` → ``state`` → FQN → ``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``, ``momentum_buffer``)
+  grow as :mod:`hfgrow.optimizer_state` grows them for Trainer checkpoints; ``step``, the param groups and every other
+  entry (scheduler, data loader, RNG, a user's own) are copied as they were stored, bytes never unpickled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import pickle
+import re
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+
+from .checkpoint import TensorInfo, copy_files, inside, source_files
+from .errors import GrowthError, first_line
+
+METADATA = ".metadata"
+MODEL_KEYS = ("model",)  # the top-level key the model's state dict is saved under
+OPTIMIZER_KEYS = ("optim", "optimizer")
+MOMENTS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer"})  # grown like the gradient or its square
+KEPT_STATE = {"step"}
+
+
+def is_dcp(folder: str | os.PathLike) -> bool:
+    return (Path(folder) / METADATA).is_file()
+
+
+def _inner(e: BaseException) -> BaseException:
+    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised."""
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    while isinstance(e, CheckpointException) and e.failures:
+        e = next(iter(e.failures.values()))[0]
+    return e
+
+
+@contextlib.contextmanager
+def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
+    """DCP's own exceptions (BaseExceptions, which no ``except Exception`` catches) as what they wrap: a GrowthError or
+    an interrupt (and, ``writing``, an OSError: a full disk) as they were raised, anything else a GrowthError that says
+    ``what`` failed."""
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    try:
+        yield
+    except CheckpointException as e:
+        inner = _inner(e)
+        if isinstance(inner, (GrowthError, KeyboardInterrupt, MemoryError)) or (writing and isinstance(inner, OSError)):
+            raise inner from None
+        raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
+
+
+# what a DCP .metadata pickle may name: DCP's metadata classes, torch sizes, dtypes and layouts, paths
+_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
+_METADATA_GLOBALS = {("torch", "Size"), ("torch.serialization", "_get_layout"), ("collections", "OrderedDict"),
+                     ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("builtins", "set"), ("builtins", "frozenset")}
+
+
+class _MetadataUnpickler(pickle.Unpickler):
+    """DCP's .metadata is a pickle, which torch loads with ``pickle.load``: from a folder from anywhere that could run
+    any code. This one builds DCP's metadata classes and torch's sizes and dtypes, and refuses anything else."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _METADATA_GLOBALS or (module in _METADATA_MODULES and not name.startswith("__")):
+            found = super().find_class(module, name)
+            if isinstance(found, type) or (module, name) in _METADATA_GLOBALS:
+                return found
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds")
+
+
+def _reader(folder: Path) -> Any:
+    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.metadata import StorageMeta
+
+    class Reader(FileSystemReader):
+        """The metadata read once (not at every one-key load), and only as DCP's own classes."""
+
+        def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
+            if not hasattr(self, "_metadata"):
+                with open(Path(self.path) / METADATA, "rb") as f:
+                    metadata = _MetadataUnpickler(f).load()
+                if getattr(metadata, "storage_meta", None) is None:
+                    metadata.storage_meta = StorageMeta()
+                metadata.storage_meta.load_id = self.load_id
+                self._metadata = metadata
+            return self._metadata
+
+    return Reader(str(folder))
+
+
+def _raw_bytes_planner() -> Any:
+    from torch.distributed.checkpoint import DefaultLoadPlanner
+
+    class RawBytes(DefaultLoadPlanner):
+        """Keeps a non-tensor entry as the bytes it was stored as: nothing is unpickled."""
+
+        def __init__(self) -> None:
+            super().__init__(flatten_state_dict=False, flatten_sharded_tensors=False)
+            self.raw: dict[str, bytes] = {}
+
+        def load_bytes(self, read_item: Any, value: io.BytesIO) -> None:
+            self.raw[read_item.dest_index.fqn] = value.getvalue()
+
+    return RawBytes()
+
+
+class DcpReader:
+    """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self._storage = _reader(self.folder)
+        try:
+            self.metadata = self._storage.read_metadata()
+            entries, paths = self.metadata.state_dict_metadata, self.metadata.planner_data
+            if not isinstance(entries, dict) or not isinstance(paths, dict):
+                raise TypeError("no state_dict_metadata")
+        except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
+            raise GrowthError(f"{self.folder / METADATA} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
+        self._check_files()
+        self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
+        self.keys: dict[str, str] = {}  # model tensor name → flattened key
+        self.tensors: dict[str, TensorInfo] = {}
+        for key, md in entries.items():
+            path = self.paths[key]
+            if len(path) == 2 and path[0] in MODEL_KEYS and hasattr(md, "chunks"):
+                self.keys[path[1]] = key
+                self.tensors[path[1]] = TensorInfo(path[1], tuple(md.size), md.properties.dtype, METADATA)
+        if not self.tensors:
+            raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
+                              f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
+
+    def _check_files(self) -> None:
+        """Every storage file the metadata names is a plain file name whose file (links followed) lies in the folder:
+        a hostile .metadata must not make hfgrow read, and copy, a file from elsewhere."""
+        root = self.folder.resolve()
+        for name in {getattr(info, "relative_path", None) for info in (self.metadata.storage_data or {}).values()}:
+            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..") \
+                    or not inside(root, (self.folder / name).resolve()):
+                raise GrowthError(f"{self.folder / METADATA} names the storage file {name!r}, which is not a file of the "
+                                  f"checkpoint folder: refused")
+
+    def get(self, name: str) -> torch.Tensor:
+        return self.read_tensor(self.keys[name])
+
+    def read_tensor(self, key: str) -> torch.Tensor:
+        """One entry of the checkpoint, whole, whatever the ranks that wrote its shards."""
+        import torch.distributed.checkpoint as dcp
+
+        md = self.metadata.state_dict_metadata[key]
+        state = {key: torch.empty(tuple(md.size), dtype=md.properties.dtype)}
+        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            dcp.load(state, storage_reader=self._storage, no_dist=True)
+        return state[key]
+
+    def read_bytes(self, key: str) -> bytes:
+        """A non-tensor entry as stored (pickled by DCP): copied, never loaded."""
+        import torch.distributed.checkpoint as dcp
+
+        planner = _raw_bytes_planner()
+        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            dcp.load({key: b""}, storage_reader=self._storage, planner=planner, no_dist=True)
+        return planner.raw[key]
+
+    def is_tensor(self, key: str) -> bool:
+        return hasattr(self.metadata.state_dict_metadata[key], "chunks")
+
+    def config(self) -> dict:
+        path = self.folder / "config.json"
+        if not path.is_file():
+            raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
+                              f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
+        try:
+            config = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
+        if not isinstance(config, dict):
+            raise GrowthError("config.json should hold a JSON object")
+        if not config.get("architectures"):  # config.save_pretrained alone leaves it out: the class cannot be told
+            raise GrowthError(f"{path} names no model class: set model.config.architectures = [type(model).__name__] "
+                              f"before model.config.save_pretrained('{self.folder}')")
+        archs = config["architectures"]
+        if isinstance(archs, list):  # fully_shard renames the class it wraps: FSDPLlamaForCausalLM is LlamaForCausalLM
+            config["architectures"] = [a[4:] if isinstance(a, str) and re.fullmatch(r"FSDP[A-Z]\w*", a) else a for a in archs]
+        return config
+
+    def transformers_config(self) -> Any:
+        import transformers
+
+        self.config()
+        try:
+            return transformers.AutoConfig.from_pretrained(self.folder)
+        except Exception as e:  # noqa: BLE001
+            raise GrowthError(f"transformers cannot read config.json: {' '.join(str(e).split())[:300]}") from None
+
+    def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
+        copied, left = source_files(self.folder)
+        rewritten = {METADATA, *(n for n in left if n.endswith(".distcp"))}
+        return copied, {n: why for n, why in left.items() if n not in rewritten}
+
+
+# --- the optimizer state --------------------------------------------------------------------------
+
+
+def optimizer_entry(path: tuple) -> tuple[str, str] | None:
+    """(parameter FQN, state key) of an optimizer state entry saved with ``get_state_dict``; None for anything else."""
+    if len(path) == 4 and path[0] in OPTIMIZER_KEYS and path[1] == "state":
+        if not isinstance(path[2], str) or path[2].isdigit():  # an int key, stored as its text
+            raise GrowthError(f"the optimizer state is keyed by parameter index ({path[2]!r}), not by name: save it with "
+                              f"torch.distributed.checkpoint.state_dict.get_state_dict(model, optimizer)")
+        return path[2], str(path[3])
+    return None
+
+
+def check_optimizer(reader: DcpReader) -> list[str]:
+    """The optimizer state's entries, checked: every one belongs to a model tensor, every key is one hfgrow grows."""
+    found = []
+    for key, path in reader.paths.items():
+        entry = optimizer_entry(path)
+        if entry is None:
+            continue
+        fqn, what = entry
+        if fqn not in reader.tensors:
+            raise GrowthError(f"the optimizer state names '{fqn}', which is not a tensor of the model")
+        if what not in MOMENTS and what not in KEPT_STATE:
+            raise GrowthError(f"unsupported optimizer state '{what}' of '{fqn}': hfgrow grows torch's AdamW, Adam and SGD "
+                              f"({', '.join(sorted({*MOMENTS, *KEPT_STATE}))})")
+        found.append(key)
+    return found
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def _nest(paths: dict[str, tuple], leaf: Callable[[str], Any]) -> dict[str, Any]:
+    """The state dict with the source's nesting (dicts and lists), each leaf ``leaf(key)``."""
+    root: dict[Any, Any] = {}
+    for key, path in paths.items():
+        node: Any = root
+        for part, nxt in zip(path[:-1], path[1:]):
+            empty: Any = [] if isinstance(nxt, int) else {}
+            if isinstance(node, list):
+                node.extend([None] * (part + 1 - len(node)))
+                node[part] = empty if node[part] is None else node[part]
+            else:
+                node.setdefault(part, empty)
+            node = node[part]
+        if isinstance(node, list):
+            node.extend([None] * (path[-1] + 1 - len(node)))
+        node[path[-1]] = leaf(key)
+    return root
+
+
+def _lazy_planner(produce: Callable[[str], Any]) -> Any:
+    from torch.distributed.checkpoint import DefaultSavePlanner
+    from torch.distributed.checkpoint.planner import WriteItemType
+
+    class Lazy(DefaultSavePlanner):
+        """Each item made when the storage writer asks for it: the state dict holds meta tensors and raw bytes."""
+
+        def resolve_data(self, write_item: Any) -> Any:
+            fqn = write_item.index.fqn
+            if write_item.type == WriteItemType.BYTE_IO:
+                return io.BytesIO(produce(fqn))
+            return produce(fqn)
+
+    return Lazy()
+
+
+def write_dcp(entries: dict[str, tuple[tuple, Any]], produce: Callable[[str], Any], folder: Path) -> None:
+    """A DCP checkpoint in ``folder``: ``entries`` (flattened key → (path, a meta tensor or None for bytes)), each
+    value made by ``produce(key)`` (a tensor, or the stored bytes) when it is written; one file per item."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint import FileSystemWriter
+
+    paths = {k: p for k, (p, _) in entries.items()}
+    state = _nest(paths, lambda k: entries[k][1] if entries[k][1] is not None else b"")
+    writer = FileSystemWriter(str(folder), single_file_per_rank=False, thread_count=1, sync_files=True)
+    with _unwrapped(f"cannot write the torch distributed checkpoint in {folder}", writing=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "assuming the intent is to save in a single process": it is
+        dcp.save(state, storage_writer=writer, planner=_lazy_planner(produce), no_dist=True)
+
+
+# --- a growth into DCP ----------------------------------------------------------------------------
+
+
+def _meta(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
+    """The grown model (and, from a DCP source, its optimizer state grown and every other entry copied) as a DCP
+    checkpoint in ``folder``, the model under the key 'model'; returns the report's entry."""
+    from .optimizer_state import dual_maps, grow_moment, moment_power
+    from .tensors import grow_one
+
+    by_name = plan.tensors_by_name()
+    entries: dict[str, tuple[tuple, Any]] = {}
+    makers: dict[str, Callable[[], Any]] = {}
+    for tp in plan.tensors:
+        key = f"{MODEL_KEYS[0]}.{tp.out.name}"
+        entries[key] = ((MODEL_KEYS[0], tp.out.name), _meta(tp.out.shape, tp.out.dtype))
+        makers[key] = lambda tp=tp: grow_one(reader.get(tp.source.name), tp, plan)
+    _tied_copies(plan, reader, entries, makers)
+    grown, copied, moments = 0, set(), set()
+    if isinstance(reader, DcpReader):
+        duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
+        check_optimizer(reader)
+        for key, path in reader.paths.items():
+            if reader.keys.get(path[-1]) == key:
+                continue  # a model tensor: grown above
+            entry = optimizer_entry(path)
+            md = reader.metadata.state_dict_metadata[key]
+            if entry is not None and entry[1] in MOMENTS:
+                tp = by_name[entry[0]]
+                entries[key] = (path, _meta(tp.out.shape, md.properties.dtype))
+                makers[key] = lambda key=key, tp=tp, p=moment_power(entry[1]): grow_moment(reader.read_tensor(key), p, tp, duals)
+                grown += 1
+                moments.add(entry[1])
+                continue
+            tensor = reader.is_tensor(key)
+            entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
+            makers[key] = (lambda key=key: reader.read_tensor(key)) if tensor else (lambda key=key: reader.read_bytes(key))
+            copied.add(str(path[0]) if entry is None else f"{path[0]}.{path[1]}.*.{entry[1]}")
+    write_dcp(entries, lambda key: makers[key](), folder)
+    return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
+            "moments": sorted(moments), "copied": sorted(copied)}
+
+
+def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], makers: dict[str, Callable[[], Any]]) -> None:
+    """A tied weight's copy (lm_head.weight beside the embedding), which the plan leaves out (a safetensors folder does
+    not store it; transformers ties it again on load): a model's state dict, which DCP loads into, holds both, so the
+    copy is written as the grown tensor it is tied to."""
+    from .consistency import tie_map
+
+    by_out = {tp.out.name: tp for tp in plan.tensors}
+    for target, source in tie_map(by_out, plan.recipe, plan.model_class, reader.transformers_config()).items():
+        key = f"{MODEL_KEYS[0]}.{target}"
+        if key in entries:
+            continue
+        tp = by_out[source]
+        entries[key] = ((MODEL_KEYS[0], target), _meta(tp.out.shape, tp.out.dtype))
+        makers[key] = makers[f"{MODEL_KEYS[0]}.{tp.out.name}"]
+
+
+def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:
+    """The model's tensors of ``reader`` as a Hugging Face folder (config.json, one safetensors file), streamed."""
+    from .checkpoint import OutTensor, SafetensorsStreamWriter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = [OutTensor(i.name, i.shape, i.dtype) for i in reader.tensors.values()]
+    with SafetensorsStreamWriter(folder / "model.safetensors", tensors) as writer:
+        for t in tensors:
+            writer.write(t.name, reader.get(t.name))
+    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return folder
+
+
+# --- the pipeline's view of formats ---------------------------------------------------------------
+
+VIEWS = ".hfgrow-views"  # Hugging Face views of both models for the verification, removed before publishing
+
+
+def open_reader(folder: Path) -> Any:
+    """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's."""
+    from .checkpoint import CheckpointReader
+
+    inner = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
+    if inner and not is_dcp(folder):  # accelerate's save_state with FSDP's sharded state dict
+        raise GrowthError(f"{folder} is an accelerate FSDP save_state folder, whose model ({inner[0]}/) and optimizer "
+                          f"(optimizer_0/) are two DCP checkpoints that hfgrow does not pair: grow {inner[0]}/ alone (the "
+                          f"model, with config.json in it) and start the optimizer afresh, or save with dcp.save "
+                          f"({{'model': ..., 'optim': ...}}) in one folder")
+    return DcpReader(folder) if is_dcp(folder) else CheckpointReader(folder)
+
+
+def formats_of(reader: Any, options: Any) -> tuple[str, ...]:
+    """The grown checkpoint's formats: ``--to``, else the source's."""
+    return tuple(options.to) if options.to else (("dcp",) if isinstance(reader, DcpReader) else ("hf",))
+
+
+def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
+    """What a growth into or from DCP refuses, before anything is written."""
+    if "dcp" in formats and options.push_to_hub:
+        raise GrowthError("a torch distributed checkpoint is not pushed to the Hub: push a Hugging Face folder (--to hf)")
+    optimizer = check_optimizer(reader) if isinstance(reader, DcpReader) else []
+    if optimizer and options.layers and "dcp" in formats:
+        raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
+                          "optimizer state): drop --layers, or grow its model alone (--to hf)")
+
+
+def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool) -> int:
+    """What the growth writes beside --out: the grown model in each format, a DCP source's optimizer moments grown and
+    other tensors copied, and the Hugging Face views the verification needs (removed afterwards)."""
+    model = plan.summary()["output_bytes"]
+    total = model * len(formats)
+    dcp_source = isinstance(reader, DcpReader)
+    if dcp_source and "dcp" in formats:
+        by_name, entries = plan.tensors_by_name(), reader.metadata.state_dict_metadata
+        for key, path in reader.paths.items():
+            md, entry = entries[key], optimizer_entry(path)
+            if not hasattr(md, "chunks") or reader.keys.get(path[-1]) == key:
+                continue  # bytes (small) or a model tensor (counted above)
+            grown = entry is not None and entry[1] in MOMENTS
+            numel = math.prod(by_name[entry[0]].out.shape) if grown else math.prod(md.size)
+            total += numel * md.properties.dtype.itemsize
+    if verify:  # the views: the small model's from a DCP source, the grown one's without an hf format
+        total += (sum(i.numel * i.dtype.itemsize for i in reader.tensors.values()) if dcp_source else 0) + (0 if "hf" in formats else model)
+    return total
+
+
+def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    """The grown checkpoint in each of ``formats`` into ``folder``: the report's entries and the source files left behind."""
+    from .optimizer_state import SCALES_FILE, save_scales, tensor_scales
+    from .tensors import write_checkpoint, write_config_and_files
+
+    entries: dict[str, Any] = {}
+    left: dict[str, str] = {}
+    if "hf" in formats:
+        left = write_checkpoint(plan, reader, folder, progress)
+    if "dcp" in formats:
+        info = grow_into_dcp(plan, reader, folder)
+        if "hf" not in formats:
+            left = write_config_and_files(plan, reader, folder)
+        written = [METADATA, "*.distcp"]
+        if info["optimizer_moments_grown"]:
+            scales = tensor_scales(plan)
+            save_scales(folder, scales, optimizer="sgd" if "momentum_buffer" in info["moments"] else "adam or adamw",
+                        multipliers=False, symmetry=plan.options.symmetry,
+                        exact=plan.options.symmetry == "none" and all(x.exact for x in scales.values()))
+            written.append(SCALES_FILE)
+        entries["training_state"] = {"format": info["format"], "written": written, "copied": info["copied"],
+                                     "grown": [f"{info['model_tensors']} model tensors",
+                                               f"{info['optimizer_moments_grown']} optimizer moments"]}
+    elif isinstance(reader, DcpReader):
+        left = {**left, "optimizer and training state": "--to hf writes the model alone (--to dcp,hf keeps them)"}
+    return entries, left
+
+
+@contextlib.contextmanager
+def hf_views(src: Path, folder: Path, reader: Any, plan: Any, formats: tuple[str, ...]) -> Iterator[tuple[Path, Path]]:
+    """Hugging Face folders of the small and the grown model, for the verification: the checkpoints themselves where
+    they are such folders, else views written (streamed) into ``folder``/.hfgrow-views and removed afterwards."""
+    dcp_source = isinstance(reader, DcpReader)
+    if not dcp_source and "hf" in formats:
+        yield src, folder
+        return
+    views = folder / VIEWS
+    try:
+        small = src
+        if dcp_source:
+            small = write_hf_view(reader, reader.config(), views / "small")
+            copy_files(reader.extra_files()[0], small)  # the tokenizer, if any
+        big = folder if "hf" in formats else write_hf_view(DcpReader(folder), plan.config, views / "big")
+        yield small, big
+    finally:
+        shutil.rmtree(views, ignore_errors=True)

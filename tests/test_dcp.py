@@ -1,0 +1,294 @@
+"""torch distributed checkpoints (DCP) through the CLI: a plain-torch FSDP2 run on 2 ranks (gloo, CPU) saves model and
+AdamW state with dcp.save, hfgrow grows the checkpoint, and the grown one resumes on 2 (and 4) ranks with the small
+model's outputs and, with hfgrow's multipliers, one AdamW step that is the growth of the small model's step; the
+bridges to and from Hugging Face folders; bad DCP folders refused with one line."""
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed.checkpoint as dcp
+from click.testing import CliRunner
+
+from hfgrow.cli import main
+from hfgrow.testing import build_model, load, make_model
+
+WORKER = Path(__file__).with_name("dcp_worker.py")
+pytestmark = pytest.mark.filterwarnings("ignore:torch.distributed is disabled")  # dcp.save/load in one process: meant
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def torchrun(ranks, *args):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+    # --standalone: a rendezvous on a free local port (tests may run side by side)
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(ranks),
+                          str(WORKER), *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def relative(a, b):
+    return float((a - b).abs().max() / b.abs().max())
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(tmp_path_factory):
+    """A DCP checkpoint of a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks, grown ×2 with plain copies."""
+    tmp = tmp_path_factory.mktemp("dcp")
+    results = tmp / "results"
+    results.mkdir()
+    torchrun(2, "save", tmp / "ckpt", results)
+    result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
+    assert result.exit_code == 0, result.output
+    return tmp, results, result
+
+
+def check_resumed(results, ranks):
+    small, small_step = torch.load(results / "small.pt"), torch.load(results / "small_step.pt")
+    grown, grown_step = torch.load(results / f"big_{ranks}.pt"), torch.load(results / f"big_step_{ranks}.pt")
+    assert relative(grown, small) < 1e-5  # the grown model's first forward is the small model's
+    # one AdamW step with hfgrow's multipliers does to the function what the small model's step did
+    assert relative(grown_step - small, small_step - small) < 1e-4
+    resumed = json.loads((results / f"resume_{ranks}.json").read_text())
+    assert resumed["kept"] == {"step": 3, "loader": {"epoch": 1, "seen": [4, 5]}, "rng": [0, 1, 2, 3, 4]}
+    assert all(torch.isfinite(torch.tensor(resumed["losses"])))
+
+
+def test_fsdp2_checkpoint_grows_and_resumes_on_2_ranks(fsdp_run):
+    tmp, results, result = fsdp_run
+    assert result.stdout.strip().endswith("PASS")
+    assert "torch distributed checkpoint: grew 21 model tensors, 42 optimizer moments" in result.output
+    report = json.loads((tmp / "big" / "growth_report.json").read_text())
+    assert report["verification"]["passed"] and report["verification"]["max_rel"] < 1e-5
+    assert not (tmp / "big" / ".hfgrow-views").exists() and not list((tmp / "big").glob("*.safetensors"))
+    torchrun(2, "resume", tmp / "big", results)
+    check_resumed(results, 2)
+
+
+@pytest.mark.exhaustive
+def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run):
+    tmp, results, _ = fsdp_run
+    torchrun(4, "resume", tmp / "big", results)
+    check_resumed(results, 4)
+
+
+# --- single-process checkpoints: the bridges and the refusals -----------------------------------------
+
+
+def save_dcp(folder, state, config=None):
+    dcp.save(state, checkpoint_id=str(folder), no_dist=True)
+    if config is not None:
+        config.architectures = ["LlamaForCausalLM"]
+        config.save_pretrained(folder)
+    return folder
+
+
+def model_dcp(folder):
+    model = make_model("LlamaForCausalLM")
+    return save_dcp(folder, {"model": model.state_dict()}, model.config), model
+
+
+def loaded_dcp(folder, model_cls="LlamaForCausalLM"):
+    """The model of a grown DCP folder, loaded as a user would (its config.json, dcp.load into its state dict)."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    config._attn_implementation = "eager"
+    model = getattr(transformers, model_cls)(config)
+    state = {"model": model.state_dict()}
+    dcp.load(state, checkpoint_id=str(folder), no_dist=True)
+    model.load_state_dict(state["model"])
+    return model.eval()
+
+
+def outputs(model):
+    with torch.no_grad():
+        return model(input_ids=torch.arange(18).reshape(2, 9) * 5 % 97).logits
+
+
+def test_dcp_grows_into_dcp_and_hf_together(tmp_path):
+    src, small = model_dcp(tmp_path / "ckpt")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp,hf")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "big" / ".metadata").is_file() and (tmp_path / "big" / "model.safetensors").is_file()
+    small.config._attn_implementation = "eager"
+    expected = outputs(small.eval())
+    assert relative(outputs(load(tmp_path / "big")), expected) < 1e-5
+    assert relative(outputs(loaded_dcp(tmp_path / "big")), expected) < 1e-5
+
+
+def test_hf_folder_grows_into_dcp(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp")
+    assert result.exit_code == 0, result.output
+    assert not list((tmp_path / "big").glob("*.safetensors")) and (tmp_path / "big" / "config.json").is_file()
+    assert relative(outputs(loaded_dcp(tmp_path / "big")), outputs(load(src))) < 1e-5
+
+
+def refused(result, words):
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], result.output
+    return lines[0]
+
+
+class Hostile:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
+    src, _ = model_dcp(tmp_path / "ckpt")
+    no_config = shutil.copytree(src, tmp_path / "no-config")
+    (no_config / "config.json").unlink()
+    refused(cli(no_config, "--out", tmp_path / "a"), "model.config.save_pretrained")
+    no_class = shutil.copytree(src, tmp_path / "no-class")
+    config = json.loads((no_class / "config.json").read_text())
+    del config["architectures"]
+    (no_class / "config.json").write_text(json.dumps(config))
+    refused(cli(no_class, "--out", tmp_path / "a"), "config.architectures")
+    no_model = save_dcp(tmp_path / "no-model", {"weights": {"w": torch.ones(3)}})
+    shutil.copy(src / "config.json", no_model)
+    refused(cli(no_model, "--out", tmp_path / "a"), "without model tensors")
+    not_dcp = shutil.copytree(src, tmp_path / "not-dcp")
+    (not_dcp / ".metadata").write_bytes(b"not a pickle")
+    refused(cli(not_dcp, "--out", tmp_path / "a"), "is not a torch distributed checkpoint's metadata")
+    hostile = shutil.copytree(src, tmp_path / "hostile")  # a .metadata is a pickle: torch's own reader would run this
+    (hostile / ".metadata").write_bytes(pickle.dumps(Hostile(tmp_path / "ran")))
+    refused(cli(hostile, "--out", tmp_path / "a"), "which DCP's metadata never holds")
+    assert not (tmp_path / "ran").exists()
+    escaping = shutil.copytree(src, tmp_path / "escaping")  # a storage file outside the folder, read and copied
+    for shard in escaping.glob("*.distcp"):
+        shutil.move(shard, tmp_path / shard.name)
+    metadata = dcp.FileSystemReader(str(src)).read_metadata()
+    for key, info in metadata.storage_data.items():
+        metadata.storage_data[key] = type(info)(f"../{info.relative_path}", info.offset, info.length)
+    (escaping / ".metadata").write_bytes(pickle.dumps(metadata))
+    refused(cli(escaping, "--out", tmp_path / "a"), "which is not a file of the checkpoint folder")
+    for broken in ("missing", "truncated"):
+        folder = shutil.copytree(src, tmp_path / broken)
+        shard = next(folder.glob("*.distcp"))
+        shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
+        refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
+    accelerate = tmp_path / "accelerate"  # what accelerate's save_state writes with FSDP's sharded state dict
+    save_dcp(accelerate / "pytorch_model_fsdp_0", {"model": make_model("LlamaForCausalLM").state_dict()})
+    save_dcp(accelerate / "optimizer_0", {"optimizer": {"state": {}, "param_groups": [{"lr": 0.1}]}})
+    refused(cli(accelerate, "--out", tmp_path / "a"), "two DCP checkpoints that hfgrow does not pair")
+    refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
+    refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
+    refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
+    assert not (tmp_path / "a").exists()
+
+
+def test_optimizer_state_refusals(tmp_path):
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    model = make_model("LlamaForCausalLM")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(input_ids=torch.arange(9)[None], labels=torch.arange(9)[None]).loss.backward()
+    opt.step()
+    model_sd, optim_sd = get_state_dict(model, opt)
+    src = save_dcp(tmp_path / "ckpt", {"model": model_sd, "optim": optim_sd}, model.config)
+    refused(cli(src, "--out", tmp_path / "a", "--layers", "3"), "grows only wider")
+    by_index = save_dcp(tmp_path / "by-index", {"model": model.state_dict(), "optim": opt.state_dict()}, model.config)
+    refused(cli(by_index, "--out", tmp_path / "a"), "keyed by parameter index")
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("source", ["dcp", "hf"])
+def test_tied_embeddings_are_stored_under_both_names(tmp_path, source):
+    """A tied model's state dict holds lm_head.weight beside the embedding: the grown DCP checkpoint holds both (the
+    grown embedding), so dcp.load of the grown model's state dict finds every key."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+
+    model = make_model("LlamaForCausalLM", tie_word_embeddings=True)
+    if source == "dcp":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        model(input_ids=torch.arange(9)[None], labels=torch.arange(9)[None]).loss.backward()
+        opt.step()
+        src = save_dcp(tmp_path / "ckpt", dict(zip(("model", "optim"), get_state_dict(model, opt))), model.config)
+    else:
+        model.save_pretrained(src := tmp_path / "ckpt")
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp")
+    assert result.exit_code == 0, result.output
+    grown = loaded_dcp(tmp_path / "big")
+    assert grown.lm_head.weight is grown.model.embed_tokens.weight
+    model.config._attn_implementation = "eager"
+    assert relative(outputs(grown), outputs(model.eval())) < 1e-5
+
+
+@pytest.mark.parametrize("cls", ["GPT2LMHeadModel", "T5ForConditionalGeneration",
+                                 pytest.param("BertForMaskedLM", marks=pytest.mark.exhaustive),
+                                 pytest.param("Qwen3ForCausalLM", marks=pytest.mark.exhaustive)])
+def test_other_families_grow_from_and_into_dcp(tmp_path, cls):
+    """The plan and recipes are the safetensors path's: a DCP checkpoint of each family grows, verified, and its grown
+    model tensors are those of the Hugging Face folder written beside them (tied copies included)."""
+    from safetensors.torch import load_file
+
+    from hfgrow.dcp import DcpReader
+
+    model = make_model(cls)
+    src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict()})
+    model.config.architectures = [cls]
+    model.config.save_pretrained(src)
+    result = cli(src, "--out", tmp_path / "big", "--to", "dcp,hf")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
+    hf, grown = load_file(tmp_path / "big" / "model.safetensors"), DcpReader(tmp_path / "big")
+    assert set(hf) <= set(grown.tensors) and set(grown.tensors) == set(model.state_dict())
+    for name in hf:
+        assert torch.equal(hf[name], grown.get(name)), name
+
+
+def test_sgd_momentum_grows_and_one_step_is_the_growth_of_the_small_step(tmp_path):
+    """SGD with momentum, saved in one process with get_state_dict: the momentum buffers grow like the gradient and
+    one SGD step with hfgrow's multipliers on the grown model does what the small model's step did."""
+    import transformers
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    import hfgrow
+    from hfgrow.optim import load_scales
+
+    batch = torch.arange(18).reshape(2, 9) * 7 % 97
+
+    def step(model, opt):
+        model(input_ids=batch, labels=batch).loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    small = make_model("LlamaForCausalLM", attn_implementation="eager")
+    opt = torch.optim.SGD(small.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    for seed in range(2):
+        ids = torch.randint(0, 97, (2, 9), generator=torch.Generator().manual_seed(seed))
+        small(input_ids=ids, labels=ids).loss.backward()
+        opt.step()
+        opt.zero_grad()
+    src = save_dcp(tmp_path / "ckpt", dict(zip(("model", "optim"), get_state_dict(small, opt))), small.config)
+    result = cli(src, "--factor", "2", "--symmetry", "none", "--out", tmp_path / "big", "--no-verify")
+    assert result.exit_code == 0, result.output
+    before = outputs(small.eval())
+    step(small.train(), opt)
+    config = transformers.AutoConfig.from_pretrained(tmp_path / "big")
+    config._attn_implementation = "eager"
+    big = transformers.LlamaForCausalLM(config)
+    plain = torch.optim.SGD(big.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    state = dict(zip(("model", "optim"), get_state_dict(big, plain)))
+    dcp.load(state, checkpoint_id=str(tmp_path / "big"), no_dist=True)
+    set_state_dict(big, plain, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    groups = hfgrow.param_groups(big, 0.1, optimizer="sgd", weight_decay=0.1, scales=load_scales(tmp_path / "big"))
+    multiplied = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
+    for p, s in plain.state.items():
+        multiplied.state[p] = s
+    assert relative(outputs(big.eval()), before) < 1e-5
+    step(big.train(), multiplied)
+    assert relative(outputs(big.eval()) - before, outputs(small.eval()) - before) < 1e-4
