@@ -73,7 +73,9 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
-                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None))
+                  decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
+                  per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
+                  fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()))
 
 
 def tied_heads(heads: int, head_dim: int, big_hidden: int, big_heads: int | None, big_dim: int | None, by_heads: bool,

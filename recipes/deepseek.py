@@ -1,0 +1,62 @@
+"""Multi-head latent attention (DeepSeek-V2/V3): LLaMA-style pre-RMSNorm blocks whose attention reads queries from a
+low-rank latent (``q_a_proj`` → RMSNorm ``q_a_layernorm`` → ``q_b_proj``, or a plain ``q_proj`` when ``q_lora_rank`` is
+None) and keys and values from another (``kv_a_proj_with_mqa`` writes the kv latent and one rotary key shared by all
+heads; ``kv_a_layernorm``; ``kv_b_proj`` expands the latent into every head's [non-rotary key | value]); DeepSeek-style
+mixtures of experts (routed and shared experts, group-limited routing, score correction bias) after
+``first_k_dense_replace`` dense blocks.
+
+Growth (docs/design.md §Latent attention): the hidden size, the FFN sizes and the number of heads grow; the latent ranks,
+the shared rotary key and the per-head sizes (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) are kept. The latents are
+read from the stream by R, so they are the small model's, and their norms see the small statistics (eps unchanged);
+``q_b_proj`` and ``kv_b_proj`` copy whole heads, each with the shared rotary key, so every head's scores are a small
+head's; ``o_proj`` reads the copies back.
+"""
+
+import dataclasses
+
+from hfgrow.policy import LatentAttention
+from hfgrow.recipe import Kind, Packed, Recipe, Space, TensorRule, linear, norm, reads, writes
+
+from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
+from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
+
+ATTN = f"{LAYER}.self_attn"
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
+
+LATENT_SPACES = {
+    "q_latent": Space("q_lora", Kind.ACTIVATION),  # kept: read from the stream by R, the small model's own
+    "kv_latent": Space("kv_lora", Kind.ACTIVATION),
+    "rope_key": Space("rope_key", Kind.ACTIVATION),  # the rotary key shared by every head, kept
+    "q": Space("heads×qk_head", Kind.QUERY),  # per head [non-rotary | rotary], whole heads copied
+    "k_nope": Space("heads×qk_nope", Kind.KEY),
+    "v": Space("heads×v_head", Kind.VALUE),  # the values and the attention output o_proj reads
+}
+
+RECIPE = dataclasses.replace(
+    LLAMA,
+    name="deepseek_v3",
+    model_types=("deepseek_v3",),
+    classes=tuple(f"DeepseekV3{h}" for h in HEADS),
+    prefix="model",
+    constraints=(LatentAttention(),),
+    config=dataclasses.replace(
+        LLAMA.config, head_dim="qk_rope_head_dim", **DEEPSEEK,
+        per_head={"qk_head": ("qk_nope_head_dim", "qk_rope_head_dim"), "qk_nope": ("qk_nope_head_dim",), "v_head": ("v_head_dim",)},
+        fixed={"q_lora": "q_lora_rank", "kv_lora": "kv_lora_rank", "rope_key": "qk_rope_head_dim"}),
+    spaces={**LLAMA.spaces, **EXPERT_SPACES, **PER_HEAD, **LATENT_SPACES},
+    body=(
+        *(r for r in LLAMA.body if ".self_attn." not in r.pattern),
+        *linear(f"{ATTN}.q_proj", "q", "hidden", bias=False),
+        *linear(f"{ATTN}.q_a_proj", "q_latent", "hidden"),
+        *norm(f"{ATTN}.q_a_layernorm", "q_latent", bias=False),
+        *linear(f"{ATTN}.q_b_proj", "q", "q_latent", bias=False),
+        TensorRule(f"{ATTN}.kv_a_proj_with_mqa.weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+        TensorRule(f"{ATTN}.kv_a_proj_with_mqa.bias", (Packed((writes("kv_latent"), writes("rope_key"))),)),
+        *norm(f"{ATTN}.kv_a_layernorm", "kv_latent", bias=False),
+        TensorRule(f"{ATTN}.kv_b_proj.weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+        *linear(f"{ATTN}.o_proj", "hidden", "v"),
+        *shared_moe(),
+    ),
+    heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final")),
+)
+DEEPSEEK_V2 = RECIPE.extend(name="deepseek_v2", model_types=("deepseek_v2",), classes=tuple(f"DeepseekV2{h}" for h in HEADS[:3]))

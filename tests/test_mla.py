@@ -1,0 +1,72 @@
+"""Multi-head latent attention (DeepSeek-V2/V3): randomised tiny models (the routers' score correction bias, a buffer,
+randomised too), grown, reloaded, compared; the routers' choices must be the small model's. Every class of each family
+is also in tests/test_families.py (heads ×2 and ×3, head_dim refused)."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import make_model
+
+from test_families import check
+
+
+def build(folder, cls, **overrides):
+    """A tiny randomised model of ``cls``, with a random score correction bias on every router."""
+    model = make_model(cls, seed=3, **overrides)
+    g = torch.Generator().manual_seed(7)
+    biases = [b for name, b in model.named_buffers() if name.endswith("e_score_correction_bias")]
+    for b in biases:
+        b.copy_(0.3 * torch.randn(b.shape, generator=g))
+    model.save_pretrained(folder)
+    return folder, len(biases)
+
+
+CASES = [  # (class, config overrides, growth): q latent or plain q_proj, biases, widths that are not multiples, depth
+    ("DeepseekV3ForCausalLM", {}, dict(factor=2)),
+    ("DeepseekV2ForCausalLM", {"q_lora_rank": None}, dict(factor=3)),
+    ("DeepseekV3ForCausalLM", {"attention_bias": True}, dict(hidden_size=24, intermediate_size=36, num_heads=6)),
+    ("DeepseekV3ForCausalLM", {"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0, "mscale": 1.0,
+                                                   "mscale_all_dim": 1.0, "original_max_position_embeddings": 16}},
+     dict(factor=2)),
+    ("DeepseekV2ForSequenceClassification", {}, dict(factor=2)),
+    ("DeepseekV3ForTokenClassification", {"q_lora_rank": None}, dict(factor=2)),
+    ("DeepseekV2Model", {"topk_method": "greedy"}, dict(factor=3)),
+]
+FAST = {0, 1, 2}
+
+
+@pytest.mark.parametrize("cls,overrides,growth", [pytest.param(*c, marks=() if i in FAST else pytest.mark.exhaustive)
+                                                  for i, c in enumerate(CASES)])
+def test_latent_attention_is_exact_and_routes_alike(tmp_path, cls, overrides, growth):
+    src, routers = build(tmp_path / "small", cls, **overrides)
+    assert routers == ("V3" in cls)  # V3's router corrects its scores by a bias (V2's has none)
+    report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    choice = report["verification"]["float32"]["expert_choice"]
+    assert choice["agreement"] == 1.0 and choice["sparse_blocks"] == 1, choice
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (config["kv_lora_rank"], config["qk_rope_head_dim"], config["v_head_dim"]) == (6, 2, 3)  # kept
+    assert config["num_key_value_heads"] == config["num_attention_heads"] > 4
+
+
+def test_latent_attention_depth(tmp_path):
+    """Two new blocks, one after each block (each the identity, of its block's kind): two dense blocks first, then two
+    sparse ones."""
+    src, _ = build(tmp_path / "small", "DeepseekV3ForCausalLM")
+    check(src, tmp_path / "big", 2, layers=4)
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert config["num_hidden_layers"] == 4 and config["first_k_dense_replace"] == 2
+
+
+@pytest.mark.parametrize("growth,reason", [
+    (dict(attention="head-dim", allow_lossy=True), "the rotary key is one vector of qk_rope_head_dim"),
+    (dict(num_kv_heads=4), "num_key_value_heads must stay num_attention_heads"),
+    (dict(convention="orthogonal"), "q_a_layernorm.* ×1"),  # the latent norms see the small latents, the hidden ones 1/k
+])
+def test_latent_attention_refusals_are_one_line(tmp_path, growth, reason):
+    src, _ = build(tmp_path / "small", "DeepseekV3ForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match=reason) as e:
+        hfgrow.grow(src, tmp_path / "big", factor=2, **growth)
+    assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
