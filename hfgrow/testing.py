@@ -179,6 +179,14 @@ TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, nu
                            n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1, routed_scaling_factor=2.5,
                            norm_topk_prob=True)
 TINY["deepseek_v2"] = dict(TINY["deepseek_v3"], topk_method="group_limited_greedy")
+TINY["glm4_moe_lite"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
+                             mlp_layer_types=["dense", "sparse"])
+TINY["mistral4"] = dict(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)  # YaRN by default
+TINY["axk1"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
+                    mlp_layer_types=["dense", "sparse"])
+TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
+                     q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
+                     eos_token_id=2)  # dense, its LM head tied to the embedding
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

@@ -60,3 +60,17 @@ RECIPE = dataclasses.replace(
     heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final")),
 )
 DEEPSEEK_V2 = RECIPE.extend(name="deepseek_v2", model_types=("deepseek_v2",), classes=tuple(f"DeepseekV2{h}" for h in HEADS[:3]))
+
+# the same layout under other names, each measured exact in every class (tests/test_families.py, tests/test_mla.py)
+# GLM-4.7-Flash (GLM-4-MoE-lite): dense or sparse blocks as mlp_layer_types says; Mistral 4: YaRN by default
+GLM4_MOE_LITE = RECIPE.extend(name="glm4_moe_lite", model_types=("glm4_moe_lite",), classes=("Glm4MoeLiteModel", "Glm4MoeLiteForCausalLM"))
+MISTRAL4 = RECIPE.extend(name="mistral4", model_types=("mistral4",), classes=tuple(f"Mistral4{h}" for h in HEADS))
+# A.X K1: DeepSeek-V3 with an RMSNorm over each sparse block's output (stored per block, in the dense blocks too, unused)
+AXK1 = RECIPE.extend(name="axk1", model_types=("axk1",), classes=tuple(f"AXK1{h}" for h in HEADS),
+                     body=(*norm(f"{LAYER}.post_mlp_layernorm", "hidden", bias=False),
+                           *norm(f"{LAYER}.mlp.post_mlp_layernorm", "hidden", bias=False)))
+# Youtu-LLM: latent attention before dense gated MLPs (no experts), the LM head tied to the embedding by default
+YOUTU = dataclasses.replace(RECIPE, name="youtu", model_types=("youtu",), classes=("YoutuModel", "YoutuForCausalLM"),
+                            config=dataclasses.replace(RECIPE.config, expert_ffn=None, shared_ffn=None),
+                            spaces={k: v for k, v in RECIPE.spaces.items() if k not in EXPERT_SPACES},
+                            body=tuple(r for r in RECIPE.body if ".mlp.gate." not in r.pattern and "expert" not in r.pattern))

@@ -125,6 +125,10 @@ CLASSES = {
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
     "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification", "DeepseekV3ForTokenClassification"],
     "deepseek_v2": ["DeepseekV2Model", "DeepseekV2ForCausalLM", "DeepseekV2ForSequenceClassification"],
+    "glm4_moe_lite": ["Glm4MoeLiteModel", "Glm4MoeLiteForCausalLM"],
+    "mistral4": ["Mistral4Model", "Mistral4ForCausalLM", "Mistral4ForSequenceClassification", "Mistral4ForTokenClassification"],
+    "axk1": ["AXK1Model", "AXK1ForCausalLM", "AXK1ForSequenceClassification", "AXK1ForTokenClassification"],
+    "youtu": ["YoutuModel", "YoutuForCausalLM"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -201,7 +205,8 @@ def check(src, out, k, **options):
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
-    "deepseek_v2": "multi-head latent attention keeps its per-head sizes",
+    **{family: "multi-head latent attention keeps its per-head sizes"
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu")},
 }
 
 

@@ -34,15 +34,19 @@ CASES = [  # (class, config overrides, growth): q latent or plain q_proj, biases
     ("DeepseekV2ForSequenceClassification", {}, dict(factor=2)),
     ("DeepseekV3ForTokenClassification", {"q_lora_rank": None}, dict(factor=2)),
     ("DeepseekV2Model", {"topk_method": "greedy"}, dict(factor=3)),
+    ("AXK1ForCausalLM", {}, dict(factor=2)),  # a norm over each sparse block's output
+    ("Glm4MoeLiteForCausalLM", {}, dict(factor=3)),
+    ("Mistral4ForCausalLM", {}, dict(factor=2, num_heads=12)),  # YaRN by default; 4 heads → 12
 ]
-FAST = {0, 1, 2}
+FAST = {0, 1, 2, 7}
+ROUTER_BIAS = ("DeepseekV3", "AXK1", "Glm4MoeLite")  # routers with a score correction bias
 
 
 @pytest.mark.parametrize("cls,overrides,growth", [pytest.param(*c, marks=() if i in FAST else pytest.mark.exhaustive)
                                                   for i, c in enumerate(CASES)])
 def test_latent_attention_is_exact_and_routes_alike(tmp_path, cls, overrides, growth):
     src, routers = build(tmp_path / "small", cls, **overrides)
-    assert routers == ("V3" in cls)  # V3's router corrects its scores by a bias (V2's has none)
+    assert routers == cls.startswith(ROUTER_BIAS)
     report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
     choice = report["verification"]["float32"]["expert_choice"]
     assert choice["agreement"] == 1.0 and choice["sparse_blocks"] == 1, choice
@@ -60,9 +64,20 @@ def test_latent_attention_depth(tmp_path):
     assert config["num_hidden_layers"] == 4 and config["first_k_dense_replace"] == 2
 
 
+@pytest.mark.parametrize("cls,kinds", [("Glm4MoeLiteForCausalLM", "mlp_layer_types"),
+                                       pytest.param("YoutuForCausalLM", None, marks=pytest.mark.exhaustive)])
+def test_latent_attention_depth_of_other_families(tmp_path, cls, kinds):
+    """GLM-4-MoE-lite's block kinds listed per block (extended with the new ones); Youtu's dense blocks, tied LM head."""
+    src, _ = build(tmp_path / "small", cls)
+    check(src, tmp_path / "big", 2, layers=3)
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert config["num_hidden_layers"] == 3 and (not kinds or len(config[kinds]) == 3)
+    assert kinds or config["tie_word_embeddings"]
+
+
 @pytest.mark.parametrize("growth,reason", [
     (dict(attention="head-dim", allow_lossy=True), "the rotary key is one vector of qk_rope_head_dim"),
-    (dict(num_kv_heads=4), "num_key_value_heads must stay num_attention_heads"),
+    (dict(num_kv_heads=4, allow_lossy=True), "num_key_value_heads must stay num_attention_heads"),
     (dict(convention="orthogonal"), "q_a_layernorm.* ×1"),  # the latent norms see the small latents, the hidden ones 1/k
 ])
 def test_latent_attention_refusals_are_one_line(tmp_path, growth, reason):
