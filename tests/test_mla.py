@@ -85,3 +85,18 @@ def test_latent_attention_refusals_are_one_line(tmp_path, growth, reason):
     with pytest.raises(hfgrow.GrowthError, match=reason) as e:
         hfgrow.grow(src, tmp_path / "big", factor=2, **growth)
     assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
+
+
+def test_latent_attention_through_the_cli(tmp_path):
+    """Heads growth through the CLI: PASS; head_dim growth: one line, exit 2, nothing written."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src, _ = build(tmp_path / "small", "Glm4MoeLiteForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 0 and result.stdout.strip().splitlines()[-1] == "PASS", result.output
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--attention", "head-dim", "--out", str(tmp_path / "wide")])
+    errors = [line for line in result.output.splitlines() if "latent attention" in line]
+    assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "wide").exists()
