@@ -173,6 +173,8 @@ FAMILIES = [
       for name, prefix, heads in (("deepseek_v3", "DeepseekV3", DEEPSEEK_HEADS), ("deepseek_v2", "DeepseekV2", DEEPSEEK_HEADS[:3]),
                                   ("glm4_moe_lite", "Glm4MoeLite", DEEPSEEK_HEADS[:2]), ("mistral4", "Mistral4", DEEPSEEK_HEADS),
                                   ("axk1", "AXK1", DEEPSEEK_HEADS))),
+    *((name, like_llama(name, **MLA, index_topk=8, index_head_dim=16, index_n_heads=4), [f"{prefix}{h}" for h in DEEPSEEK_HEADS[:2]])
+      for name, prefix in (("deepseek_v32", "DeepseekV32"), ("glm_moe_dsa", "GlmMoeDsa"))),
     ("youtu", like_llama("youtu", **{k: v for k, v in MLA.items() if k not in ("n_routed_experts", "moe_intermediate_size")}),
      ["YoutuModel", "YoutuForCausalLM"]),
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,

@@ -143,6 +143,16 @@ class IndexDependent(Constraint):
 
 
 @dataclass(frozen=True)
+class NoNewBlocks(Constraint):
+    """Blocks that a new block would change, for ``reason`` (GLM-5's indexer layers that reuse an earlier one's choice)."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        return [f"{self.reason}: no --layers"] if growth.options.layers else []
+
+
+@dataclass(frozen=True)
 class DepthRequires(Constraint):
     """Blocks independent of their index only where a config field has this value (else no --layers)."""
 

@@ -184,6 +184,10 @@ TINY["glm4_moe_lite"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k 
 TINY["mistral4"] = dict(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)  # YaRN by default
 TINY["axk1"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
                     mlp_layer_types=["dense", "sparse"])
+# sparse attention: an indexer of 2 heads of 6 (its first 2 dims rotary) keeps the 4 best earlier tokens of each query
+TINY["deepseek_v32"] = dict(TINY["deepseek_v3"], index_topk=4, index_head_dim=6, index_n_heads=2)
+TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"},
+                           mlp_layer_types=["dense", "sparse"])
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding

@@ -14,8 +14,8 @@ head's; ``o_proj`` reads the copies back.
 
 import dataclasses
 
-from hfgrow.policy import LatentAttention
-from hfgrow.recipe import Kind, Packed, Recipe, Space, TensorRule, linear, norm, reads, writes
+from hfgrow.policy import LatentAttention, NoNewBlocks
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
 from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
@@ -74,3 +74,18 @@ YOUTU = dataclasses.replace(RECIPE, name="youtu", model_types=("youtu",), classe
                             config=dataclasses.replace(RECIPE.config, expert_ffn=None, shared_ffn=None),
                             spaces={k: v for k, v in RECIPE.spaces.items() if k not in EXPERT_SPACES},
                             body=tuple(r for r in RECIPE.body if ".mlp.gate." not in r.pattern and "expert" not in r.pattern))
+
+# DeepSeek-V3.2's sparse attention: a lightning indexer beside the latent attention scores every earlier token from the
+# q latent and the stream (wq_b, wk, a LayerNorm with its eps in code, weights_proj, all of index sizes of their own) and
+# keeps the index_topk best; it reads the small model's latent and the stream by R, so it writes the small model's
+# scores and picks the same tokens
+INDEXER = (*linear(f"{ATTN}.indexer.wq_b", None, "q_latent", bias=False), *linear(f"{ATTN}.indexer.wk", None, "hidden", bias=False),
+           *keep(f"{ATTN}.indexer.k_norm.(weight|bias)"), *linear(f"{ATTN}.indexer.weights_proj", None, "hidden", bias=False))
+DEEPSEEK_V32 = RECIPE.extend(name="deepseek_v32", model_types=("deepseek_v32",), classes=("DeepseekV32Model", "DeepseekV32ForCausalLM"),
+                             body=INDEXER)
+# GLM-5 (GLM-MoE-DSA): DeepSeek-V3.2's layout under other names, with indexer_types: a "shared" block reuses the tokens the
+# "full" block before it chose, by position, so a new block would take that choice over or break the chain
+GLM_MOE_DSA = DEEPSEEK_V32.extend(
+    name="glm_moe_dsa", model_types=("glm_moe_dsa",), classes=("GlmMoeDsaModel", "GlmMoeDsaForCausalLM"),
+    constraints=(LatentAttention(), NoNewBlocks("indexer_types: a 'shared' block reuses the tokens chosen by the 'full' block "
+                                                "before it, which a new block in between would replace")))

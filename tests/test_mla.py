@@ -37,9 +37,11 @@ CASES = [  # (class, config overrides, growth): q latent or plain q_proj, biases
     ("AXK1ForCausalLM", {}, dict(factor=2)),  # a norm over each sparse block's output
     ("Glm4MoeLiteForCausalLM", {}, dict(factor=3)),
     ("Mistral4ForCausalLM", {}, dict(factor=2, num_heads=12)),  # YaRN by default; 4 heads → 12
+    ("DeepseekV32ForCausalLM", {}, dict(factor=2)),  # the indexer keeps the 4 best earlier tokens of each query
+    ("GlmMoeDsaForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=8)),
 ]
-FAST = {0, 1, 2, 7}
-ROUTER_BIAS = ("DeepseekV3", "AXK1", "Glm4MoeLite")  # routers with a score correction bias
+FAST = {0, 1, 2, 7, 10}
+ROUTER_BIAS = ("DeepseekV3", "AXK1", "Glm4MoeLite", "GlmMoeDsa")  # routers with a score correction bias
 
 
 @pytest.mark.parametrize("cls,overrides,growth", [pytest.param(*c, marks=() if i in FAST else pytest.mark.exhaustive)
@@ -53,6 +55,19 @@ def test_latent_attention_is_exact_and_routes_alike(tmp_path, cls, overrides, gr
     config = json.loads((tmp_path / "big" / "config.json").read_text())
     assert (config["kv_lora_rank"], config["qk_rope_head_dim"], config["v_head_dim"]) == (6, 2, 3)  # kept
     assert config["num_key_value_heads"] == config["num_attention_heads"] > 4
+
+
+def test_the_sparse_attention_indexer_chooses_tokens():
+    """DeepSeek-V3.2's indexer keeps index_topk=4 of the tests' 9 to 12 tokens: the choice changes the logits, so the
+    exactness above covers it."""
+    ids = torch.randint(2, 97, (2, 12), generator=torch.Generator().manual_seed(0))
+    logits = []
+    for topk in (4, 2048):
+        model = make_model("DeepseekV32ForCausalLM", seed=1, index_topk=topk).eval()
+        model.config._attn_implementation = "eager"
+        with torch.no_grad():
+            logits.append(model(input_ids=ids).logits)
+    assert (logits[0] - logits[1]).abs().max() > 0.1
 
 
 def test_latent_attention_depth(tmp_path):
