@@ -2,6 +2,7 @@
 decoder families people grow), plus every model type a recipe supports, tried in three growths.
 
     .venv/bin/python bench/coverage.py            # prints the table and the counts; writes bench/results/coverage.json
+    .venv/bin/python bench/coverage.py deepseek_v3 youtu   # those model types again, merged into the last sweep's results
 
 Each model type with a recipe: a tiny randomised checkpoint of its main class (hfgrow.testing's fixtures, every
 parameter random) grown ×2 in heads, ×2 in head_dim, and to a non-multiple width (hidden ×1.5, FFN ×1.5) with one
@@ -105,46 +106,53 @@ def structure(model_type: str) -> str:
     return "a layout of its own"
 
 
-def main() -> None:
-    by_type = {t: r for r in RECIPES for t in r.model_types}
-    tried = sorted(set(tp_plan_types()) | set(by_type))
-    rows, results = [], {}
+def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
+    """One model type's result (and its table row, for a recipe's): the three growths, or why it is refused."""
+    recipe = next((r for r in RECIPES if model_type in r.model_types), None)
+    if recipe is None:
+        try:
+            find_recipe({"model_type": model_type})
+        except hfgrow.GrowthError as e:
+            why = "refused with its reason" if model_type in REFUSED else "no recipe yet"
+            return {"status": why, "message": str(e)[:200],
+                    "why": str(e).split(": ", 1)[-1] if model_type in REFUSED else structure(model_type)}, None
+    cls = main_class(recipe)
+    src = build(Path(tmp) / model_type, cls, model_type)
+    config = json.loads((src / "config.json").read_text())
+    fields = recipe.config
+    hidden = config[fields.hidden]
+    ffn = config.get(fields.ffn) or fields.ffn_default * hidden
+    cells = {}
+    for i, (name, options) in enumerate(MODES):
+        if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
+            options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
+        cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
+    exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
+    row = f"| {model_type} | {cls} ({len(recipe.classes)} classes) | " + " | ".join(c for c, _ in cells.values()) + " |"
+    return {"status": "exact" if exact else "not exact", "class": cls, "classes": len(recipe.classes),
+            "cells": {k: c for k, (c, _) in cells.items()}}, row
+
+
+def main(only: list[str]) -> None:
+    """The whole sweep, or (``only``) those model types measured again and merged into the last sweep's results."""
+    tried = sorted(set(tp_plan_types()) | {t for r in RECIPES for t in r.model_types})
+    out = ROOT / "bench" / "results" / "coverage.json"
+    results = {t: r for t, r in json.loads(out.read_text())["results"].items() if t in tried} if only else {}
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for model_type in tried:
-            recipe = by_type.get(model_type)
-            if recipe is None:
-                try:
-                    find_recipe({"model_type": model_type})
-                except hfgrow.GrowthError as e:
-                    why = "refused with its reason" if model_type in REFUSED else "no recipe yet"
-                    results[model_type] = {"status": why, "message": str(e)[:200],
-                                           "why": str(e).split(": ", 1)[-1] if model_type in REFUSED else structure(model_type)}
-                continue
-            cls = main_class(recipe)
-            src = build(Path(tmp) / model_type, cls, model_type)
-            config = json.loads((src / "config.json").read_text())
-            fields = recipe.config
-            hidden = config[fields.hidden]
-            ffn = config.get(fields.ffn) or fields.ffn_default * hidden
-            cells = {}
-            for i, (name, options) in enumerate(MODES):
-                if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
-                    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
-                cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
-            exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
-            results[model_type] = {"status": "exact" if exact else "not exact", "class": cls, "classes": len(recipe.classes),
-                                   "cells": {k: c for k, (c, _) in cells.items()}}
-            rows.append(f"| {model_type} | {cls} ({len(recipe.classes)} classes) | " + " | ".join(c for c, _ in cells.values()) + " |")
-            print(rows[-1], file=sys.stderr)
+        for model_type in only or tried:
+            results[model_type], row = measure(model_type, tmp)
+            if row:
+                rows.append(row)
+                print(row, file=sys.stderr)
     counts = Counter(r["status"] for r in results.values())
     summary = {"installed_transformers": transformers.__version__, "model_types_with_tp_plan": len(tp_plan_types()),
-               "tried": len(results), "counts": dict(counts), "results": results}
-    out = ROOT / "bench" / "results" / "coverage.json"
+               "tried": len(results), "counts": dict(counts), "results": dict(sorted(results.items()))}
     out.write_text(json.dumps(summary, indent=1) + "\n")
-    measured = {t: {"class": r["class"], "cells": r["cells"]} for t, r in results.items() if "cells" in r}
+    measured = {t: {"class": r["class"], "cells": r["cells"]} for t, r in sorted(results.items()) if "cells" in r}
     (ROOT / "recipes" / "coverage.json").write_text(json.dumps(
         {"transformers": transformers.__version__, "measured": measured,
-         "not_supported": {t: r["why"] for t, r in results.items() if "why" in r}}, indent=1) + "\n")
+         "not_supported": {t: r["why"] for t, r in sorted(results.items()) if "why" in r}}, indent=1) + "\n")
     print("| model type | class | " + " | ".join(m for m, _ in MODES) + " |")
     print("|---|---|" + "---|" * len(MODES))
     print("\n".join(rows))
@@ -159,4 +167,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

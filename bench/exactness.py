@@ -50,6 +50,8 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "embedding width: whole factors only" if "only by whole factors" in str(e)
                   else "blocks named by index" if "depend on their index" in str(e)
                   else "YaRN depends on head_dim" if "rope type yarn" in str(e)
+                  else "latent attention: heads only" if "multi-head latent attention" in str(e)
+                  else "indexer shared by position" if "indexer_types" in str(e)
                   else "weightless norms: whole multiples" if "have no weights" in str(e)
                   else "q/k norms, constant score scale" if "per-head q/k norms" in str(e) else str(e))
         return f"refused ({reason})", 0.0

@@ -37,6 +37,10 @@ def like_llama(model_type, **extra):
 
 
 MOE = dict(moe_intermediate_size=96)
+# multi-head latent attention at the bench sizes: every head its own keys and values, latents and per-head sizes of their own
+MLA = dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+           n_routed_experts=4, **MOE)
+DEEPSEEK_HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
 
 FAMILIES = [
@@ -165,6 +169,14 @@ FAMILIES = [
                                   ("glm4v_text", "Glm4vTextModel", [2, 1, 1]), ("glm_image_text", "GlmImageTextModel", [2, 1, 1]),
                                   ("glm_ocr_text", "GlmOcrTextModel", [2, 1, 1]))),
     ("nanochat", like_llama("nanochat"), ["NanoChatModel", "NanoChatForCausalLM"]),
+    *((name, like_llama(name, **MLA), [f"{prefix}{h}" for h in heads])
+      for name, prefix, heads in (("deepseek_v3", "DeepseekV3", DEEPSEEK_HEADS), ("deepseek_v2", "DeepseekV2", DEEPSEEK_HEADS[:3]),
+                                  ("glm4_moe_lite", "Glm4MoeLite", DEEPSEEK_HEADS[:2]), ("mistral4", "Mistral4", DEEPSEEK_HEADS),
+                                  ("axk1", "AXK1", DEEPSEEK_HEADS))),
+    *((name, like_llama(name, **MLA, index_topk=8, index_head_dim=16, index_n_heads=4), [f"{prefix}{h}" for h in DEEPSEEK_HEADS[:2]])
+      for name, prefix in (("deepseek_v32", "DeepseekV32"), ("glm_moe_dsa", "GlmMoeDsa"))),
+    ("youtu", like_llama("youtu", **{k: v for k, v in MLA.items() if k not in ("n_routed_experts", "moe_intermediate_size")}),
+     ["YoutuModel", "YoutuForCausalLM"]),
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                                         layer_norm_epsilon=1e-5, vocab_size=512, new_decoder_architecture=True, num_kv_heads=2),
      [f"Falcon{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),

@@ -385,6 +385,11 @@ class Widths:
     shared_ffn: tuple[int, int] = (0, 0)  # the shared experts' intermediate size (Qwen2-MoE, DeepSeek-style MoE)
     decoder_ffn: tuple[int, int] = (0, 0)  # the decoder's intermediate size where it has its own (BART's decoder_ffn_dim)
     hidden_group: tuple[int, int] = (0, 0)  # the hidden channels of one group of a grouped convolution (wav2vec2's)
+    # per-head sizes of their own, kept (multi-head latent attention: qk_nope, qk_rope, v): dimension "heads×NAME" is the
+    # heads times that size, copied with its head
+    per_head: tuple[tuple[str, int], ...] = ()
+    # dimensions kept at their size (multi-head latent attention's q and kv latent ranks, its shared rotary key)
+    fixed: tuple[tuple[str, int], ...] = ()
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -393,6 +398,14 @@ class Widths:
     @property
     def kv_attention(self) -> tuple[int, int]:
         return self.kv_heads[0] * self.head_dim[0], self.kv_heads[1] * self.head_dim[1]
+
+    def size(self, dim: str) -> tuple[int, int]:
+        """Small and big size of a space's dimension (see Space.dim)."""
+        if dim.startswith("heads×") and dim[6:] in dict(self.per_head):
+            return self.heads[0] * dict(self.per_head)[dim[6:]], self.heads[1] * dict(self.per_head)[dim[6:]]
+        if dim in dict(self.fixed):
+            return dict(self.fixed)[dim], dict(self.fixed)[dim]
+        return getattr(self, dim)
 
 
 @dataclass(frozen=True)
@@ -410,7 +423,7 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group"
+    # "attention", "kv_attention", "hidden_group"; or a name in Widths.fixed, or "heads×NAME" for a name in Widths.per_head
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -604,6 +617,13 @@ class _Layouts:
             d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
             src, aligned, within = _attention_layout(groups, per_group, d, rope)
             return groups[0] * per_group[0] * d[0], src, aligned, within
+        if dim.startswith("heads×") and dim[6:] in dict(widths.per_head):  # whole heads of a size of their own, as the heads
+            size = dict(widths.per_head)[dim[6:]]
+            src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)
+            return widths.kv_heads[0] * self.group_size[0] * size, src, aligned, within
+        if dim in dict(widths.fixed):  # kept as it is
+            n = dict(widths.fixed)[dim]
+            return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)
         raise GrowthError(f"unknown dimension {dim!r}")
 
 

@@ -104,7 +104,8 @@ def check_sizes_fit(matched: list[tuple[TensorInfo, TensorRule]], recipe: Recipe
     """Sizes this machine cannot grow, refused from arithmetic on the shapes before anything is built per unit: the
     expansions (a few bytes per unit of every width), then the largest grown tensor, which takes at least three
     times its bytes (itself, the tensor growing and an intermediate: GrowthPlan.peak_bytes counts them exactly)."""
-    for what, (small, big) in [*dataclasses.asdict(widths).items(), ("attention", widths.attention)]:
+    for what in (*(f.name for f in dataclasses.fields(widths) if f.name in WIDTH_NAMES), "attention"):  # (the rest is kept)
+        small, big = getattr(widths, what)
         if big > MAX_WIDTH:
             raise GrowthError(f"the grown {WIDTH_NAMES[what]} would be {big:,} (from {small:,}): hfgrow grows a dimension "
                               f"to at most {MAX_WIDTH:,}")
@@ -115,7 +116,7 @@ def check_sizes_fit(matched: list[tuple[TensorInfo, TensorRule]], recipe: Recipe
         raise GrowthError(f"the grown sizes (hidden {widths.hidden[1]}, intermediate {widths.ffn[1]}, {widths.heads[1]} heads of "
                           f"{widths.head_dim[1]}) would need more than {format_size(need)} of memory just to plan; "
                           f"{format_size(have)} is available")
-    sizes = {name: _Sizes(*getattr(widths, space.dim)) for name, space in recipe.spaces.items()}
+    sizes = {name: _Sizes(*widths.size(space.dim)) for name, space in recipe.spaces.items()}
     largest, name = 0, None
     for info, rule in matched:
         try:

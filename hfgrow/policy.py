@@ -103,6 +103,26 @@ class NormsWithoutWeights(Constraint):
 
 
 @dataclass(frozen=True)
+class LatentAttention(Constraint):
+    """Multi-head latent attention (DeepSeek-V2/V3): every head has its own keys and values, expanded from latents; the
+    per-head sizes are kept (docs/design.md §Latent attention). Refused outright, not lossy: no such model can be built."""
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        found, w = [], growth.widths
+        if w.head_dim[0] != w.head_dim[1]:
+            found.append("multi-head latent attention keeps its per-head sizes: the rotary key is one vector of qk_rope_head_dim "
+                         "that kv_a_proj_with_mqa writes for all heads beside the latent (its frequencies, YaRN's included, "
+                         "follow that width), and the score scale follows qk_nope_head_dim + qk_rope_head_dim; grow the heads "
+                         "(--attention heads)")
+        if w.heads[1] // w.kv_heads[1] != w.heads[0] // w.kv_heads[0]:
+            found.append(f"multi-head latent attention expands keys and values for every head from the latent: "
+                         f"num_key_value_heads must stay num_attention_heads ({w.heads[1]})")
+        if found:
+            raise GrowthError("; ".join(found))
+        return found
+
+
+@dataclass(frozen=True)
 class WholeMultiplesOnly(Constraint):
     """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``."""
 
@@ -142,6 +162,16 @@ class IndexDependent(Constraint):
         if growth.options.layers and getattr(growth.cfg, self.flag, False):
             return [f"{self.flag} is set: blocks depend on their index, and new blocks renumber the ones after them"]
         return []
+
+
+@dataclass(frozen=True)
+class NoNewBlocks(Constraint):
+    """Blocks that a new block would change, for ``reason`` (GLM-5's indexer layers that reuse an earlier one's choice)."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        return [f"{self.reason}: no --layers"] if growth.options.layers else []
 
 
 @dataclass(frozen=True)

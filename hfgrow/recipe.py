@@ -170,6 +170,10 @@ class ConfigFields:
     # moe_intermediate_size × n_shared_experts, of which the first grows)
     shared_ffn: str | tuple[str, ...] | None = None
     twins: Mapping[str, str] = field(default_factory=dict)  # fields that must equal another and grow with it (BART's decoder sizes)
+    # per-head sizes of their own, kept under heads growth (multi-head latent attention): name → the fields whose sum it is
+    per_head: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # dimensions kept at their size (multi-head latent attention's latent ranks): name → field (None in the config: absent)
+    fixed: Mapping[str, str] = field(default_factory=dict)
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
     # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)

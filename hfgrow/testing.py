@@ -172,6 +172,25 @@ TINY["granitemoeshared"] = dict(TINY["granitemoe"], shared_intermediate_size=20)
 TINY["flint"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])  # partial rotary
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
+# multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
+# value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)
+TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, num_key_value_heads=4, q_lora_rank=8,
+                           kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, n_routed_experts=4,
+                           n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1, routed_scaling_factor=2.5,
+                           norm_topk_prob=True)
+TINY["deepseek_v2"] = dict(TINY["deepseek_v3"], topk_method="group_limited_greedy")
+TINY["glm4_moe_lite"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
+                             mlp_layer_types=["dense", "sparse"])
+TINY["mistral4"] = dict(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)  # YaRN by default
+TINY["axk1"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
+                    mlp_layer_types=["dense", "sparse"])
+# sparse attention: an indexer of 2 heads of 6 (its first 2 dims rotary) keeps the 4 best earlier tokens of each query
+TINY["deepseek_v32"] = dict(TINY["deepseek_v3"], index_topk=4, index_head_dim=6, index_n_heads=2)
+TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"},
+                           mlp_layer_types=["dense", "sparse"])
+TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
+                     q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
+                     eos_token_id=2)  # dense, its LM head tied to the embedding
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

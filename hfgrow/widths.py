@@ -74,7 +74,9 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
-                  hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden))
+                  hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
+                  per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
+                  fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()))
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:

@@ -123,6 +123,14 @@ CLASSES = {
     "falcon": ["FalconModel", "FalconForCausalLM", "FalconForSequenceClassification", "FalconForTokenClassification",
                "FalconForQuestionAnswering"],
     "starcoder2": ["Starcoder2Model", "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification"],
+    "deepseek_v3": ["DeepseekV3Model", "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification", "DeepseekV3ForTokenClassification"],
+    "deepseek_v2": ["DeepseekV2Model", "DeepseekV2ForCausalLM", "DeepseekV2ForSequenceClassification"],
+    "glm4_moe_lite": ["Glm4MoeLiteModel", "Glm4MoeLiteForCausalLM"],
+    "mistral4": ["Mistral4Model", "Mistral4ForCausalLM", "Mistral4ForSequenceClassification", "Mistral4ForTokenClassification"],
+    "axk1": ["AXK1Model", "AXK1ForCausalLM", "AXK1ForSequenceClassification", "AXK1ForTokenClassification"],
+    "youtu": ["YoutuModel", "YoutuForCausalLM"],
+    "deepseek_v32": ["DeepseekV32Model", "DeepseekV32ForCausalLM"],
+    "glm_moe_dsa": ["GlmMoeDsaModel", "GlmMoeDsaForCausalLM"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -198,6 +206,9 @@ def check(src, out, k, **options):
 
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
+    "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
+    **{family: "multi-head latent attention keeps its per-head sizes"
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa")},
 }
 
 
@@ -578,6 +589,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     **dict.fromkeys(("mbart", "modernbert"), "embedding LayerNorm"),
     # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
     **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
+    "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

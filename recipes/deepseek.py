@@ -1,0 +1,91 @@
+"""Multi-head latent attention (DeepSeek-V2/V3): LLaMA-style pre-RMSNorm blocks whose attention reads queries from a
+low-rank latent (``q_a_proj`` → RMSNorm ``q_a_layernorm`` → ``q_b_proj``, or a plain ``q_proj`` when ``q_lora_rank`` is
+None) and keys and values from another (``kv_a_proj_with_mqa`` writes the kv latent and one rotary key shared by all
+heads; ``kv_a_layernorm``; ``kv_b_proj`` expands the latent into every head's [non-rotary key | value]); DeepSeek-style
+mixtures of experts (routed and shared experts, group-limited routing, score correction bias) after
+``first_k_dense_replace`` dense blocks.
+
+Growth (docs/design.md §Latent attention): the hidden size, the FFN sizes and the number of heads grow; the latent ranks,
+the shared rotary key and the per-head sizes (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) are kept. The latents are
+read from the stream by R, so they are the small model's, and their norms see the small statistics (eps unchanged);
+``q_b_proj`` and ``kv_b_proj`` copy whole heads, each with the shared rotary key, so every head's scores are a small
+head's; ``o_proj`` reads the copies back.
+"""
+
+import dataclasses
+
+from hfgrow.policy import LatentAttention, NoNewBlocks
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+
+from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
+from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
+
+ATTN = f"{LAYER}.self_attn"
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
+
+LATENT_SPACES = {
+    "q_latent": Space("q_lora", Kind.ACTIVATION),  # kept: read from the stream by R, the small model's own
+    "kv_latent": Space("kv_lora", Kind.ACTIVATION),
+    "rope_key": Space("rope_key", Kind.ACTIVATION),  # the rotary key shared by every head, kept
+    "q": Space("heads×qk_head", Kind.QUERY),  # per head [non-rotary | rotary], whole heads copied
+    "k_nope": Space("heads×qk_nope", Kind.KEY),
+    "v": Space("heads×v_head", Kind.VALUE),  # the values and the attention output o_proj reads
+}
+
+RECIPE = dataclasses.replace(
+    LLAMA,
+    name="deepseek_v3",
+    model_types=("deepseek_v3",),
+    classes=tuple(f"DeepseekV3{h}" for h in HEADS),
+    prefix="model",
+    constraints=(LatentAttention(),),
+    config=dataclasses.replace(
+        LLAMA.config, head_dim="qk_rope_head_dim", **DEEPSEEK,
+        per_head={"qk_head": ("qk_nope_head_dim", "qk_rope_head_dim"), "qk_nope": ("qk_nope_head_dim",), "v_head": ("v_head_dim",)},
+        fixed={"q_lora": "q_lora_rank", "kv_lora": "kv_lora_rank", "rope_key": "qk_rope_head_dim"}),
+    spaces={**LLAMA.spaces, **EXPERT_SPACES, **PER_HEAD, **LATENT_SPACES},
+    body=(
+        *(r for r in LLAMA.body if ".self_attn." not in r.pattern),
+        *linear(f"{ATTN}.q_proj", "q", "hidden", bias=False),
+        *linear(f"{ATTN}.q_a_proj", "q_latent", "hidden"),
+        *norm(f"{ATTN}.q_a_layernorm", "q_latent", bias=False),
+        *linear(f"{ATTN}.q_b_proj", "q", "q_latent", bias=False),
+        TensorRule(f"{ATTN}.kv_a_proj_with_mqa.weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+        TensorRule(f"{ATTN}.kv_a_proj_with_mqa.bias", (Packed((writes("kv_latent"), writes("rope_key"))),)),
+        *norm(f"{ATTN}.kv_a_layernorm", "kv_latent", bias=False),
+        TensorRule(f"{ATTN}.kv_b_proj.weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+        *linear(f"{ATTN}.o_proj", "hidden", "v"),
+        *shared_moe(),
+    ),
+    heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final")),
+)
+DEEPSEEK_V2 = RECIPE.extend(name="deepseek_v2", model_types=("deepseek_v2",), classes=tuple(f"DeepseekV2{h}" for h in HEADS[:3]))
+
+# the same layout under other names, each measured exact in every class (tests/test_families.py, tests/test_mla.py)
+# GLM-4.7-Flash (GLM-4-MoE-lite): dense or sparse blocks as mlp_layer_types says; Mistral 4: YaRN by default
+GLM4_MOE_LITE = RECIPE.extend(name="glm4_moe_lite", model_types=("glm4_moe_lite",), classes=("Glm4MoeLiteModel", "Glm4MoeLiteForCausalLM"))
+MISTRAL4 = RECIPE.extend(name="mistral4", model_types=("mistral4",), classes=tuple(f"Mistral4{h}" for h in HEADS))
+# A.X K1: DeepSeek-V3 with an RMSNorm over each sparse block's output (stored per block, in the dense blocks too, unused)
+AXK1 = RECIPE.extend(name="axk1", model_types=("axk1",), classes=tuple(f"AXK1{h}" for h in HEADS),
+                     body=(*norm(f"{LAYER}.post_mlp_layernorm", "hidden", bias=False),
+                           *norm(f"{LAYER}.mlp.post_mlp_layernorm", "hidden", bias=False)))
+# Youtu-LLM: latent attention before dense gated MLPs (no experts), the LM head tied to the embedding by default
+YOUTU = dataclasses.replace(RECIPE, name="youtu", model_types=("youtu",), classes=("YoutuModel", "YoutuForCausalLM"),
+                            config=dataclasses.replace(RECIPE.config, expert_ffn=None, shared_ffn=None),
+                            spaces={k: v for k, v in RECIPE.spaces.items() if k not in EXPERT_SPACES},
+                            body=tuple(r for r in RECIPE.body if ".mlp.gate." not in r.pattern and "expert" not in r.pattern))
+
+# DeepSeek-V3.2's sparse attention: a lightning indexer beside the latent attention scores every earlier token from the
+# q latent and the stream (wq_b, wk, a LayerNorm with its eps in code, weights_proj, all of index sizes of their own) and
+# keeps the index_topk best; it reads the small model's latent and the stream by R, so it writes the small model's
+# scores and picks the same tokens
+INDEXER = (*linear(f"{ATTN}.indexer.wq_b", None, "q_latent", bias=False), *linear(f"{ATTN}.indexer.wk", None, "hidden", bias=False),
+           *keep(f"{ATTN}.indexer.k_norm.(weight|bias)"), *linear(f"{ATTN}.indexer.weights_proj", None, "hidden", bias=False))
+DEEPSEEK_V32 = RECIPE.extend(name="deepseek_v32", model_types=("deepseek_v32",), classes=("DeepseekV32Model", "DeepseekV32ForCausalLM"),
+                             body=INDEXER)
+# GLM-5 (GLM-MoE-DSA): DeepSeek-V3.2's layout under other names, with indexer_types: a "shared" block reuses the tokens the
+# "full" block before it chose, by position, so a new block would take that choice over or break the chain
+GLM_MOE_DSA = DEEPSEEK_V32.extend(
+    name="glm_moe_dsa", model_types=("glm_moe_dsa",), classes=("GlmMoeDsaModel", "GlmMoeDsaForCausalLM"),
+    constraints=(LatentAttention(), NoNewBlocks("indexer_types: a 'shared' block reuses the tokens chosen by the 'full' block "
+                                                "before it, which a new block in between would replace")))
