@@ -484,6 +484,11 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
         summary.update({"best_method": top, "flops_saving": grown[top]["flops_saving"], "max_spike_nats": grown[top]["max_spike_nats"],
                         "beats_small_alone": grown[top]["final_loss"] < summary["small_alone"]["final_loss"] if small else None,
                         "beats_scratch": grown[top]["final_loss"] < target})
+        exact = [c for c in grown if not c.startswith("gstack")]  # function-preserving growths only
+        if exact:
+            top = min(exact, key=lambda c: grown[c]["final_loss"])
+            summary["best_exact_method"] = {"config": top, **{k: grown[top][k] for k in ("final_loss", "flops_saving", "max_spike_nats")},
+                                            "beats_scratch": grown[top]["final_loss"] < target}
     return summary
 
 
