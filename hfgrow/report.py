@@ -108,13 +108,13 @@ def continue_line(report: dict[str, Any]) -> str:
     if optimizer and optimizer.get("multipliers"):
         return ("continue: resume with Trainer(..., optimizer_cls_and_kwargs=hfgrow.optim.trainer_optimizer(model, args)) "
                 "or hfgrow.param_groups + hfgrow.optim.RelaxedMultipliers (relax over a quarter of the rest); on hfgrow's "
-                "benchmark this ended level with a fresh AdamW, not better (docs/training.md)")
+                "benchmark this ended within seed noise of a fresh AdamW (docs/training.md)")
     if optimizer:
         return ("continue: resume from the grown checkpoint as usual (the optimizer state grew with the weights); on "
-                "hfgrow's benchmark a fresh AdamW with a short warm-up ended level with it (docs/training.md)")
-    return ("continue: a fresh AdamW at the small run's learning rate with a short warm-up ended level with or ahead of "
-            "every other continuation on hfgrow's benchmark; growth pays only while the small model is ahead of the big "
-            "one trained from scratch for the same compute: grow early (docs/training.md)")
+                "hfgrow's benchmark a fresh AdamW with a short warm-up ended within seed noise of it (docs/training.md)")
+    return ("continue: a fresh AdamW at the small run's learning rate with a short warm-up, or the grown optimizer state "
+            "with relaxed multipliers (hfgrow.optim): they ended within seed noise of each other on hfgrow's benchmark; "
+            "grow early, while the small model is still ahead of the big one trained from scratch (docs/training.md)")
 
 
 def lossy_lines(report: dict[str, Any]) -> list[str]:

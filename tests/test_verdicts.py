@@ -94,6 +94,6 @@ def test_float64_pass_is_finite_with_padding(tmp_path, cls, padding_side):
 def test_the_summary_says_how_to_continue_training():
     """The continuation bench/training.py supports, by what was grown: a model, a training checkpoint's optimizer
     state, or that state split by multiplier (which then needs the same param groups to resume)."""
-    assert "fresh AdamW" in continue_line({}) and "grow early" in continue_line({})
+    assert "fresh AdamW" in continue_line({}) and "relaxed multipliers" in continue_line({}) and "grow early" in continue_line({})
     assert "resume from the grown checkpoint" in continue_line({"optimizer": {"multipliers": False}})
     assert "trainer_optimizer" in continue_line({"optimizer": {"multipliers": True}})
