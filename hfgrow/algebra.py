@@ -385,6 +385,12 @@ class Widths:
     shared_ffn: tuple[int, int] = (0, 0)  # the shared experts' intermediate size (Qwen2-MoE, DeepSeek-style MoE)
     decoder_ffn: tuple[int, int] = (0, 0)  # the decoder's intermediate size where it has its own (BART's decoder_ffn_dim)
     hidden_group: tuple[int, int] = (0, 0)  # the hidden channels of one group of a grouped convolution (wav2vec2's)
+    mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """A size that never grows, one unit standing for all of them (a norm over a Mamba mixer's state: its eps)."""
+        return 1, 1
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -410,7 +416,8 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group"
+    # "attention", "kv_attention", "hidden_group", "mixer"; "kept": a size that never grows (a norm over a Mamba mixer's
+    # state or time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -595,7 +602,9 @@ class _Layouts:
         if dim in ("hidden", "embedding", "hidden_group"):  # a group's channels: its share of the hidden layout
             n, big = getattr(widths, dim)
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
-        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):
+        if dim == "kept":
+            return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
+        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer"):
             n, big = getattr(widths, dim)
             return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):

@@ -176,6 +176,8 @@ class ConfigFields:
     # the number of groups of a grouped convolution over the hidden channels (wav2vec2's positional convolution): its
     # weight's input axis spans the hidden_group dimension, hidden / groups channels
     conv_groups: str | None = None
+    # a state-space (Mamba) mixer's expansion factor: its channels are this multiple of the hidden size (the mixer dimension)
+    mixer_expand: str | None = None
 
 
 class Constraint:

@@ -182,6 +182,13 @@ TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hid
                       layer_norm_epsilon=0.05, bias=True, bos_token_id=1, eos_token_id=2, pad_token_id=0, num_labels=3)  # Falcon-7B's layout
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
+# hybrids of attention and Mamba mixers: three blocks (Mamba, attention, Mamba), experts in the middle one; d_state and
+# dt_rank that differ from every grown size
+TINY["jamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+                     num_key_value_heads=2, rms_norm_eps=0.05, num_experts=3, num_experts_per_tok=2, expert_layer_period=2,
+                     expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1, mamba_d_state=5, mamba_d_conv=3,
+                     mamba_expand=2, mamba_dt_rank=3, use_mamba_kernels=False, pad_token_id=0, num_labels=3,
+                     tie_word_embeddings=False)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -74,7 +74,16 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
-                  hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden))
+                  hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
+                  mixer=_mixer(config, f.mixer_expand, hidden, big_hidden))
+
+
+def _mixer(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:
+    """A Mamba mixer's channels before and after: expand × hidden, the expansion kept (it is a config field of its own)."""
+    if not name:
+        return 0, 0
+    expand = config_int(config, name)
+    return expand * hidden, expand * big_hidden
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:

@@ -1,0 +1,93 @@
+"""State-space (Mamba) mixers and the hybrids built on them: every class grown exactly, every parameter randomised
+(docs/design.md §Recurrent mixers). The slow torch scan runs here (no Mamba kernels are installed)."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.testing import build_model, load
+
+CLASSES = {
+    "jamba": ["JambaModel", "JambaForCausalLM", "JambaForSequenceClassification"],
+}
+MAIN = {"jamba": "JambaForCausalLM"}
+ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
+# every class: heads ×2, heads ×3, head_dim ×2, and a hidden size that is not a multiple (uneven mixer copies)
+GROWTHS = [(cls, options) for _, cls in ALL for options in (
+    dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(hidden_size=24, num_heads=6))]
+# the default run: the main class by heads ×2 and by a hidden size that is not a multiple; every other class heads ×3
+FAST = {(MAIN[f], "factor=2") for f in CLASSES} | {(MAIN[f], "hidden_size=24,num_heads=6") for f in CLASSES} | {
+    (cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
+
+
+def key(options):
+    return ",".join(f"{k}={v}" for k, v in options.items())
+
+
+def cases():
+    return [pytest.param(cls, options, marks=() if (cls, key(options)) in FAST else pytest.mark.exhaustive, id=f"{cls}-{key(options)}")
+            for cls, options in GROWTHS]
+
+
+def outputs(model, seed=0):
+    """Logits, or the last hidden state mapped back to the small width through its copies (independently of hfgrow)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, model.config.vocab_size, (3, 9), generator=g)
+    with torch.no_grad():
+        out = model(input_ids=ids)
+    return out.logits if "logits" in out else out.last_hidden_state
+
+
+def rel_gap(a, b):
+    return ((a - b).abs().max() / a.abs().max()).item()
+
+
+def check(src, out, **options):
+    report = hfgrow.grow(src, out, **options)
+    v = report["verification"]
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= 1e-5, (name, stats)
+    assert v["passed"] and not v["float32"]["missing_keys"]
+    small, big = load(src), load(out)
+    if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):
+        assert rel_gap(outputs(small), outputs(big)) <= 1e-5
+    return report
+
+
+@pytest.mark.parametrize("cls,options", cases())
+def test_every_hybrid_class_is_exact(tmp_path, cls, options):
+    src = build_model(tmp_path / "small", cls)
+    report = check(src, tmp_path / "big", **options)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["hidden_size"] == options.get("hidden_size", 16 * options.get("factor", 1))
+    assert report["verification"]["passed"]
+
+
+def test_jamba_mixer_channels_follow_the_hidden_size(tmp_path):
+    """The mixer's channels are expand × hidden: grown with it, d_state and dt_rank kept."""
+    src = build_model(tmp_path / "small", "JambaModel")
+    check(src, tmp_path / "big", factor=2)
+    big = load(tmp_path / "big")
+    mixer = big.layers[0].mamba
+    assert mixer.in_proj.weight.shape == (2 * 64, 32) and mixer.conv1d.weight.shape[0] == 64
+    assert mixer.x_proj.weight.shape == (3 + 2 * 5, 64) and mixer.A_log.shape == (64, 5)
+
+
+def test_jamba_depth_refused_where_kinds_are_periodic(tmp_path):
+    src = build_model(tmp_path / "small", "JambaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--factor", "2", "--layers", "5", "--allow-lossy"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1 and "attn_layer_period" in err and "shift the kinds" in err, err
+    assert not (tmp_path / "big").exists()
+
+
+def test_jamba_depth_where_every_block_is_alike(tmp_path):
+    """With every block attention and experts (periods of 1) a new block is the identity like any pre-norm block."""
+    src = build_model(tmp_path / "small", "JambaForCausalLM", attn_layer_period=1, attn_layer_offset=0,
+                      expert_layer_period=1, expert_layer_offset=0)
+    check(src, tmp_path / "big", factor=2, layers=4)
