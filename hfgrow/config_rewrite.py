@@ -25,6 +25,7 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
         fields.expert_ffn: (widths.expert_ffn[1], None),
         fields.decoder_ffn: (widths.decoder_ffn[1], None),
+        fields.mixer_size: (widths.mixer[1], None),
         **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
     for name, (value, default) in derived.items():

@@ -189,6 +189,10 @@ TINY["jamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hi
                      expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1, mamba_d_state=5, mamba_d_conv=3,
                      mamba_expand=2, mamba_dt_rank=3, use_mamba_kernels=False, pad_token_id=0, num_labels=3,
                      tie_word_embeddings=False)
+TINY["mamba"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, state_size=5, conv_kernel=3, expand=2, time_step_rank=3,
+                     layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True, use_mambapy=False, pad_token_id=0,
+                     bos_token_id=1, eos_token_id=2)  # the LM head tied to the embedding (Mamba's default)
+TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddings=False)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

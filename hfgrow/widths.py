@@ -29,8 +29,12 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
         raise GrowthError(f"--num-kv-heads does not apply to {recipe.name}: every head of its attention has its own keys and "
                           f"values (no key/value heads to set apart from --num-heads)")
     hidden = config_int(config, f.hidden)
-    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
-    heads = config_int(config, f.heads)
+    if not f.ffn and o.intermediate_size:
+        raise GrowthError(f"{recipe.name} has no FFN: --intermediate-size does not apply (its mixer grows with the hidden size)")
+    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
+    if not f.heads and (o.num_heads or o.head_dim or o.num_kv_heads or o.attention != "heads"):
+        raise GrowthError(f"{recipe.name} has no attention: --num-heads, --head-dim, --num-kv-heads and --attention do not apply")
+    heads = config_int(config, f.heads) if f.heads else hidden  # no attention: widths per unit, any hidden size
     single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
     kv = 1 if single else config_int(config, f.kv_heads, heads)
     tied = not (f.head_dim and config.get(f.head_dim) is not None)  # attention width = hidden width

@@ -13,14 +13,20 @@ from hfgrow.testing import build_model, load
 
 CLASSES = {
     "jamba": ["JambaModel", "JambaForCausalLM", "JambaForSequenceClassification"],
+    "mamba": ["MambaModel", "MambaForCausalLM"],
+    "falcon_mamba": ["FalconMambaModel", "FalconMambaForCausalLM"],
 }
-MAIN = {"jamba": "JambaForCausalLM"}
+MAIN = {"jamba": "JambaForCausalLM", "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM"}
+ATTENTION = {"jamba"}  # families with attention: heads and head_dim grow too
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
-# every class: heads ×2, heads ×3, head_dim ×2, and a hidden size that is not a multiple (uneven mixer copies)
-GROWTHS = [(cls, options) for _, cls in ALL for options in (
-    dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(hidden_size=24, num_heads=6))]
-# the default run: the main class by heads ×2 and by a hidden size that is not a multiple; every other class heads ×3
-FAST = {(MAIN[f], "factor=2") for f in CLASSES} | {(MAIN[f], "hidden_size=24,num_heads=6") for f in CLASSES} | {
+# every class: ×2 (heads), ×3, head_dim ×2, a hidden size that is not a multiple (uneven mixer copies, extra residual
+# units), and without attention one more block (a new Mamba block, the identity)
+GROWTHS = [(cls, options) for f, cls in ALL for options in (
+    (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(hidden_size=24, num_heads=6)) if f in ATTENTION
+    else (dict(factor=2), dict(factor=3), dict(hidden_size=24), dict(factor=2, layers=3)))]
+# the default run: each main class ×2 and at a hidden size that is not a multiple, a new Mamba block; every other class ×3
+FAST = {(MAIN[f], "factor=2") for f in CLASSES} | {(MAIN["jamba"], "hidden_size=24,num_heads=6"), (MAIN["mamba"], "hidden_size=24"),
+                                                   (MAIN["mamba"], "factor=2,layers=3")} | {
     (cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
 
 
