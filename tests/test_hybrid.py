@@ -11,6 +11,8 @@ import hfgrow
 from hfgrow.cli import main
 from hfgrow.testing import build_model, load
 
+from test_speech import key, rel_gap
+
 CLASSES = {
     "jamba": ["JambaModel", "JambaForCausalLM", "JambaForSequenceClassification"],
     "mamba": ["MambaModel", "MambaForCausalLM"],
@@ -24,14 +26,10 @@ ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 GROWTHS = [(cls, options) for f, cls in ALL for options in (
     (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(hidden_size=24, num_heads=6)) if f in ATTENTION
     else (dict(factor=2), dict(factor=3), dict(hidden_size=24), dict(factor=2, layers=3)))]
-# the default run: each main class ×2 and at a hidden size that is not a multiple, a new Mamba block; every other class ×3
-FAST = {(MAIN[f], "factor=2") for f in CLASSES} | {(MAIN["jamba"], "hidden_size=24,num_heads=6"), (MAIN["mamba"], "hidden_size=24"),
-                                                   (MAIN["mamba"], "factor=2,layers=3")} | {
-    (cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
-
-
-def key(options):
-    return ",".join(f"{k}={v}" for k, v in options.items())
+# the default run: Jamba's main class ×2 and at a hidden size that is not a multiple, Mamba's at one and with a new block,
+# Falcon-Mamba's ×2; every other class ×3
+FAST = {(MAIN["jamba"], "factor=2"), (MAIN["jamba"], "hidden_size=24,num_heads=6"), (MAIN["mamba"], "hidden_size=24"),
+        (MAIN["mamba"], "factor=2,layers=3"), (MAIN["falcon_mamba"], "factor=2")} | {(cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
 
 
 def cases():
@@ -39,17 +37,12 @@ def cases():
             for cls, options in GROWTHS]
 
 
-def outputs(model, seed=0):
-    """Logits, or the last hidden state mapped back to the small width through its copies (independently of hfgrow)."""
+def logits(model, seed=0):
+    """A class's logits on token ids drawn here (independently of hfgrow's own verification)."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(1, model.config.vocab_size, (3, 9), generator=g)
     with torch.no_grad():
-        out = model(input_ids=ids)
-    return out.logits if "logits" in out else out.last_hidden_state
-
-
-def rel_gap(a, b):
-    return ((a - b).abs().max() / a.abs().max()).item()
+        return model(input_ids=ids).logits
 
 
 def check(src, out, **options):
@@ -60,7 +53,7 @@ def check(src, out, **options):
     assert v["passed"] and not v["float32"]["missing_keys"]
     small, big = load(src), load(out)
     if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):
-        assert rel_gap(outputs(small), outputs(big)) <= 1e-5
+        assert rel_gap(logits(small), logits(big)) <= 1e-5
     return report
 
 
@@ -97,3 +90,13 @@ def test_jamba_depth_where_every_block_is_alike(tmp_path):
     src = build_model(tmp_path / "small", "JambaForCausalLM", attn_layer_period=1, attn_layer_offset=0,
                       expert_layer_period=1, expert_layer_offset=0)
     check(src, tmp_path / "big", factor=2, layers=4)
+
+
+@pytest.mark.parametrize("option", [("--num-heads", "4"), ("--attention", "head-dim"), ("--intermediate-size", "64")])
+def test_mamba_refuses_options_it_has_nothing_for(tmp_path, option):
+    src = build_model(tmp_path / "small", "MambaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--factor", "2", *option])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1 and "mamba has no" in err and "Traceback" not in result.output, err
+    assert not (tmp_path / "big").exists()
