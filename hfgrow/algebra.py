@@ -386,6 +386,8 @@ class Widths:
     decoder_ffn: tuple[int, int] = (0, 0)  # the decoder's intermediate size where it has its own (BART's decoder_ffn_dim)
     hidden_group: tuple[int, int] = (0, 0)  # the hidden channels of one group of a grouped convolution (wav2vec2's)
     mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
+    mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim)
+    mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -416,7 +418,7 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group", "mixer"; "kept": a size that never grows (a norm over a Mamba mixer's
+    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; "kept": a size that never grows (a norm over a Mamba mixer's
     # state or time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -604,7 +606,7 @@ class _Layouts:
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "kept":
             return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
-        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer"):
+        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer", "mixer_heads", "mixer_state"):
             n, big = getattr(widths, dim)
             return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):

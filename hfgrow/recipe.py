@@ -179,6 +179,8 @@ class ConfigFields:
     # a state-space (Mamba) mixer's expansion factor: its channels are this multiple of the hidden size (the mixer dimension)
     mixer_expand: str | None = None
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
+    mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
+    mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
 
 
 class Constraint:

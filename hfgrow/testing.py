@@ -193,6 +193,9 @@ TINY["mamba"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, state_s
                      layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True, use_mambapy=False, pad_token_id=0,
                      bos_token_id=1, eos_token_id=2)  # the LM head tied to the embedding (Mamba's default)
 TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddings=False)
+TINY["mamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_heads=4, head_dim=8, n_groups=2, state_size=5,
+                      conv_kernel=3, expand=2, chunk_size=4, layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True,
+                      pad_token_id=0, bos_token_id=1, eos_token_id=2)  # two groups of two heads; chunks shorter than the inputs
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -79,15 +79,27 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
-                  mixer=_mixer(config, f.mixer_expand, hidden, big_hidden))
+                  **_mixer(config, f, hidden, big_hidden))
 
 
-def _mixer(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:
-    """A Mamba mixer's channels before and after: expand × hidden, the expansion kept (it is a config field of its own)."""
-    if not name:
-        return 0, 0
-    expand = config_int(config, name)
-    return expand * hidden, expand * big_hidden
+def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:
+    """A Mamba mixer's channels before and after (expand × hidden, the expansion kept), and a Mamba-2 mixer's heads (of
+    a head_dim that is kept) and its B width (kept)."""
+    if not f.mixer_expand:
+        return {}
+    expand = config_int(config, f.mixer_expand)
+    channels, big = expand * hidden, expand * big_hidden
+    out = {"mixer": (channels, big)}
+    if f.mixer_heads:
+        heads = config_int(config, f.mixer_heads)
+        if channels % heads or big % (channels // heads):
+            raise GrowthError(f"the mixer's {big if channels % heads == 0 else channels} channels are not a whole number of "
+                              f"{f.mixer_heads} heads of {channels // heads if channels % heads == 0 else '?'} (head_dim is kept)")
+        out["mixer_heads"] = heads, big // (channels // heads)
+    if f.mixer_state:
+        state = math.prod(config_int(config, name) for name in f.mixer_state)
+        out["mixer_state"] = state, state
+    return out
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:

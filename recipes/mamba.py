@@ -8,8 +8,15 @@ read them back by 1/count; the state size and the time-step rank are kept.
 
 Mamba: pre-RMSNorm blocks of one mixer each, the LM head tied to the embedding by default, no attention.
 Falcon-Mamba: Mamba's layout with weightless RMSNorms over dt, B and C (sizes that are kept, under an eps of their own).
+
+Mamba-2: in_proj packs z | x | B | C | dt, the convolution runs over x | B | C, A_log, D and dt_bias are per head (heads of
+a head_dim that is kept), head h reads the B and C of its group, and a gated RMSNorm normalises each group of channels.
+Channels and heads are copied adjacently (big channel J copies J / k, big head j copies j / k: the head of its
+channels, in the same group), n_groups and d_state are kept, so B and C are the small model's; by whole factors only,
+as each group of the gated norm must hold every channel of its small group as often.
 """
 
+from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, embedding, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -55,3 +62,22 @@ RECIPE = Recipe(
 )
 FALCON_MAMBA = RECIPE.extend(name="falcon_mamba", model_types=("falcon_mamba",),
                              classes=("FalconMambaModel", "FalconMambaForCausalLM"))
+
+MIXER2 = f"{LAYER}.mixer"
+X_B_C = (writes("mixer"), writes("mixer_state"), writes("mixer_state"))  # what the convolution runs over
+MAMBA2 = RECIPE.extend(
+    name="mamba2", model_types=("mamba2",), classes=("Mamba2Model", "Mamba2ForCausalLM"),
+    config=ConfigFields(hidden="hidden_size", ffn=None, heads=None, eps=("layer_norm_epsilon",), mixer_expand="expand",
+                        mixer_heads="num_heads", mixer_state=("n_groups", "state_size")),
+    spaces={**RECIPE.spaces, "mixer_heads": Space("mixer_heads", Kind.ACTIVATION), "mixer_state": Space("mixer_state", Kind.ACTIVATION)},
+    body=(
+        TensorRule(f"{MIXER2}.in_proj.weight", (Packed((writes("mixer"), *X_B_C, writes("mixer_heads"))), reads("hidden"))),
+        TensorRule(f"{MIXER2}.in_proj.bias", (Packed((writes("mixer"), *X_B_C, writes("mixer_heads"))),)),
+        TensorRule(f"{MIXER2}.conv1d.weight", (Packed(X_B_C), None, None)),
+        TensorRule(f"{MIXER2}.conv1d.bias", (Packed(X_B_C),)),
+        *(TensorRule(f"{MIXER2}.{name}", (writes("mixer_heads"),)) for name in ("dt_bias", "A_log", "D")),
+        *norm(f"{MIXER2}.norm", "mixer", bias=False),  # the gated RMSNorm over groups of channels
+    ),
+    constraints=(WholeMultiplesOnly("the gated RMSNorm over each group of the mixer's channels needs every channel copied as "
+                                    "often (docs/design.md §Recurrent mixers)"),),
+)

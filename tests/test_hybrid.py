@@ -17,19 +17,21 @@ CLASSES = {
     "jamba": ["JambaModel", "JambaForCausalLM", "JambaForSequenceClassification"],
     "mamba": ["MambaModel", "MambaForCausalLM"],
     "falcon_mamba": ["FalconMambaModel", "FalconMambaForCausalLM"],
+    "mamba2": ["Mamba2Model", "Mamba2ForCausalLM"],
 }
-MAIN = {"jamba": "JambaForCausalLM", "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM"}
+MAIN = {"jamba": "JambaForCausalLM", "mamba": "MambaForCausalLM", "falcon_mamba": "FalconMambaForCausalLM", "mamba2": "Mamba2ForCausalLM"}
 ATTENTION = {"jamba"}  # families with attention: heads and head_dim grow too
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 # every class: ×2 (heads), ×3, head_dim ×2, a hidden size that is not a multiple (uneven mixer copies, extra residual
 # units), and without attention one more block (a new Mamba block, the identity)
 GROWTHS = [(cls, options) for f, cls in ALL for options in (
     (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(hidden_size=24, num_heads=6)) if f in ATTENTION
+    else (dict(factor=2), dict(factor=3), dict(factor=2, layers=3)) if f == "mamba2"  # whole multiples only
     else (dict(factor=2), dict(factor=3), dict(hidden_size=24), dict(factor=2, layers=3)))]
 # the default run: Jamba's main class ×2 and at a hidden size that is not a multiple, Mamba's at one and with a new block,
-# Falcon-Mamba's ×2; every other class ×3
+# Falcon-Mamba's ×2, Mamba-2's ×2 with a new block; every other class ×3
 FAST = {(MAIN["jamba"], "factor=2"), (MAIN["jamba"], "hidden_size=24,num_heads=6"), (MAIN["mamba"], "hidden_size=24"),
-        (MAIN["mamba"], "factor=2,layers=3"), (MAIN["falcon_mamba"], "factor=2")} | {(cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
+        (MAIN["mamba"], "factor=2,layers=3"), (MAIN["falcon_mamba"], "factor=2"), (MAIN["mamba2"], "factor=2,layers=3")} | {(cls, "factor=3") for f, cls in ALL if cls != MAIN[f]}
 
 
 def cases():
@@ -99,4 +101,20 @@ def test_mamba_refuses_options_it_has_nothing_for(tmp_path, option):
     assert result.exit_code == 2, result.output
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1 and "mamba has no" in err and "Traceback" not in result.output, err
+    assert not (tmp_path / "big").exists()
+
+
+def test_mamba2_grows_heads_and_keeps_groups_and_state(tmp_path):
+    src = build_model(tmp_path / "small", "Mamba2Model")
+    check(src, tmp_path / "big", factor=2)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (grown["num_heads"], grown["head_dim"], grown["n_groups"], grown["state_size"]) == (8, 8, 2, 5)
+
+
+def test_mamba2_refuses_a_hidden_size_that_is_not_a_multiple(tmp_path):
+    src = build_model(tmp_path / "small", "Mamba2ForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--hidden-size", "24"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1 and "gated RMSNorm" in err and "whole multiples" in err, err
     assert not (tmp_path / "big").exists()
