@@ -390,6 +390,14 @@ class Widths:
     per_head: tuple[tuple[str, int], ...] = ()
     # dimensions kept at their size (multi-head latent attention's q and kv latent ranks, its shared rotary key)
     fixed: tuple[tuple[str, int], ...] = ()
+    mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
+    mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim)
+    mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """A size that never grows, one unit standing for all of them (a norm over a Mamba mixer's state: its eps)."""
+        return 1, 1
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -423,7 +431,9 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group"; or a name in Widths.fixed, or "heads×NAME" for a name in Widths.per_head
+    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; or a name in Widths.fixed, or
+    # "heads×NAME" for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -608,7 +618,9 @@ class _Layouts:
         if dim in ("hidden", "embedding", "hidden_group"):  # a group's channels: its share of the hidden layout
             n, big = getattr(widths, dim)
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
-        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn"):
+        if dim == "kept":
+            return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
+        if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer", "mixer_heads", "mixer_state"):
             n, big = getattr(widths, dim)
             return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):

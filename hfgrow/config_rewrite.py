@@ -25,12 +25,14 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
         fields.expert_ffn: (widths.expert_ffn[1], None),
         fields.decoder_ffn: (widths.decoder_ffn[1], None),
+        fields.mixer_size: (widths.mixer[1], None),
+        fields.mixer_heads: (widths.mixer_heads[1], None),
         **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
-    if not fields.head_dim and isinstance(config.get("head_dim"), int):
+    if fields.heads and not fields.head_dim and isinstance(config.get("head_dim"), int):  # (Mamba-2's is its mixer's: kept)
         # a head_dim the family derives, stored anyway: it would win over the derivation on load
         new_config["head_dim"] = widths.head_dim[1]
     per_layer = config.get(fields.heads_per_layer) if fields.heads_per_layer else None
@@ -74,7 +76,10 @@ def check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions)
     from transformers import CONFIG_MAPPING
 
     try:
-        CONFIG_MAPPING[config["model_type"]](**{k: v for k, v in config.items() if k != "model_type"})
+        config_cls = CONFIG_MAPPING[config["model_type"]]
+        # as transformers reads a config.json: floats JSON cannot hold ({"__float__": "Infinity"}, Mamba-2's time_step_limit) decoded
+        decoded = config_cls._decode_special_floats({k: v for k, v in config.items() if k != "model_type"})
+        config_cls(**decoded)
     except Exception as e:
         text = str(e).strip().splitlines()
         why = text[-1].strip() if text else type(e).__name__

@@ -96,6 +96,9 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
     copies = {a: after.count(a) for a in after}
     lists: dict[str, Any] = {}
     for name in PER_LAYER_LISTS:  # one entry per block, as transformers derives them
+        derived = getattr(type(cfg), name, None)
+        if isinstance(derived, property) and derived.fset is None:
+            continue  # computed from other fields (Jamba's periods), which the family's constraints check
         values = getattr(cfg, name, None) if cfg is not None else config.get(name)
         if isinstance(values, list) and len(values) == n_old:
             lists[name] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]

@@ -157,8 +157,8 @@ class ConfigFields:
     """Which config fields hold which dimension."""
 
     hidden: str
-    ffn: str
-    heads: str
+    ffn: str | None  # None: no FFN (Mamba)
+    heads: str | None  # None: no attention (Mamba)
     eps: tuple[str, ...]
     head_dim: str | None = None  # an explicit head_dim field (None or absent: hidden / heads)
     kv_heads: str | None = None  # grouped-query attention (None or absent: as many as heads)
@@ -180,6 +180,11 @@ class ConfigFields:
     # the number of groups of a grouped convolution over the hidden channels (wav2vec2's positional convolution): its
     # weight's input axis spans the hidden_group dimension, hidden / groups channels
     conv_groups: str | None = None
+    # a state-space (Mamba) mixer's expansion factor: its channels are this multiple of the hidden size (the mixer dimension)
+    mixer_expand: str | None = None
+    mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
+    mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
+    mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
 
 
 class Constraint:

@@ -201,6 +201,20 @@ TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hid
                       layer_norm_epsilon=0.05, bias=True, bos_token_id=1, eos_token_id=2, pad_token_id=0, num_labels=3)  # Falcon-7B's layout
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
+# hybrids of attention and Mamba mixers: three blocks (Mamba, attention, Mamba), experts in the middle one; d_state and
+# dt_rank that differ from every grown size
+TINY["jamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+                     num_key_value_heads=2, rms_norm_eps=0.05, num_experts=3, num_experts_per_tok=2, expert_layer_period=2,
+                     expert_layer_offset=1, attn_layer_period=2, attn_layer_offset=1, mamba_d_state=5, mamba_d_conv=3,
+                     mamba_expand=2, mamba_dt_rank=3, use_mamba_kernels=False, pad_token_id=0, num_labels=3,
+                     tie_word_embeddings=False)
+TINY["mamba"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, state_size=5, conv_kernel=3, expand=2, time_step_rank=3,
+                     layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True, use_mambapy=False, pad_token_id=0,
+                     bos_token_id=1, eos_token_id=2)  # the LM head tied to the embedding (Mamba's default)
+TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddings=False)
+TINY["mamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_heads=4, head_dim=8, n_groups=2, state_size=5,
+                      conv_kernel=3, expand=2, chunk_size=4, layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True,
+                      pad_token_id=0, bos_token_id=1, eos_token_id=2)  # two groups of two heads; chunks shorter than the inputs
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

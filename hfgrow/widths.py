@@ -29,8 +29,12 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
         raise GrowthError(f"--num-kv-heads does not apply to {recipe.name}: every head of its attention has its own keys and "
                           f"values (no key/value heads to set apart from --num-heads)")
     hidden = config_int(config, f.hidden)
-    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden)
-    heads = config_int(config, f.heads)
+    if not f.ffn and o.intermediate_size:
+        raise GrowthError(f"{recipe.name} has no FFN: --intermediate-size does not apply (its mixer grows with the hidden size)")
+    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
+    if not f.heads and (o.num_heads or o.head_dim or o.num_kv_heads or o.attention != "heads"):
+        raise GrowthError(f"{recipe.name} has no attention: --num-heads, --head-dim, --num-kv-heads and --attention do not apply")
+    heads = config_int(config, f.heads) if f.heads else hidden  # no attention: widths per unit, any hidden size
     single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
     kv = 1 if single else config_int(config, f.kv_heads, heads)
     tied = not (f.head_dim and config.get(f.head_dim) is not None)  # attention width = hidden width
@@ -76,7 +80,28 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
-                  fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()))
+                  fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
+                  **_mixer(config, f, hidden, big_hidden))
+
+
+def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:
+    """A Mamba mixer's channels before and after (expand × hidden, the expansion kept), and a Mamba-2 mixer's heads (of
+    a head_dim that is kept) and its B width (kept)."""
+    if not f.mixer_expand:
+        return {}
+    expand = config_int(config, f.mixer_expand)
+    channels, big = expand * hidden, expand * big_hidden
+    out = {"mixer": (channels, big)}
+    if f.mixer_heads:
+        heads = config_int(config, f.mixer_heads)
+        if channels % heads or big % (channels // heads):
+            raise GrowthError(f"the mixer's {big if channels % heads == 0 else channels} channels are not a whole number of "
+                              f"{f.mixer_heads} heads of {channels // heads if channels % heads == 0 else '?'} (head_dim is kept)")
+        out["mixer_heads"] = heads, big // (channels // heads)
+    if f.mixer_state:
+        state = math.prod(config_int(config, name) for name in f.mixer_state)
+        out["mixer_state"] = state, state
+    return out
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:
