@@ -18,7 +18,7 @@ import torch
 from . import algebra
 from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
-from .config_rewrite import grown_config
+from .config_rewrite import grown_config, sizes_of
 from .consistency import check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies
 from .depth import deepen
 from .errors import GrowthError
@@ -139,6 +139,8 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise GrowthError(f"config.json: 'architectures' should be a list of class names, got {archs!r}")
     cls = archs[0] if archs else None
+    if cls is not None and cls not in recipe.classes and cls in REFUSED:
+        raise GrowthError(f"unsupported class {cls!r}: {REFUSED[cls]}")
     if cls is not None and cls not in recipe.classes:
         raise GrowthError(f"unsupported class {cls!r} for {recipe.name}; supported: {', '.join(recipe.classes)}")
     return recipe, cls
@@ -150,17 +152,19 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     options.validate()
     config = reader.config()
     recipe, cls = find_recipe(config)
-    check_requirements(config, recipe)
     cfg = reader.transformers_config()  # the installed transformers' reading of the config
-    widths = grown_widths(config, recipe, options, cfg)
-    approximate = approximations(recipe, widths, options, cfg)
-    flags = config_flags(recipe, cfg)
+    # where the sizes live: the config, or the sub-config of a composite one (ConfigFields.sub), read both ways
+    sized, sized_cfg = sizes_of(config, recipe), getattr(cfg, recipe.config.sub) if recipe.config.sub else cfg
+    check_requirements(sized, recipe)
+    widths = grown_widths(sized, recipe, options, sized_cfg)
+    approximate = approximations(recipe, widths, options, sized_cfg)
+    flags = config_flags(recipe, sized_cfg)
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: config_int(config, f, config.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
+    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
     check_head_norms(recipe, rules, widths, options, scaled)
-    check_blocks(reader, recipe, config)
+    check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)
     check_shapes(reader, recipe, skeleton, rules)
     dropped = tied_copies(reader, recipe, cls, cfg)
@@ -171,10 +175,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     tensors = _tensor_plans(matched, maps, options)
     check_every_key(reader, recipe, cls, skeleton, rules, unmatched)
     norm_inputs = {t.rule.pattern: t.rule.norm_input for t in tensors if t.rule.norm_input}
-    eps_scale, maps = exact_eps(recipe, cls, config, widths, options, norm_inputs, maps, scaled, flags)
+    eps_scale, maps = exact_eps(recipe, cls, sized, widths, options, norm_inputs, maps, scaled, flags)
     layers, new_blocks, depth = {}, {}, {}
     if options.layers:
-        tensors, layers, new_blocks, depth = deepen(tensors, recipe, config, options, cfg, cls)
+        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls)
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
     plan = GrowthPlan(

@@ -173,6 +173,9 @@ class ConfigFields:
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
     # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)
+    # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
+    # sizes, eps and depth are read from it and written back to it; None: the config's own fields
+    sub: str | None = None
 
 
 class Constraint:
@@ -199,7 +202,8 @@ class Recipe:
     body: tuple[TensorRule, ...]  # the base model's tensors; their keys may carry ``prefix``
     heads: tuple[TensorRule, ...] = ()  # task heads' tensors, never prefixed
     class_heads: Mapping[str, tuple[TensorRule, ...]] = field(default_factory=dict)  # per-class overrides
-    outputs: Mapping[str, str] = field(default_factory=dict)  # model outputs that live in a grown space
+    # model outputs that live in a grown space; None: an output that keeps its size (a projection's), compared as it is
+    outputs: Mapping[str, str | None] = field(default_factory=dict)
     class_outputs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # per-class overrides
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)

@@ -183,6 +183,19 @@ TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hid
 TINY["starcoder2"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("rms_norm_eps", "tie_word_embeddings")}, norm_epsilon=0.05,
                           bos_token_id=0, eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)
 
+# vision encoders: 8×8 images of 4×4 patches; eps large enough that a wrong eps scale shows
+TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
+                   num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                   num_labels=3)
+
+_TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
+_TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
+_VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)
+TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=12), dict(_VISION, projection_dim=12)
+TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
+TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
+TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+
 
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
 

@@ -174,7 +174,16 @@ def input_device(model: Any, device: str) -> str:
     return device if first.type == "meta" else str(first)
 
 
-def make_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
+def make_inputs(small: Path, config: Any, text_file: str | None, seed: int,
+                cls: str | None = None) -> tuple[dict[str, torch.Tensor], str, int | None]:
+    """The inputs of a model of class ``cls``: token ids (:func:`token_inputs`) and, where it reads more than text,
+    what :mod:`hfgrow.signals` generates from the config (pixel values)."""
+    from .signals import with_signals
+
+    return with_signals(cls, config, seed, lambda text_config: token_inputs(small, text_config, text_file, seed))
+
+
+def token_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
     """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one.
 
     A --text-file gives at most its first MAX_SENTENCES sentences, each cut at MAX_TOKENS tokens (the inputs'
@@ -275,8 +284,8 @@ BATCH = 16  # sentences per forward pass
 def _memory_advice(inputs: Mapping[str, torch.Tensor], text_file: str | None, mode: str) -> list[str]:
     """What to change after running out of memory: the --text-file's sentences, and the mode when full."""
     advice = []
-    n, length = inputs["input_ids"].shape[:2]
     if text_file:
+        n, length = inputs["input_ids"].shape[:2]
         advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run in batches of {BATCH}: "
                       f"give fewer or shorter sentences")
     if mode == "full":
@@ -341,7 +350,7 @@ def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_c
 def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
     """:func:`run_model` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
     outputs joined along the batch (every sentence is padded to the same length)."""
-    n = inputs["input_ids"].shape[0]
+    n = next(iter(inputs.values())).shape[0]  # sentences, or images (hfgrow/signals.py)
     if multiple_choice or n <= BATCH:
         return run_model(model, inputs, device, multiple_choice)
     parts = [run_model(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
@@ -430,8 +439,9 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
         if isinstance(a, tuple):  # hidden states, one tensor per layer
             if name not in recipe.outputs:
                 continue
-            # the last entry is the final norm's output where the model has one
-            last = recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"), recipe.outputs[name])
+            # the last entry is the final norm's output where the model has one, unless the recipe says (``name[-1]``)
+            last = recipe.outputs.get(f"{name}[-1]", recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"),
+                                                                       recipe.outputs[name]))
             spaces = [recipe.outputs[name]] * (len(a) - 1) + [last]
             pairs = list(zip(spaces, a, b))
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
@@ -479,7 +489,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     with quiet_transformers():
         small_config = readers[0].transformers_config()
-    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed)
+    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
     rounding = 2 * torch.finfo(storage_rounding).eps if storage_rounding is not None else None
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
@@ -552,7 +562,7 @@ class _Task:
         self.mlm_output = "prediction_logits" if (cls or "").endswith("ForPreTraining") else \
             "logits" if (cls or "").endswith("ForMaskedLM") else None
         self.multiple_choice = (cls or "").endswith("ForMultipleChoice")
-        masked, self.where, self.labels = _mask(inputs, mask_id, seed)
+        masked, self.where, self.labels = _mask(inputs, mask_id, seed) if "input_ids" in inputs else (inputs, None, None)
         self.feed = masked if self.mlm_output else inputs
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
