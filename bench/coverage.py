@@ -2,6 +2,7 @@
 decoder families people grow), plus every model type a recipe supports, tried in three growths.
 
     .venv/bin/python bench/coverage.py            # prints the table and the counts; writes bench/results/coverage.json
+    .venv/bin/python bench/coverage.py vit clip   # measures these model types again, the others kept from the last run
 
 Each model type with a recipe: a tiny randomised checkpoint of its main class (hfgrow.testing's fixtures, every
 parameter random) grown ×2 in heads, ×2 in head_dim, and to a non-multiple width (hidden ×1.5, FFN ×1.5) with one
@@ -27,6 +28,7 @@ import transformers  # noqa: E402
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: E402
 
 import hfgrow  # noqa: E402
+from hfgrow.config_rewrite import sizes_of  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
@@ -105,10 +107,17 @@ def structure(model_type: str) -> str:
     return "a layout of its own"
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    """The sweep; ``only``: model types measured again, every other result kept from bench/results/coverage.json."""
     by_type = {t: r for r in RECIPES for t in r.model_types}
     tried = sorted(set(tp_plan_types()) | set(by_type))
     rows, results = [], {}
+    if only:
+        unknown = sorted(set(only) - set(tried))
+        if unknown:
+            sys.exit(f"not in the sweep: {', '.join(unknown)}")
+        results = json.loads((ROOT / "bench" / "results" / "coverage.json").read_text())["results"]
+        tried = only
     with tempfile.TemporaryDirectory() as tmp:
         for model_type in tried:
             recipe = by_type.get(model_type)
@@ -122,7 +131,7 @@ def main() -> None:
                 continue
             cls = main_class(recipe)
             src = build(Path(tmp) / model_type, cls, model_type)
-            config = json.loads((src / "config.json").read_text())
+            config = sizes_of(json.loads((src / "config.json").read_text()), recipe)  # a composite's: its sub-config's
             fields = recipe.config
             hidden = config[fields.hidden]
             ffn = config.get(fields.ffn) or fields.ffn_default * hidden
@@ -136,6 +145,7 @@ def main() -> None:
                                    "cells": {k: c for k, (c, _) in cells.items()}}
             rows.append(f"| {model_type} | {cls} ({len(recipe.classes)} classes) | " + " | ".join(c for c, _ in cells.values()) + " |")
             print(rows[-1], file=sys.stderr)
+    results = dict(sorted(results.items()))
     counts = Counter(r["status"] for r in results.values())
     summary = {"installed_transformers": transformers.__version__, "model_types_with_tp_plan": len(tp_plan_types()),
                "tried": len(results), "counts": dict(counts), "results": results}
@@ -159,4 +169,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
