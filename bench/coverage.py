@@ -28,7 +28,7 @@ import transformers  # noqa: E402
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: E402
 
 import hfgrow  # noqa: E402
-from hfgrow.config_rewrite import sizes_of  # noqa: E402
+from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
@@ -109,7 +109,10 @@ def structure(model_type: str) -> str:
 
 def main(only: list[str]) -> None:
     """The sweep; ``only``: model types measured again, every other result kept from bench/results/coverage.json."""
-    by_type = {t: r for r in RECIPES for t in r.model_types}
+    by_type: dict = {}
+    for r in RECIPES:  # a model type of several recipes (CLIP's): the first, the whole model
+        for t in r.model_types:
+            by_type.setdefault(t, r)
     tried = sorted(set(tp_plan_types()) | set(by_type))
     rows, results = [], {}
     if only:
@@ -131,7 +134,8 @@ def main(only: list[str]) -> None:
                 continue
             cls = main_class(recipe)
             src = build(Path(tmp) / model_type, cls, model_type)
-            config = sizes_of(json.loads((src / "config.json").read_text()), recipe)  # a composite's: its sub-config's
+            whole = json.loads((src / "config.json").read_text())  # a composite's sizes: its (first tower's) sub-config's
+            config = sub_config(whole, recipe.towers[0][0]) if recipe.towers else sizes_of(whole, recipe)
             fields = recipe.config
             hidden = config[fields.hidden]
             ffn = config.get(fields.ffn) or fields.ffn_default * hidden

@@ -15,9 +15,11 @@ from .recipe import Recipe
 def sizes_of(config: dict[str, Any], recipe: Recipe) -> dict[str, Any]:
     """The part of config.json that holds the recipe's sizes: the config itself, or the sub-config a composite config
     keeps them in (``ConfigFields.sub``), with its model_type (transformers' for that sub-config where it is not stored)."""
-    sub = recipe.config.sub
-    if not sub:
-        return config
+    return sub_config(config, recipe.config.sub) if recipe.config.sub else config
+
+
+def sub_config(config: dict[str, Any], sub: str) -> dict[str, Any]:
+    """The sub-config ``sub`` of a composite config.json, with its model_type (transformers' where it is not stored)."""
     part = config.get(sub)
     if not isinstance(part, dict):
         raise GrowthError(f"config.json: '{sub}' should be a sub-config (an object of fields), got {part!r}")

@@ -342,6 +342,9 @@ def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_c
         for h in hooks:
             h.remove()
     out = {k: v for k, v in out.items() if v is not None}
+    for name, value in list(out.items()):  # a model of towers: each tower's outputs (CLIPModel's text_model_output)
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in out.pop(name).items() if v is not None})
     if choices and all(not c.is_floating_point() for c in choices):
         out["expert_choices"] = tuple(choices)
     return out

@@ -10,8 +10,8 @@ its sizes in ``vision_config`` (``ConfigFields.sub``)."""
 import dataclasses
 
 from hfgrow.policy import WholeMultiplesOnly
-from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, embedding, linear,
-                           norm, writes)
+from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, embedding, keep,
+                           linear, norm, writes)
 
 from .vit import conv2d
 
@@ -84,12 +84,27 @@ VISION = Recipe(
 
 # the vision tower under a classifier that reads the mean of its last hidden state's patch tokens; sizes in vision_config
 IMAGE_CLASSIFICATION = VISION.extend(
-    name="clip", model_types=("clip",), classes=("CLIPForImageClassification",),
+    name="clip_image_classification", model_types=("clip",), classes=("CLIPForImageClassification",),
     config=dataclasses.replace(FIELDS, sub="vision_config"),
     heads=linear("classifier", None, "hidden"),  # replaces the projection, which the class has not
 )
 
+
+def tower_outputs(output: str, tower: Recipe, sub: str) -> dict[str, str | None]:
+    """A tower's outputs as a model of towers returns them (``text_model_output.last_hidden_state``), in its scoped spaces."""
+    return {f"{output}.{k}": f"{sub}.{v}" if v else None for k, v in tower.outputs.items()}
+
+
+# both towers, each by its own sizes; the embeddings and the scores (logits_per_image, logits_per_text) keep their size
+MODEL = Recipe(
+    name="clip", model_types=("clip",), classes=("CLIPModel",), config=FIELDS, spaces={},
+    towers=(("text_config", TEXT), ("vision_config", VISION)),
+    outputs={**tower_outputs("text_model_output", TEXT, "text_config"), **tower_outputs("vision_model_output", VISION, "vision_config"),
+             # the towers' pooled outputs are the projected embeddings here (get_text_features, get_image_features)
+             "text_model_output.pooler_output": None, "vision_model_output.pooler_output": None,
+             "text_embeds": None, "image_embeds": None},
+    body=keep("logit_scale", ndim=0),
+)
+
 TOWERS = ("a growth plans one set of sizes, and its two towers have their own (text_config and vision_config, grown each "
           "by its own sizes)")
-REFUSED = {"CLIPModel": f"{TOWERS}: each tower grows exactly on its own, as CLIPTextModelWithProjection and "
-                        "CLIPVisionModelWithProjection, whose projections keep the shared embedding size"}

@@ -52,10 +52,10 @@ VISION = Recipe(
 )
 
 IMAGE_CLASSIFICATION = VISION.extend(
-    name="siglip", model_types=("siglip",), classes=("SiglipForImageClassification",),
+    name="siglip_image_classification", model_types=("siglip",), classes=("SiglipForImageClassification",),
     config=dataclasses.replace(FIELDS, sub="vision_config"),
     heads=linear("classifier", None, "final"),
 )
 
-REFUSED = {"SiglipModel": f"{TOWERS}, and they are coupled: the image embeddings are the vision tower's pooled output at its "
+REFUSED = {"SiglipModel": f"{TOWERS} and are coupled: the image embeddings are the vision tower's pooled output at its "
                           "hidden size, so the text head's projection_size would have to grow with the vision tower's hidden size"}

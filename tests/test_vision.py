@@ -10,11 +10,11 @@ from click.testing import CliRunner
 import hfgrow
 from hfgrow.cli import main
 from hfgrow.signals import pixel_values
-from hfgrow.testing import build_model, load
+from hfgrow.testing import TINY, build_model, load
 
 CLASSES = {
     "vit": ["ViTModel", "ViTForImageClassification", "ViTForMaskedImageModeling"],
-    "clip": ["CLIPTextModel", "CLIPTextModelWithProjection", "CLIPVisionModel", "CLIPVisionModelWithProjection",
+    "clip": ["CLIPModel", "CLIPTextModel", "CLIPTextModelWithProjection", "CLIPVisionModel", "CLIPVisionModelWithProjection",
              "CLIPForImageClassification"],
     "siglip": ["SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
 }
@@ -22,9 +22,9 @@ CLASSES = {
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
 # a vision tower whose residual stream starts at a LayerNorm (CLIP's pre_layrnorm): whole multiples only
-WHOLE_ONLY = {"CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
+WHOLE_ONLY = {"CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
 # `make test`: every class once, and every growth at least once in each family
-FAST = {("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
+FAST = {("CLIPModel", "heads"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
         ("CLIPTextModel", "wider"), ("CLIPTextModelWithProjection", "head-dim"), ("CLIPVisionModel", "deeper"),
         ("CLIPVisionModelWithProjection", "heads"), ("CLIPForImageClassification", "head-dim"),
         ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper")}
@@ -68,7 +68,8 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     v = report["verification"]
     reads = v["inputs"]
     assert ("pixel values" in reads) == ("Text" not in cls), reads
-    assert set(v["float32"]["outputs"]) >= {"hidden_states"}
+    assert ("token ids" in reads) == ("Vision" not in cls and "Image" not in cls and not cls.startswith("ViT")), reads
+    assert {"hidden_states", "text_model_output.hidden_states"} & set(v["float32"]["outputs"])
     if "Projection" in cls or "Classification" in cls or cls.startswith("ViTForMasked"):
         # the outputs that keep their size (embeddings, logits, reconstructions) are compared as they are
         assert {"text_embeds", "image_embeds", "logits", "reconstruction"} & set(v["float32"]["outputs"])
@@ -85,8 +86,8 @@ def test_a_clip_vision_tower_refuses_a_non_multiple(tmp_path):
         hfgrow.grow(src, tmp_path / "out", hidden_size=24)
 
 
-@pytest.mark.parametrize("cls, why", [("CLIPModel", "two towers have their own"), ("SiglipModel", "coupled")])
-def test_dual_encoders_are_refused_with_the_reason(tmp_path, cls, why):
+def test_siglip_dual_encoder_is_refused_with_the_reason(tmp_path):
+    cls, why = "SiglipModel", "coupled"
     src = build_model(tmp_path / "src", cls)
     result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
@@ -113,3 +114,23 @@ def test_image_classification_sizes_live_in_the_vision_config(tmp_path):
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["vision_config"]["hidden_size"] == 32 and big["vision_config"]["num_hidden_layers"] == 3
     assert big["text_config"] == small["text_config"] and big["projection_dim"] == small["projection_dim"]
+
+
+def test_clip_towers_grow_each_by_its_own_sizes(tmp_path):
+    """CLIPModel: both towers grow, each from the sizes of its sub-config; every output is compared (the scores, both
+    embeddings, each tower's hidden states), and the shared embedding size and logit_scale stay."""
+    vision = dict(TINY["clip"]["vision_config"], hidden_size=24, num_attention_heads=3, intermediate_size=20, num_hidden_layers=1)
+    src = build_model(tmp_path / "src", "CLIPModel", vision_config=vision)
+    report = hfgrow.grow(src, tmp_path / "out", factor=2, layers=3)
+    v = report["verification"]
+    assert v["exact"] and v["max_rel"] < 1e-5
+    assert {"logits_per_image", "logits_per_text", "text_embeds", "image_embeds", "text_model_output.last_hidden_state",
+            "vision_model_output.hidden_states"} <= set(v["float32"]["outputs"])
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert (big["text_config"]["hidden_size"], big["vision_config"]["hidden_size"]) == (32, 48)
+    assert (big["text_config"]["num_hidden_layers"], big["vision_config"]["num_hidden_layers"]) == (3, 3)
+    assert big["projection_dim"] == small["projection_dim"] == 12
+    assert big["text_config"]["projection_dim"] == small["text_config"]["projection_dim"]  # the tower's own, unused here
+    a, b = load(src), load(tmp_path / "out")
+    assert torch.equal(a.logit_scale, b.logit_scale)
+    assert a.text_projection.weight.shape == (12, 16) and b.text_projection.weight.shape == (12, 32)
