@@ -227,15 +227,20 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
         keys = {name for name in reader.tensors if any(rx.match(name) for rx, _ in tower.rules_for(tower_cls))}
         plans.append(_plan(TowerReader(reader, keys - claimed, sub, tower_cls), options, tower, tower_cls))
         claimed |= keys
+    # the model's own rules: the tensors between the towers, and those that join them, which win over a tower's rule
+    # (SigLIP's text head writes into the vision tower's hidden space)
     rules = recipe.rules_for(cls)
-    own = [(info, next((r for rx, r in rules if rx.match(info.name)), None)) for name, info in reader.tensors.items() if name not in claimed]
+    own = [(info, next((r for rx, r in rules if rx.match(name)), None)) for name, info in reader.tensors.items()]
+    own = [(info, rule) for info, rule in own if rule is not None or info.name not in claimed]
     if any(rule is None for _, rule in own):
         shown = ", ".join(info.name for info, rule in own if rule is None)
         raise GrowthError(f"no {recipe.name} rule matches key(s) {shown[:300]} for {cls}")
     maps = {name: m for p in plans for name, m in p.maps.items()}
-    tensors = [t for p in plans for t in p.tensors] + _tensor_plans(own, maps, options)
+    joining = {info.name for info, _ in own}
+    tensors = [t for p in plans for t in p.tensors if t.source.name not in joining] + _tensor_plans(own, maps, options)
     config = reader.config()
-    new_config = joined_config(config, {sub: (p.source_config, p.config) for (sub, _), p in zip(recipe.towers, plans)}, options.dtype)
+    new_config = joined_config(config, {sub: (p.source_config, p.config) for (sub, _), p in zip(recipe.towers, plans)}, options.dtype,
+                               recipe.config.twins)
     check_config(new_config, plans[0].widths, options)
     floating = sum(info.numel for info, _ in own if info.dtype.is_floating_point)
     plan = dataclasses.replace(

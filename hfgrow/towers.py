@@ -4,12 +4,13 @@ reads its sub-config, and the grown sub-configs joined back into the whole confi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
 from .checkpoint import CheckpointReader, TensorInfo
 from .config_rewrite import sub_config
+from .errors import GrowthError
 
 
 class TowerReader:
@@ -42,9 +43,17 @@ class TowerReader:
 UNSHARED = ("model_type", "architectures", "dtype", "torch_dtype", "transformers_version")
 
 
-def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None) -> dict[str, Any]:
+def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None,
+                  twins: Mapping[str, str]) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's
-    config before and after) and the output dtype."""
+    config before and after) and the output dtype; ``twins``: fields of one tower (``sub.field``) that must equal
+    another's and grow with it (SigLIP's text projection_size, the vision hidden size)."""
     towers = {sub: {**config[sub], **{k: v for k, v in after.items() if k != "architectures" and before.get(k) != v}}
               for sub, (before, after) in grown.items()}
+    for twin, name in twins.items():
+        (sub, field), (other, source) = twin.split(".", 1), name.split(".", 1)
+        if config[sub].get(field) != config[other].get(source):
+            raise GrowthError(f"config.json: {twin}={config[sub].get(field)!r} must equal {name}={config[other].get(source)!r}, "
+                              f"which it follows")
+        towers[sub][field] = towers[other][source]
     return {**config, **towers, **({"dtype": dtype} if dtype else {})}

@@ -105,6 +105,3 @@ MODEL = Recipe(
              "text_embeds": None, "image_embeds": None},
     body=keep("logit_scale", ndim=0),
 )
-
-TOWERS = ("a growth plans one set of sizes, and its two towers have their own (text_config and vision_config, grown each "
-          "by its own sizes)")

@@ -8,9 +8,10 @@ LayerNorm's tokens; its sizes are in ``vision_config``."""
 
 import dataclasses
 
-from hfgrow.recipe import Packed, Recipe, TensorRule, embedding, linear, norm, reads, writes
+from hfgrow.policy import WholeMultiplesOnly
+from hfgrow.recipe import Packed, Recipe, TensorRule, embedding, keep, linear, norm, reads, writes
 
-from .clip import FIELDS, HIDDEN, SPACES, STACKS, TOWERS, encoder, text_tower
+from .clip import FIELDS, HIDDEN, SPACES, STACKS, encoder, text_tower, tower_outputs
 from .vit import conv2d
 
 TEXT = Recipe(
@@ -26,6 +27,8 @@ TEXT = Recipe(
 )
 
 HEAD = "head"
+NORMALISED = ("SiglipModel normalises its image embeddings, the pooling head's output at the vision hidden size, where "
+              "every unit's copies must count alike")
 VISION = Recipe(
     name="siglip_vision_model",
     model_types=("siglip_vision_model",),
@@ -57,5 +60,16 @@ IMAGE_CLASSIFICATION = VISION.extend(
     heads=linear("classifier", None, "final"),
 )
 
-REFUSED = {"SiglipModel": f"{TOWERS} and are coupled: the image embeddings are the vision tower's pooled output at its "
-                          "hidden size, so the text head's projection_size would have to grow with the vision tower's hidden size"}
+# both towers; the image embeddings are the pooling head's output at the vision hidden size, so the text head writes into
+# the vision tower's hidden space and its projection_size follows that size: whole multiples (both embeddings are
+# normalised, and a unit's copies must all count alike), and the normalised embeddings are then the small ones' copies
+# divided by √k, whose scores (logits_per_image, logits_per_text) are the small model's
+MODEL = Recipe(
+    name="siglip", model_types=("siglip",), classes=("SiglipModel",), spaces={},
+    config=dataclasses.replace(FIELDS, twins={"text_config.projection_size": "vision_config.hidden_size"}),
+    towers=(("text_config", TEXT), ("vision_config", VISION.extend(constraints=(WholeMultiplesOnly(NORMALISED),)))),
+    outputs={**tower_outputs("text_model_output", TEXT, "text_config"), **tower_outputs("vision_model_output", VISION, "vision_config"),
+             "text_model_output.pooler_output": "vision_config.hidden"},
+    body=(*keep("logit_scale"), *keep("logit_bias"),
+          *linear("text_model.head", "vision_config.hidden", "text_config.final")),
+)

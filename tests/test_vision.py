@@ -16,15 +16,15 @@ CLASSES = {
     "vit": ["ViTModel", "ViTForImageClassification", "ViTForMaskedImageModeling"],
     "clip": ["CLIPModel", "CLIPTextModel", "CLIPTextModelWithProjection", "CLIPVisionModel", "CLIPVisionModelWithProjection",
              "CLIPForImageClassification"],
-    "siglip": ["SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
+    "siglip": ["SiglipModel", "SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
 }
 # the growths of every class; "wider": a hidden size that is no multiple (24 from 16) with one more block
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
 # a vision tower whose residual stream starts at a LayerNorm (CLIP's pre_layrnorm): whole multiples only
-WHOLE_ONLY = {"CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
+WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
 # `make test`: every class once, and every growth at least once in each family
-FAST = {("CLIPModel", "heads"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
+FAST = {("CLIPModel", "heads"), ("SiglipModel", "head-dim"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
         ("CLIPTextModel", "wider"), ("CLIPTextModelWithProjection", "head-dim"), ("CLIPVisionModel", "deeper"),
         ("CLIPVisionModelWithProjection", "heads"), ("CLIPForImageClassification", "head-dim"),
         ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper")}
@@ -86,10 +86,31 @@ def test_a_clip_vision_tower_refuses_a_non_multiple(tmp_path):
         hfgrow.grow(src, tmp_path / "out", hidden_size=24)
 
 
-def test_siglip_dual_encoder_is_refused_with_the_reason(tmp_path):
-    cls, why = "SiglipModel", "coupled"
-    src = build_model(tmp_path / "src", cls)
-    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "out")])
+def siglip_of_two_sizes(folder):
+    """A SiglipModel whose towers differ: text hidden 16, vision hidden 24 (the text head projects to 24)."""
+    vision = dict(TINY["siglip"]["vision_config"], hidden_size=24, num_attention_heads=3, intermediate_size=20, num_hidden_layers=1)
+    return build_model(folder, "SiglipModel", vision_config=vision, text_config=dict(TINY["siglip"]["text_config"], projection_size=24))
+
+
+def test_siglip_text_head_follows_the_vision_hidden_size(tmp_path):
+    """SigLIP's image embeddings are the vision tower's pooled output: the text head writes into that space, and
+    text_config.projection_size grows with vision_config.hidden_size; the scores are the small model's."""
+    src = siglip_of_two_sizes(tmp_path / "src")
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["exact"] and v["float32"]["outputs"]["logits_per_image"]["max_rel"] < 1e-5
+    assert "text_model_output.pooler_output" in v["float32"]["outputs"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert (big["text_config"]["projection_size"], big["vision_config"]["hidden_size"], big["text_config"]["hidden_size"]) == (48, 48, 32)
+    a, b = load(src), load(tmp_path / "out")
+    assert torch.equal(a.logit_bias, b.logit_bias) and torch.equal(a.logit_scale, b.logit_scale)
+
+
+def test_siglip_refuses_a_non_multiple_of_its_vision_size(tmp_path):
+    """Normalised image embeddings at the vision hidden size: every unit's copies must count alike."""
+    src = siglip_of_two_sizes(tmp_path / "src")
+    why = "normalises its image embeddings"
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "40", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and why in lines[0], result.stderr
