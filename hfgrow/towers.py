@@ -23,12 +23,13 @@ class TowerReader:
         self.reader, self.folder = reader, reader.folder
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
-        # a field the whole config sets for the model wins over the sub-config's namesake (CLIPModel's projection_dim)
-        shared = {k: whole[k] for k in part if k in whole and k not in UNSHARED}
-        self._config = {**part, **shared, "architectures": [cls]}
+        self._config = {**part, "architectures": [cls]}
+        # the tower as the whole model builds it: a field the whole config sets wins over the sub-config's namesake
+        # (CLIPModel's projection_dim sizes the projections; text_config's is unused there and stays as it is)
         self._cfg = copy.deepcopy(getattr(reader.transformers_config(), sub))
-        for k, v in shared.items():
-            setattr(self._cfg, k, v)
+        for k in part:
+            if k in whole and k not in UNSHARED:
+                setattr(self._cfg, k, whole[k])
 
     def config(self) -> dict[str, Any]:
         return dict(self._config)
