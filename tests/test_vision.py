@@ -155,3 +155,20 @@ def test_clip_towers_grow_each_by_its_own_sizes(tmp_path):
     a, b = load(src), load(tmp_path / "out")
     assert torch.equal(a.logit_scale, b.logit_scale)
     assert a.text_projection.weight.shape == (12, 16) and b.text_projection.weight.shape == (12, 32)
+
+
+def test_pixel_values_follow_the_config_and_the_sentences(tmp_path):
+    """Images of the (vision) config's size and channels, the same for the same seed; a dual encoder gets one per
+    sentence (verification cuts every input into the same batches), a vision model reads no token ids."""
+    import transformers
+
+    from hfgrow.verification import make_inputs
+
+    vit = transformers.ViTConfig(**dict(TINY["vit"], image_size=[8, 12], num_channels=2))
+    inputs, described, mask = make_inputs(tmp_path, vit, None, 0, "ViTModel")
+    assert set(inputs) == {"pixel_values"} and inputs["pixel_values"].shape == (4, 2, 8, 12) and mask is None
+    assert torch.equal(inputs["pixel_values"], make_inputs(tmp_path, vit, None, 0, "ViTModel")[0]["pixel_values"])
+    assert "2×8×12" in described
+    clip = transformers.CLIPConfig(**TINY["clip"])
+    inputs, described, _ = make_inputs(tmp_path, clip, None, 0, "CLIPModel")
+    assert inputs["pixel_values"].shape[0] == inputs["input_ids"].shape[0] == 4 and int(inputs["input_ids"].max()) < 97
