@@ -28,6 +28,7 @@ import transformers  # noqa: E402
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: E402
 
 import hfgrow  # noqa: E402
+from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
@@ -118,18 +119,20 @@ def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
                     "why": str(e).split(": ", 1)[-1] if model_type in REFUSED else structure(model_type)}, None
     cls = main_class(recipe)
     src = build(Path(tmp) / model_type, cls, model_type)
-    config = json.loads((src / "config.json").read_text())
+    whole = json.loads((src / "config.json").read_text())  # a composite's sizes: its (first tower's) sub-config's
+    config = sub_config(whole, recipe.towers[0][0]) if recipe.towers else sizes_of(whole, recipe)
     fields = recipe.config
     hidden = config[fields.hidden]
-    ffn = config.get(fields.ffn) or fields.ffn_default * hidden
+    ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
     cells = {}
     for i, (name, options) in enumerate(MODES):
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
-            options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
+            options = dict(hidden_size=hidden * 3 // 2, layers=3, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
     exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
-    row = f"| {model_type} | {cls} ({len(recipe.classes)} classes) | " + " | ".join(c for c, _ in cells.values()) + " |"
-    return {"status": "exact" if exact else "not exact", "class": cls, "classes": len(recipe.classes),
+    classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes
+    row = f"| {model_type} | {cls} ({classes} classes) | " + " | ".join(c for c, _ in cells.values()) + " |"
+    return {"status": "exact" if exact else "not exact", "class": cls, "classes": classes,
             "cells": {k: c for k, (c, _) in cells.items()}}, row
 
 

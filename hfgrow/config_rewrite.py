@@ -3,6 +3,7 @@ rewritten, checked by the installed transformers."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .algebra import Widths
@@ -11,10 +12,33 @@ from .options import GrowthOptions
 from .recipe import Recipe
 
 
+def sizes_of(config: dict[str, Any], recipe: Recipe) -> dict[str, Any]:
+    """The part of config.json that holds the recipe's sizes: the config itself, or the sub-config a composite config
+    keeps them in (``ConfigFields.sub``), with its model_type (transformers' for that sub-config where it is not stored)."""
+    return sub_config(config, recipe.config.sub) if recipe.config.sub else config
+
+
+def sub_config(config: dict[str, Any], sub: str) -> dict[str, Any]:
+    """The sub-config ``sub`` of a composite config.json, with its model_type (transformers' where it is not stored)."""
+    part = config.get(sub)
+    if not isinstance(part, dict):
+        raise GrowthError(f"config.json: '{sub}' should be a sub-config (an object of fields), got {part!r}")
+    from transformers import CONFIG_MAPPING
+
+    return {"model_type": CONFIG_MAPPING[config["model_type"]].sub_configs[sub].model_type, **part}
+
+
 def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, widths: Widths, eps_scale: float,
                  options: GrowthOptions) -> dict[str, Any]:
-    """The source config with the grown sizes; ``depth``: the fields a deeper growth changes (depth.deepen)."""
+    """The source config with the grown sizes; ``depth``: the fields a deeper growth changes (depth.deepen). Where the
+    sizes live in a sub-config, that sub-config is grown and the whole config checked."""
     fields = recipe.config
+    if fields.sub:
+        plain = dataclasses.replace(recipe, config=dataclasses.replace(fields, sub=None))
+        part = grown_config(sizes_of(config, recipe), depth, plain, widths, eps_scale, options)
+        new_config = {**config, fields.sub: part, **({"dtype": options.dtype} if options.dtype else {})}
+        check_config(new_config, widths, options)
+        return new_config
     new_config = {**config, **depth}
     derived = {  # a None field means "derived"; it stays None while the derivation still holds
         fields.hidden: (widths.hidden[1], None),

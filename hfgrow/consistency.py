@@ -90,6 +90,10 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]
             get_checkpoint_conversion_mapping(skeleton.config.model_type) or []
     except ImportError:
         transforms = []
+    if not transforms:  # none for the class or its type: those of its sub-models, under their prefixes (ViT's heads)
+        scoped = _submodel_names(skeleton)
+        if scoped is not None:
+            return scoped
     steps = []
     for t in transforms:
         merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
@@ -104,6 +108,27 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]
             any_merged |= merged and new != name
             name = new
         return name, any_merged
+    return loaded
+
+
+def _submodel_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]] | None:
+    """Stored keys as transformers renames them with the conversion mappings of the sub-models a class holds, each
+    scoped to its sub-model's prefix (ViTForImageClassification's ViTModel under ``vit``), by transformers' own
+    renaming; None where this transformers has no such API or no sub-model has a mapping."""
+    try:
+        from transformers.conversion_mapping import get_model_conversion_mapping
+        from transformers.core_model_loading import WeightConverter, rename_source_key
+    except ImportError:
+        return None
+    transforms = get_model_conversion_mapping(skeleton, add_legacy=False)
+    if not transforms:
+        return None
+    renamings = [t for t in transforms if not isinstance(t, WeightConverter)]
+    converters = [t for t in transforms if isinstance(t, WeightConverter)]
+
+    def loaded(name: str) -> tuple[str, bool]:
+        new, converted = rename_source_key(name, renamings, converters)
+        return new, converted is not None
     return loaded
 
 

@@ -18,7 +18,7 @@ import torch
 from . import algebra
 from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
-from .config_rewrite import grown_config
+from .config_rewrite import check_config, grown_config, sizes_of
 from .consistency import check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies
 from .depth import deepen
 from .errors import GrowthError
@@ -26,7 +26,8 @@ from .memory import check_peak_fits, check_sizes_fit
 # options other modules import from here (the CLI, the API, verification)
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
-from .recipe import Recipe, TensorRule
+from .recipe import Recipe, TensorRule, scoped
+from .towers import TowerReader, joined_config
 from .widths import config_int, grown_widths
 
 
@@ -128,7 +129,11 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
     from .recipes import RECIPES, REFUSED  # the recipes/ folder, installed as hfgrow.recipes
 
     model_type = config.get("model_type")
-    recipe = next((r for r in RECIPES if model_type in r.model_types), None)
+    archs = config.get("architectures") or []
+    named = archs[0] if isinstance(archs, list) and archs else None
+    # one model type may have several recipes (CLIP's towers joined, or its vision tower under a classifier): by class
+    recipes = [r for r in RECIPES if model_type in r.model_types]
+    recipe = next((r for r in recipes if named in r.classes), recipes[0] if recipes else None)
     if recipe is None and model_type in REFUSED:
         raise GrowthError(f"unsupported architecture model_type={model_type!r}: {REFUSED[model_type]}")
     if recipe is None:
@@ -139,6 +144,8 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise GrowthError(f"config.json: 'architectures' should be a list of class names, got {archs!r}")
     cls = archs[0] if archs else None
+    if cls is not None and cls not in recipe.classes and cls in REFUSED:
+        raise GrowthError(f"unsupported class {cls!r}: {REFUSED[cls]}")
     if cls is not None and cls not in recipe.classes:
         raise GrowthError(f"unsupported class {cls!r} for {recipe.name}; supported: {', '.join(recipe.classes)}")
     return recipe, cls
@@ -148,19 +155,26 @@ def find_recipe(config: dict[str, Any]) -> tuple[Recipe, str | None]:
 def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     """The plan of a growth, from the tensors' headers and config.json: every refusal before any weight is read."""
     options.validate()
+    recipe, cls = find_recipe(reader.config())
+    return _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+
+
+def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe: Recipe, cls: str | None) -> GrowthPlan:
+    """The plan of one model (or of one tower of a model of towers)."""
     config = reader.config()
-    recipe, cls = find_recipe(config)
-    check_requirements(config, recipe)
     cfg = reader.transformers_config()  # the installed transformers' reading of the config
-    widths = grown_widths(config, recipe, options, cfg)
-    approximate = approximations(recipe, widths, options, cfg)
-    flags = config_flags(recipe, cfg)
+    # where the sizes live: the config, or the sub-config of a composite one (ConfigFields.sub), read both ways
+    sized, sized_cfg = sizes_of(config, recipe), getattr(cfg, recipe.config.sub) if recipe.config.sub else cfg
+    check_requirements(sized, recipe)
+    widths = grown_widths(sized, recipe, options, sized_cfg)
+    approximate = approximations(recipe, widths, options, sized_cfg)
+    flags = config_flags(recipe, sized_cfg)
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: config_int(config, f, config.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
+    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
     check_head_norms(recipe, rules, widths, options, scaled)
-    check_blocks(reader, recipe, config)
+    check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)
     check_shapes(reader, recipe, skeleton, rules)
     dropped = tied_copies(reader, recipe, cls, cfg)
@@ -171,10 +185,10 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     tensors = _tensor_plans(matched, maps, options)
     check_every_key(reader, recipe, cls, skeleton, rules, unmatched)
     norm_inputs = {t.rule.pattern: t.rule.norm_input for t in tensors if t.rule.norm_input}
-    eps_scale, maps = exact_eps(recipe, cls, config, widths, options, norm_inputs, maps, scaled, flags)
+    eps_scale, maps = exact_eps(recipe, cls, sized, widths, options, norm_inputs, maps, scaled, flags)
     layers, new_blocks, depth = {}, {}, {}
     if options.layers:
-        tensors, layers, new_blocks, depth = deepen(tensors, recipe, config, options, cfg, cls)
+        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls)
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
     plan = GrowthPlan(
@@ -202,6 +216,49 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     )
     check_peak_fits(plan)
     return plan
+
+
+def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recipe, cls: str | None) -> GrowthPlan:
+    """A model of towers (CLIPModel): each tower planned as a model of its own class on its own keys and sub-config, its
+    spaces named apart (``text_config.hidden``), then joined; the tensors between them (logit_scale) by the model's rules."""
+    plans, claimed = [], set()
+    for sub, tower in recipe.towers:
+        tower, tower_cls = scoped(tower, sub), tower.classes[-1]
+        keys = {name for name in reader.tensors if any(rx.match(name) for rx, _ in tower.rules_for(tower_cls))}
+        plans.append(_plan(TowerReader(reader, keys - claimed, sub, tower_cls), options, tower, tower_cls))
+        claimed |= keys
+    # the model's own rules: the tensors between the towers, and those that join them, which win over a tower's rule
+    # (SigLIP's text head writes into the vision tower's hidden space)
+    rules = recipe.rules_for(cls)
+    own = [(info, next((r for rx, r in rules if rx.match(name)), None)) for name, info in reader.tensors.items()]
+    own = [(info, rule) for info, rule in own if rule is not None or info.name not in claimed]
+    if any(rule is None for _, rule in own):
+        shown = ", ".join(info.name for info, rule in own if rule is None)
+        raise GrowthError(f"no {recipe.name} rule matches key(s) {shown[:300]} for {cls}")
+    maps = {name: m for p in plans for name, m in p.maps.items()}
+    joining = {info.name for info, _ in own}
+    tensors = [t for p in plans for t in p.tensors if t.source.name not in joining] + _tensor_plans(own, maps, options)
+    config = reader.config()
+    new_config = joined_config(config, {sub: (p.source_config, p.config) for (sub, _), p in zip(recipe.towers, plans)}, options.dtype,
+                               recipe.config.twins)
+    check_config(new_config, plans[0].widths, options)
+    floating = sum(info.numel for info, _ in own if info.dtype.is_floating_point)
+    plan = dataclasses.replace(
+        plans[0], recipe=recipe.extend(spaces={k: v for p in plans for k, v in p.recipe.spaces.items()}), model_class=cls,
+        maps=maps, tensors=tensors, shards=assign_shards([t.out for t in tensors], parse_size(options.max_shard_size)),
+        config=new_config, source_config=config, params=(sum(p.params[0] for p in plans) + floating, sum(p.params[1] for p in plans) + floating),
+        rounded=[n for p in plans for n in p.rounded], approximate=[a for p in plans for a in p.approximate],
+        dropped=[d for p in plans for d in p.dropped],
+        layers={f"{sub}.{k}": v for (sub, _), p in zip(recipe.towers, plans) for k, v in p.layers.items()},
+        new_blocks={f"{sub}.{k}": v for (sub, _), p in zip(recipe.towers, plans) for k, v in p.new_blocks.items()},
+        notes=[n for p in plans for n in p.notes] + [_tower_sizes(sub, p.widths) for (sub, _), p in zip(recipe.towers, plans)])
+    check_peak_fits(plan)
+    return plan
+
+
+def _tower_sizes(sub: str, w: Widths) -> str:
+    return (f"{sub}: hidden {w.hidden[0]} → {w.hidden[1]}, FFN {w.ffn[0]} → {w.ffn[1]}, heads {w.heads[0]} → {w.heads[1]}, "
+            f"head_dim {w.head_dim[0]} → {w.head_dim[1]}")
 
 
 def _tensor_plans(matched: list[tuple[TensorInfo, TensorRule]], maps: dict[str, Expansion],

@@ -39,6 +39,7 @@ __all__ = [
     "linear",
     "norm",
     "reads",
+    "scoped",
     "writes",
 ]
 
@@ -185,6 +186,9 @@ class ConfigFields:
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
+    # sizes, eps and depth are read from it and written back to it; None: the config's own fields
+    sub: str | None = None
 
 
 class Constraint:
@@ -224,6 +228,10 @@ class Recipe:
     stacks: tuple[tuple[str, str, str | None], ...] = ()
     # the family's exactness policy: each constraint says which growths it makes inexact, and why (hfgrow.policy)
     constraints: tuple[Constraint, ...] = ()
+    # a model of towers with sizes of their own (CLIPModel): (the sub-config holding a tower's sizes, the tower's recipe,
+    # whose last class is the one planned), each planned on its own keys, the spaces named apart (``scoped``); the
+    # model's own rules are those between the towers (logit_scale)
+    towers: tuple[tuple[str, "Recipe"], ...] = ()
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the
@@ -244,3 +252,22 @@ class Recipe:
             return r.regex(prefixes, block=(blocks or {}).get(stack, 0) - 1)
 
         return [(compiled(r, prefixes), r) for r in self.body] + [(compiled(r), r) for r in heads]
+
+
+def scoped(recipe: Recipe, scope: str) -> Recipe:
+    """The recipe with every space named ``scope.name`` (its outputs' too): two towers' spaces apart in one plan."""
+    def name(space: str | None) -> str | None:
+        return f"{scope}.{space}" if space else space
+
+    def axis(a: Role) -> Role:
+        if isinstance(a, Packed):
+            return dataclasses.replace(a, parts=tuple(axis(p) for p in a.parts), per_head=name(a.per_head))
+        return dataclasses.replace(a, space=name(a.space)) if isinstance(a, Axis) else a
+
+    def rules(rs: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+        return tuple(dataclasses.replace(r, axes=tuple(axis(a) for a in r.axes), norm_input=name(r.norm_input)) for r in rs)
+    return dataclasses.replace(
+        recipe, spaces={name(k): v for k, v in recipe.spaces.items()}, body=rules(recipe.body), heads=rules(recipe.heads),
+        class_heads={c: rules(rs) for c, rs in recipe.class_heads.items()},
+        outputs={k: name(v) for k, v in recipe.outputs.items()},
+        class_outputs={c: {k: name(v) for k, v in o.items()} for c, o in recipe.class_outputs.items()})

@@ -1,14 +1,18 @@
-"""Verification inputs for models that read no tokens: generated from the config, seeded, keyed on the model class's
-``main_input_name`` (``input_features``: log-mel spectrograms for Whisper; ``input_values``: raw audio for wav2vec2 and
-HuBERT). Text models (``input_ids``) are not handled here: :func:`signal_inputs` returns None for them.
+"""Verification inputs that are not only text, generated from the config, seeded (a growth is exact for every input, so
+random inputs show a wrong one as well as real ones, and need no processor):
 
-The values are random (a growth is exact for every input, so any input shows a wrong one); only their shapes come from
-the config: Whisper's encoder takes exactly 2 · max_source_positions mel frames, and a raw waveform is made long enough
-for the convolutional feature encoder to give FRAMES frames.
+- audio, keyed on the model class's ``main_input_name``: ``input_features`` (log-mel spectrograms for Whisper: its
+  encoder takes exactly 2 · max_source_positions mel frames) and ``input_values`` (raw audio for wav2vec2 and HuBERT,
+  long enough for the convolutional feature encoder to give FRAMES frames), with decoder token ids for an
+  encoder-decoder;
+- images, keyed on what the class's ``forward`` takes: a vision tower or an image classifier reads ``pixel_values``
+  alone; a dual encoder (CLIP, SigLIP) reads token ids and pixel values, one image per sentence, at the size and
+  channels the (vision) config declares.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import torch
@@ -18,6 +22,9 @@ from .errors import GrowthError
 BATCH = 2  # signals per verification
 FRAMES = 32  # feature-encoder frames of a raw waveform (enough for an x-vector's TDNN layers)
 DECODER_TOKENS = 8  # decoder token ids beside an encoder-decoder's signal
+IMAGES = 4  # images per verification pass when the model reads no text
+
+Inputs = tuple[dict[str, torch.Tensor], str, Any]  # the inputs, their description, the mask token id (or None)
 
 
 def main_input(cls: str | None) -> str:
@@ -74,7 +81,6 @@ GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Ten
 def signal_inputs(cls: str | None, config: Any, seed: int) -> tuple[dict[str, torch.Tensor], str] | None:
     """Generated inputs and their description for a class that reads a signal, None for one that reads tokens.
     ``config``: the transformers config."""
-    import inspect
 
     import transformers
 
@@ -87,3 +93,44 @@ def signal_inputs(cls: str | None, config: Any, seed: int) -> tuple[dict[str, to
         inputs.update(decoder_ids(config, g))
         description += " and random decoder token ids"
     return inputs, description
+
+
+def forward_inputs(cls: str | None) -> set[str]:
+    """The names of the inputs the transformers class ``cls`` takes (empty for an unknown class)."""
+    import transformers
+
+    model = getattr(transformers, cls or "", None)
+    return set(inspect.signature(model.forward).parameters) if model is not None else set()
+
+
+def _side(size: Any) -> tuple[int, int]:
+    """An image_size field (one side, or height and width) as (height, width)."""
+    return (int(size[0]), int(size[1])) if isinstance(size, (list, tuple)) else (int(size), int(size))
+
+
+def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
+    """``n`` random images of the config's size and channels (its vision_config where it has one), and a description."""
+    vision = getattr(config, "vision_config", None) or config
+    height, width = _side(vision.image_size)
+    channels = int(getattr(vision, "num_channels", 3))
+    g = torch.Generator().manual_seed(seed + 2)  # apart from the token ids' and the masks' generators
+    return torch.randn(n, channels, height, width, generator=g), f"random pixel values ({n} images, {channels}×{height}×{width})"
+
+
+def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:
+    """The inputs of a model of class ``cls``: generated audio where it reads a signal, ``tokens(text_config)`` where it
+    reads token ids, random pixel values where it reads images (as many as sentences where it reads both)."""
+    signals = signal_inputs(cls, config, seed)
+    if signals is not None:
+        if text_file:
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
+        return (*signals, None)
+    takes = forward_inputs(cls)
+    if "pixel_values" not in takes:
+        return tokens(config)
+    if "input_ids" not in takes:
+        pixels, described = pixel_values(config, IMAGES, seed)
+        return {"pixel_values": pixels}, described, None
+    inputs, source, mask_id = tokens(getattr(config, "text_config", None) or config)
+    pixels, described = pixel_values(config, inputs["input_ids"].shape[0], seed)
+    return {**inputs, "pixel_values": pixels}, f"{source}; {described}", mask_id

@@ -229,6 +229,19 @@ TINY["wav2vec2"] = dict(vocab_size=11, hidden_size=16, num_hidden_layers=2, num_
                         proj_codevector_dim=7, num_codevector_groups=2, num_codevectors_per_group=3, pad_token_id=0)
 TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(("tdnn", "xvector", "codevector", "proj_code", "num_codevector"))}
 
+# vision encoders: 8×8 images of 4×4 patches; eps large enough that a wrong eps scale shows
+TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
+                   num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                   num_labels=3)
+
+_TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
+_TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
+_VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)
+TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=12), dict(_VISION, projection_dim=12)
+TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
+TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
+TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+
 
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
 

@@ -176,21 +176,22 @@ def input_device(model: Any, device: str) -> str:
 
 def make_inputs(small: Path, config: Any, text_file: str | None, seed: int,
                 cls: str | None = None) -> tuple[dict[str, torch.Tensor], str, int | None]:
-    """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one; for a class ``cls``
-    that reads a signal (audio), generated signals (:mod:`hfgrow.signals`).
+    """The inputs of a model of class ``cls``: token ids (:func:`token_inputs`) and, where it reads more than text,
+    what :mod:`hfgrow.signals` generates from the config (pixel values)."""
+    from .signals import with_signals
+
+    return with_signals(cls, config, seed, lambda text_config: token_inputs(small, text_config, text_file, seed), text_file)
+
+
+def token_inputs(small: Path, config: Any, text_file: str | None, seed: int) -> tuple[dict[str, torch.Tensor], str, int | None]:
+    """Token ids from the checkpoint's tokenizer over real sentences, or random ids without one.
 
     A --text-file gives at most its first MAX_SENTENCES sentences, each cut at MAX_TOKENS tokens (the inputs'
     description says so). ``config`` is the transformers config, whose attribute map resolves names such as
     GPT-2's n_positions.
     """
     from .inputs import MAX_TOKENS, TOKENIZER_FILES, encode, load_tokenizer, read_sentences
-    from .signals import signal_inputs
 
-    signals = signal_inputs(cls, config, seed)
-    if signals is not None:
-        if text_file:
-            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
-        return (*signals, None)
     texts = read_sentences(text_file) if text_file else list(SENTENCES)
     max_len = min(MAX_TOKENS, int(getattr(config, "max_position_embeddings", MAX_TOKENS) or MAX_TOKENS))
     vocab = int(config.vocab_size)
@@ -283,8 +284,8 @@ BATCH = 16  # sentences per forward pass
 def _memory_advice(inputs: Mapping[str, torch.Tensor], text_file: str | None, mode: str) -> list[str]:
     """What to change after running out of memory: the --text-file's sentences, and the mode when full."""
     advice = []
-    n, length = next(iter(inputs.values())).shape[:2]
     if text_file:
+        n, length = inputs["input_ids"].shape[:2]
         advice.append(f"the --text-file's {n} sentences (up to {length} tokens each) run in batches of {BATCH}: "
                       f"give fewer or shorter sentences")
     if mode == "full":
@@ -342,6 +343,9 @@ def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_c
         for h in hooks:
             h.remove()
     out = {k: v for k, v in out.items() if v is not None}
+    for name, value in list(out.items()):  # a model of towers: each tower's outputs (CLIPModel's text_model_output)
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in out.pop(name).items() if v is not None})
     if choices and all(not c.is_floating_point() for c in choices):
         out["expert_choices"] = tuple(choices)
     return out
@@ -350,7 +354,7 @@ def run_model(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_c
 def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multiple_choice: bool) -> dict[str, Any]:
     """:func:`run_model` over batches of BATCH sentences (the choices of a multiple-choice question stay one batch), the
     outputs joined along the batch (every sentence is padded to the same length)."""
-    n = next(iter(inputs.values())).shape[0]
+    n = next(iter(inputs.values())).shape[0]  # sentences, or images (hfgrow/signals.py)
     if multiple_choice or n <= BATCH:
         return run_model(model, inputs, device, multiple_choice)
     parts = [run_model(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
@@ -439,8 +443,9 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
         if isinstance(a, tuple):  # hidden states, one tensor per layer
             if name not in recipe.outputs:
                 continue
-            # the last entry is the final norm's output where the model has one
-            last = recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"), recipe.outputs[name])
+            # the last entry is the final norm's output where the model has one, unless the recipe says (``name[-1]``)
+            last = recipe.outputs.get(f"{name}[-1]", recipe.outputs.get(name.replace("hidden_states", "last_hidden_state"),
+                                                                       recipe.outputs[name]))
             spaces = [recipe.outputs[name]] * (len(a) - 1) + [last]
             pairs = list(zip(spaces, a, b))
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond

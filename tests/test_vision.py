@@ -1,0 +1,174 @@
+"""Vision encoders and the towers of CLIP and SigLIP: randomised tiny models, grown, reloaded, compared on random pixel
+values (and token ids for the text towers)."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.signals import pixel_values
+from hfgrow.testing import TINY, build_model, load
+
+CLASSES = {
+    "vit": ["ViTModel", "ViTForImageClassification", "ViTForMaskedImageModeling"],
+    "clip": ["CLIPModel", "CLIPTextModel", "CLIPTextModelWithProjection", "CLIPVisionModel", "CLIPVisionModelWithProjection",
+             "CLIPForImageClassification"],
+    "siglip": ["SiglipModel", "SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
+}
+# the growths of every class; "wider": a hidden size that is no multiple (24 from 16) with one more block
+GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
+           "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
+# a vision tower whose residual stream starts at a LayerNorm (CLIP's pre_layrnorm): whole multiples only
+WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
+# `make test`: every class once, and every growth at least once in each family
+FAST = {("CLIPModel", "heads"), ("SiglipModel", "head-dim"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
+        ("CLIPTextModel", "wider"), ("CLIPTextModelWithProjection", "head-dim"), ("CLIPVisionModel", "deeper"),
+        ("CLIPVisionModelWithProjection", "heads"), ("CLIPForImageClassification", "head-dim"),
+        ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper")}
+CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
+         for classes in CLASSES.values() for cls in classes for growth in GROWTHS
+         if not (growth == "wider" and cls in WHOLE_ONLY)]
+
+
+def outputs(model, seed=0):
+    """The model's tensor outputs on its own inputs (independently of hfgrow's verification)."""
+    import transformers
+
+    from hfgrow.signals import forward_inputs
+
+    takes = forward_inputs(type(model).__name__)
+    feed = {}
+    if "pixel_values" in takes:
+        feed["pixel_values"] = pixel_values(model.config, 3, seed)[0]
+    if "input_ids" in takes:
+        feed["input_ids"] = torch.randint(3, 97, (3, 7), generator=torch.Generator().manual_seed(seed))
+        feed["input_ids"][:, -1] = 2  # an EOS to pool at
+    with torch.no_grad():
+        out = model(**feed)
+    assert isinstance(out, transformers.utils.ModelOutput)
+    return {k: v for k, v in out.items() if torch.is_tensor(v) and k not in ("last_hidden_state",)}
+
+
+def grown_and_checked(tmp_path, cls, **options):
+    src = build_model(tmp_path / "src", cls)
+    report = hfgrow.grow(src, tmp_path / "out", **options)
+    v = report["verification"]
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= max(1e-5, 3 * stats.get("floor", 0)), (name, stats)
+    assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"]
+    return src, report
+
+
+@pytest.mark.parametrize("cls, growth", CASES)
+def test_every_class_is_exact(tmp_path, cls, growth):
+    src, report = grown_and_checked(tmp_path, cls, **GROWTHS[growth])
+    v = report["verification"]
+    reads = v["inputs"]
+    assert ("pixel values" in reads) == ("Text" not in cls), reads
+    assert ("token ids" in reads) == ("Vision" not in cls and "Image" not in cls and not cls.startswith("ViT")), reads
+    assert {"hidden_states", "text_model_output.hidden_states"} & set(v["float32"]["outputs"])
+    if "Projection" in cls or "Classification" in cls or cls.startswith("ViTForMasked"):
+        # the outputs that keep their size (embeddings, logits, reconstructions) are compared as they are
+        assert {"text_embeds", "image_embeds", "logits", "reconstruction"} & set(v["float32"]["outputs"])
+    small, big = outputs(load(src)), outputs(load(tmp_path / "out"))
+    for name in small:  # every output that keeps its size, as the user sees it
+        if small[name].shape == big[name].shape:
+            assert ((small[name] - big[name]).abs().max() / small[name].abs().max()).item() <= 1e-5, name
+
+
+def test_a_clip_vision_tower_refuses_a_non_multiple(tmp_path):
+    """CLIP's vision stream starts at pre_layrnorm: extra units would have to carry a token-dependent mean."""
+    src = build_model(tmp_path / "src", "CLIPVisionModel")
+    with pytest.raises(hfgrow.GrowthError, match="only whole multiples of the hidden size"):
+        hfgrow.grow(src, tmp_path / "out", hidden_size=24)
+
+
+def siglip_of_two_sizes(folder):
+    """A SiglipModel whose towers differ: text hidden 16, vision hidden 24 (the text head projects to 24)."""
+    vision = dict(TINY["siglip"]["vision_config"], hidden_size=24, num_attention_heads=3, intermediate_size=20, num_hidden_layers=1)
+    return build_model(folder, "SiglipModel", vision_config=vision, text_config=dict(TINY["siglip"]["text_config"], projection_size=24))
+
+
+def test_siglip_text_head_follows_the_vision_hidden_size(tmp_path):
+    """SigLIP's image embeddings are the vision tower's pooled output: the text head writes into that space, and
+    text_config.projection_size grows with vision_config.hidden_size; the scores are the small model's."""
+    src = siglip_of_two_sizes(tmp_path / "src")
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["exact"] and v["float32"]["outputs"]["logits_per_image"]["max_rel"] < 1e-5
+    assert "text_model_output.pooler_output" in v["float32"]["outputs"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert (big["text_config"]["projection_size"], big["vision_config"]["hidden_size"], big["text_config"]["hidden_size"]) == (48, 48, 32)
+    a, b = load(src), load(tmp_path / "out")
+    assert torch.equal(a.logit_bias, b.logit_bias) and torch.equal(a.logit_scale, b.logit_scale)
+
+
+def test_siglip_refuses_a_non_multiple_of_its_vision_size(tmp_path):
+    """Normalised image embeddings at the vision hidden size: every unit's copies must count alike."""
+    src = siglip_of_two_sizes(tmp_path / "src")
+    why = "normalises its image embeddings"
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "40", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and why in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_grows_a_vision_folder_with_its_image_processor(tmp_path):
+    src = build_model(tmp_path / "src", "ViTForImageClassification")
+    processor = {"do_resize": True, "size": {"height": 8, "width": 8}, "image_processor_type": "ViTImageProcessor"}
+    (src / "preprocessor_config.json").write_text(json.dumps(processor))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "preprocessor_config.json").read_text()) == processor
+    config = json.loads((out / "config.json").read_text())
+    assert (config["hidden_size"], config["num_attention_heads"], config["image_size"]) == (32, 4, 8)
+
+
+def test_image_classification_sizes_live_in_the_vision_config(tmp_path):
+    """CLIPForImageClassification's sizes are vision_config's (ConfigFields.sub): grown there, the text config kept."""
+    src, _ = grown_and_checked(tmp_path, "CLIPForImageClassification", factor=2, layers=3)
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert big["vision_config"]["hidden_size"] == 32 and big["vision_config"]["num_hidden_layers"] == 3
+    assert big["text_config"] == small["text_config"] and big["projection_dim"] == small["projection_dim"]
+
+
+def test_clip_towers_grow_each_by_its_own_sizes(tmp_path):
+    """CLIPModel: both towers grow, each from the sizes of its sub-config; every output is compared (the scores, both
+    embeddings, each tower's hidden states), and the shared embedding size and logit_scale stay."""
+    vision = dict(TINY["clip"]["vision_config"], hidden_size=24, num_attention_heads=3, intermediate_size=20, num_hidden_layers=1)
+    src = build_model(tmp_path / "src", "CLIPModel", vision_config=vision)
+    report = hfgrow.grow(src, tmp_path / "out", factor=2, layers=3)
+    v = report["verification"]
+    assert v["exact"] and v["max_rel"] < 1e-5
+    assert {"logits_per_image", "logits_per_text", "text_embeds", "image_embeds", "text_model_output.last_hidden_state",
+            "vision_model_output.hidden_states"} <= set(v["float32"]["outputs"])
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert (big["text_config"]["hidden_size"], big["vision_config"]["hidden_size"]) == (32, 48)
+    assert (big["text_config"]["num_hidden_layers"], big["vision_config"]["num_hidden_layers"]) == (3, 3)
+    assert big["projection_dim"] == small["projection_dim"] == 12
+    assert big["text_config"]["projection_dim"] == small["text_config"]["projection_dim"]  # the tower's own, unused here
+    a, b = load(src), load(tmp_path / "out")
+    assert torch.equal(a.logit_scale, b.logit_scale)
+    assert a.text_projection.weight.shape == (12, 16) and b.text_projection.weight.shape == (12, 32)
+
+
+def test_pixel_values_follow_the_config_and_the_sentences(tmp_path):
+    """Images of the (vision) config's size and channels, the same for the same seed; a dual encoder gets one per
+    sentence (verification cuts every input into the same batches), a vision model reads no token ids."""
+    import transformers
+
+    from hfgrow.verification import make_inputs
+
+    vit = transformers.ViTConfig(**dict(TINY["vit"], image_size=[8, 12], num_channels=2))
+    inputs, described, mask = make_inputs(tmp_path, vit, None, 0, "ViTModel")
+    assert set(inputs) == {"pixel_values"} and inputs["pixel_values"].shape == (4, 2, 8, 12) and mask is None
+    assert torch.equal(inputs["pixel_values"], make_inputs(tmp_path, vit, None, 0, "ViTModel")[0]["pixel_values"])
+    assert "2×8×12" in described
+    clip = transformers.CLIPConfig(**TINY["clip"])
+    inputs, described, _ = make_inputs(tmp_path, clip, None, 0, "CLIPModel")
+    assert inputs["pixel_values"].shape[0] == inputs["input_ids"].shape[0] == 4 and int(inputs["input_ids"].max()) < 97
