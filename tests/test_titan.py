@@ -193,3 +193,9 @@ def test_torchtitan_refusals(tmp_path):
     refused(cli(moe, "--out", tmp_path / "a"), "grouped experts and router (MoE) are not mapped")
     refused(cli(src, "--out", tmp_path / "a", "--layers", "3"), "grows only wider")
     assert not (tmp_path / "a").exists()
+    model_only = tmp_path / "model-only"  # torchtitan's last_save_model_only: new blocks are then fine
+    dcp.save({k: v for k, v in state.items() if "." in k and ".moe." not in k}, checkpoint_id=str(model_only), no_dist=True)
+    shutil.copy(src / "config.json", model_only)
+    result = cli(model_only, "--layers", "3", "--out", tmp_path / "deeper")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
+    assert "layers.2.attention.qkv_linear.wq.weight" in dcp.FileSystemReader(str(tmp_path / "deeper")).read_metadata().state_dict_metadata
