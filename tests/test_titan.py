@@ -104,8 +104,8 @@ def save_titan(folder, model, opt, earlier=False):
     return folder
 
 
-def trained(cls):
-    model = make_model(cls, attn_implementation="eager")
+def trained(cls, **overrides):
+    model = make_model(cls, attn_implementation="eager", **overrides)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD, eps=EPS)
     for seed in range(2):
         step(model, opt, torch.randint(0, 97, (2, 9), generator=torch.Generator().manual_seed(seed)))
@@ -144,10 +144,12 @@ def cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-@pytest.mark.parametrize("cls, earlier", [("LlamaForCausalLM", False), ("Qwen3ForCausalLM", False),
-                                          pytest.param("LlamaForCausalLM", True, marks=pytest.mark.exhaustive)])
-def test_torchtitan_checkpoint_grows_and_resumes(tmp_path, cls, earlier):
-    small, opt = trained(cls)
+@pytest.mark.parametrize("cls, earlier, tied", [("LlamaForCausalLM", False, False), ("Qwen3ForCausalLM", False, False),
+                                                pytest.param("LlamaForCausalLM", True, False, marks=pytest.mark.exhaustive),
+                                                pytest.param("Qwen3ForCausalLM", False, True, marks=pytest.mark.exhaustive)])
+def test_torchtitan_checkpoint_grows_and_resumes(tmp_path, cls, earlier, tied):
+    """``tied``: enable_weight_tying, whose state dict holds lm_head.weight and tok_embeddings.weight, one tensor."""
+    small, opt = trained(cls, tie_word_embeddings=tied)
     src = save_titan(tmp_path / "step-2", small, opt, earlier)
     result = cli(src, "--factor", "2", "--symmetry", "none", "--out", tmp_path / "big")
     assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
