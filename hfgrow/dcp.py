@@ -372,7 +372,7 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
             tensor = reader.is_tensor(key)
             entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
             makers[key] = (lambda key=key: reader.read_tensor(key)) if tensor else (lambda key=key: reader.read_bytes(key))
-            copied.add(str(path[0]) if entry is None else f"{path[0]}.{path[1]}.*.{entry[1]}")
+            copied.add(str(path[0]) if entry is None else f"{path[0]}.state.*.{entry[1]}")
     write_dcp(entries, lambda key: makers[key](), folder)
     return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
             "moments": sorted(moments), "copied": sorted(copied)}

@@ -154,6 +154,7 @@ def test_torchtitan_checkpoint_grows_and_resumes(tmp_path, cls, earlier, tied):
     result = cli(src, "--factor", "2", "--symmetry", "none", "--out", tmp_path / "big")
     assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
     assert "grew 21 model tensors, 42 optimizer moments" in result.output or cls != "LlamaForCausalLM", result.output
+    assert "copied dataloader, lr_scheduler, optimizer, optimizer.state.*.step, train_state;" in result.output, result.output
     report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
     assert report["verification"]["max_rel"] < 1e-5
     stored = set(dcp.FileSystemReader(str(tmp_path / "big")).read_metadata().state_dict_metadata)
