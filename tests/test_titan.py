@@ -149,7 +149,8 @@ def cli(*args):
                                                 pytest.param("Qwen3ForCausalLM", False, True, marks=pytest.mark.exhaustive)])
 def test_torchtitan_checkpoint_grows_and_resumes(tmp_path, cls, earlier, tied):
     """``tied``: enable_weight_tying, whose state dict holds lm_head.weight and tok_embeddings.weight, one tensor."""
-    small, opt = trained(cls, tie_word_embeddings=tied)
+    # head_dim 8: with 4, the interleaving and its inverse are the same permutation and a direction mistake would pass
+    small, opt = trained(cls, tie_word_embeddings=tied, **({"head_dim": 8} if cls.startswith("Llama") else {}))
     src = save_titan(tmp_path / "step-2", small, opt, earlier)
     result = cli(src, "--factor", "2", "--symmetry", "none", "--out", tmp_path / "big")
     assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
@@ -169,6 +170,19 @@ def test_torchtitan_checkpoint_grows_and_resumes(tmp_path, cls, earlier, tied):
     step(small.train(), opt, BATCH)
     step(big.train(), big_opt, BATCH)  # one AdamW step with the multipliers: the growth of the small model's step
     assert relative(outputs(big.eval()) - before, outputs(small.eval()) - before) < 1e-4
+
+
+@pytest.mark.exhaustive
+def test_torchtitan_llama_grows_wider_heads(tmp_path):
+    """head_dim growth: the interleaved rows are put back with the grown head_dim (the first step is not the growth of
+    the small step here: the queries' zero slots take gradients)."""
+    small, opt = trained("LlamaForCausalLM")
+    src = save_titan(tmp_path / "step-2", small, opt)
+    result = cli(src, "--factor", "2", "--attention", "head-dim", "--out", tmp_path / "big")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
+    big, _, _ = resumed(tmp_path / "big", "LlamaForCausalLM")
+    assert big.config.head_dim == 2 * small.config.head_dim
+    assert relative(outputs(big), outputs(small.eval())) < 1e-5
 
 
 def refused(result, words):
