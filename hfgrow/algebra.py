@@ -464,6 +464,16 @@ def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
     return (torch.arange(heads)[:, None, None] * (k * d) + pos).reshape(heads * d, k)
 
 
+def rotary_rows(t: torch.Tensor, heads: int, to_halves: bool) -> torch.Tensor:
+    """The rows (first axis, heads × head_dim) of a rotary query or key projection, or of a moment of one, between
+    the interleaved order of complex rotary embeddings (pair p of a head at rows 2p, 2p + 1: torchtitan's Llama-3) and
+    the halves order of ``rotate_half`` (pair p at rows p, p + head_dim/2: transformers' Llama). A permutation of
+    rows within each head: exact in any dtype, and the inverse of the other direction."""
+    d = t.shape[0] // heads
+    order = (heads, d // 2, 2) if to_halves else (heads, 2, d // 2)
+    return t.reshape(*order, *t.shape[1:]).transpose(1, 2).reshape(t.shape).contiguous()
+
+
 class Symmetry(str, enum.Enum):
     """How copies are kept from training identically (docs/design.md §Symmetry).
 

@@ -1,5 +1,6 @@
 """torch distributed checkpoints (DCP): a folder of ``.distcp`` files and a ``.metadata`` file, as ``dcp.save`` writes
-it (plain FSDP2 with ``get_state_dict``; an accelerate FSDP save_state folder is refused, torchtitan's layout not read).
+it (plain FSDP2 with ``get_state_dict``; torchtitan's ``step-N`` folders through :mod:`hfgrow.titan`'s names; an
+accelerate FSDP save_state folder is refused).
 
 * :class:`DcpReader` reads the model's tensors one at a time without a process group (the metadata names every key
   and its size; ``dcp.load`` of a one-key state dict with ``no_dist=True`` reads one, whatever the ranks that wrote
@@ -31,6 +32,7 @@ import torch
 
 from .checkpoint import TensorInfo, copy_files, inside, source_files
 from .errors import GrowthError, first_line
+from .titan import TitanNames, is_titan
 
 METADATA = ".metadata"
 MODEL_KEYS = ("model",)  # the top-level key the model's state dict is saved under
@@ -139,13 +141,16 @@ class DcpReader:
             raise GrowthError(f"{self.folder / METADATA} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
         self._check_files()
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
-        self.keys: dict[str, str] = {}  # model tensor name → flattened key
+        top = {str(p[0]) for p in self.paths.values() if len(p) == 1}
+        self._config = self.config() if is_titan(top) else {}
+        self.layout = TitanNames(self._config, top) if is_titan(top) else None  # torchtitan's names, else the plain ones
+        self.keys: dict[str, str] = {}  # model tensor name (Hugging Face's) → flattened key
         self.tensors: dict[str, TensorInfo] = {}
         for key, md in entries.items():
-            path = self.paths[key]
-            if len(path) == 2 and path[0] in MODEL_KEYS and hasattr(md, "chunks"):
-                self.keys[path[1]] = key
-                self.tensors[path[1]] = TensorInfo(path[1], tuple(md.size), md.properties.dtype, METADATA)
+            name = self._model_name(self.paths[key]) if hasattr(md, "chunks") else None
+            if name is not None:
+                self.keys[name] = key
+                self.tensors[name] = TensorInfo(name, tuple(md.size), md.properties.dtype, METADATA)
         if not self.tensors:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
@@ -160,8 +165,19 @@ class DcpReader:
                 raise GrowthError(f"{self.folder / METADATA} names the storage file {name!r}, which is not a file of the "
                                   f"checkpoint folder: refused")
 
+    def _model_name(self, path: tuple) -> str | None:
+        """The Hugging Face name of the model tensor stored at ``path`` (None for any other entry)."""
+        if self.layout is not None:
+            return self.layout.hf_name(str(path[0])) if len(path) == 1 else None
+        return path[1] if len(path) == 2 and path[0] in MODEL_KEYS else None
+
     def get(self, name: str) -> torch.Tensor:
-        return self.read_tensor(self.keys[name])
+        return self.hf_tensor(self.keys[name], name)
+
+    def hf_tensor(self, key: str, name: str) -> torch.Tensor:
+        """The entry ``key`` (model tensor ``name`` or an optimizer moment of it) in transformers' layout."""
+        t = self.read_tensor(key)
+        return t if self.layout is None else self.layout.to_hf(name, t, self._config)
 
     def read_tensor(self, key: str) -> torch.Tensor:
         """One entry of the checkpoint, whole, whatever the ranks that wrote its shards."""
@@ -191,6 +207,10 @@ class DcpReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
+        if not path.is_file() and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
+            raise GrowthError(f"{self.folder} is a torchtitan checkpoint without config.json: put the Hugging Face config of "
+                              f"the matching model beside its shards (LlamaConfig or Qwen3Config of the same sizes, with "
+                              f"architectures, saved with save_pretrained)")
         if not path.is_file():
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
                               f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
@@ -226,8 +246,11 @@ class DcpReader:
 # --- the optimizer state --------------------------------------------------------------------------
 
 
-def optimizer_entry(path: tuple) -> tuple[str, str] | None:
-    """(parameter FQN, state key) of an optimizer state entry saved with ``get_state_dict``; None for anything else."""
+def optimizer_entry(path: tuple, layout: TitanNames | None = None) -> tuple[str, str] | None:
+    """(parameter FQN, state key) of an optimizer state entry saved with ``get_state_dict`` (or torchtitan's flat one,
+    with ``layout``); None for anything else."""
+    if layout is not None:
+        return layout.optimizer_entry(path)
     if len(path) == 4 and path[0] in OPTIMIZER_KEYS and path[1] == "state":
         if not isinstance(path[2], str) or path[2].isdigit():  # an int key, stored as its text
             raise GrowthError(f"the optimizer state is keyed by parameter index ({path[2]!r}), not by name: save it with "
@@ -240,7 +263,7 @@ def check_optimizer(reader: DcpReader) -> list[str]:
     """The optimizer state's entries, checked: every one belongs to a model tensor, every key is one hfgrow grows."""
     found = []
     for key, path in reader.paths.items():
-        entry = optimizer_entry(path)
+        entry = optimizer_entry(path, reader.layout)
         if entry is None:
             continue
         fqn, what = entry
@@ -319,36 +342,48 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
     from .tensors import grow_one
 
     by_name = plan.tensors_by_name()
+    layout = getattr(reader, "layout", None)  # a torchtitan checkpoint grows into one under the same names
+    on_disk = (lambda name, t: t) if layout is None else (lambda name, t: layout.from_hf(name, t, plan.config))
     entries: dict[str, tuple[tuple, Any]] = {}
     makers: dict[str, Callable[[], Any]] = {}
     for tp in plan.tensors:
-        key = f"{MODEL_KEYS[0]}.{tp.out.name}"
-        entries[key] = ((MODEL_KEYS[0], tp.out.name), _meta(tp.out.shape, tp.out.dtype))
-        makers[key] = lambda tp=tp: grow_one(reader.get(tp.source.name), tp, plan)
+        key, path = model_key(tp.out.name, layout)
+        entries[key] = (path, _meta(tp.out.shape, tp.out.dtype))
+        makers[key] = lambda tp=tp: on_disk(tp.out.name, grow_one(reader.get(tp.source.name), tp, plan))
     _tied_copies(plan, reader, entries, makers)
     grown, copied, moments = 0, set(), set()
     if isinstance(reader, DcpReader):
         duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
         check_optimizer(reader)
+        model_keys = set(reader.keys.values())
         for key, path in reader.paths.items():
-            if reader.keys.get(path[-1]) == key:
+            if key in model_keys:
                 continue  # a model tensor: grown above
-            entry = optimizer_entry(path)
+            entry = optimizer_entry(path, layout)
             md = reader.metadata.state_dict_metadata[key]
             if entry is not None and entry[1] in MOMENTS:
                 tp = by_name[entry[0]]
                 entries[key] = (path, _meta(tp.out.shape, md.properties.dtype))
-                makers[key] = lambda key=key, tp=tp, p=moment_power(entry[1]): grow_moment(reader.read_tensor(key), p, tp, duals)
+                makers[key] = lambda key=key, tp=tp, p=moment_power(entry[1]): on_disk(
+                    tp.out.name, grow_moment(reader.hf_tensor(key, tp.source.name), p, tp, duals))
                 grown += 1
                 moments.add(entry[1])
                 continue
             tensor = reader.is_tensor(key)
             entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
             makers[key] = (lambda key=key: reader.read_tensor(key)) if tensor else (lambda key=key: reader.read_bytes(key))
-            copied.add(str(path[0]) if entry is None else f"{path[0]}.{path[1]}.*.{entry[1]}")
+            copied.add(str(path[0]) if entry is None else f"{path[0]}.state.*.{entry[1]}")
     write_dcp(entries, lambda key: makers[key](), folder)
     return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
             "moments": sorted(moments), "copied": sorted(copied)}
+
+
+def model_key(name: str, layout: TitanNames | None) -> tuple[str, tuple]:
+    """The flattened key and the path of the model tensor ``name`` (Hugging Face's) in a DCP checkpoint: under 'model',
+    or at the top level under torchtitan's name."""
+    if layout is None:
+        return f"{MODEL_KEYS[0]}.{name}", (MODEL_KEYS[0], name)
+    return layout.titan_name(name), (layout.titan_name(name),)
 
 
 def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], makers: dict[str, Callable[[], Any]]) -> None:
@@ -358,13 +393,14 @@ def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], 
     from .consistency import tie_map
 
     by_out = {tp.out.name: tp for tp in plan.tensors}
+    layout = getattr(reader, "layout", None)
     for target, source in tie_map(by_out, plan.recipe, plan.model_class, reader.transformers_config()).items():
-        key = f"{MODEL_KEYS[0]}.{target}"
+        key, path = model_key(target, layout)
         if key in entries:
             continue
         tp = by_out[source]
-        entries[key] = ((MODEL_KEYS[0], target), _meta(tp.out.shape, tp.out.dtype))
-        makers[key] = makers[f"{MODEL_KEYS[0]}.{tp.out.name}"]
+        entries[key] = (path, _meta(tp.out.shape, tp.out.dtype))
+        makers[key] = makers[model_key(tp.out.name, layout)[0]]
 
 
 def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:
@@ -421,9 +457,10 @@ def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool)
     dcp_source = isinstance(reader, DcpReader)
     if dcp_source and "dcp" in formats:
         by_name, entries = plan.tensors_by_name(), reader.metadata.state_dict_metadata
+        model_keys = set(reader.keys.values())
         for key, path in reader.paths.items():
-            md, entry = entries[key], optimizer_entry(path)
-            if not hasattr(md, "chunks") or reader.keys.get(path[-1]) == key:
+            md, entry = entries[key], optimizer_entry(path, reader.layout)
+            if not hasattr(md, "chunks") or key in model_keys:
                 continue  # bytes (small) or a model tensor (counted above)
             grown = entry is not None and entry[1] in MOMENTS
             numel = math.prod(by_name[entry[0]].out.shape) if grown else math.prod(md.size)
