@@ -22,7 +22,8 @@ Every path ends at the same big model (hidden 48, 4 blocks, heads of 8), so one 
   depth    hidden 48, 2 blocks, grown to 4 blocks (`--layers 4`: new blocks are the identity) at 25 %
   both     hidden 24, 2 blocks, grown ×2 in width and depth at once at 25 %
   staged   hidden 24, 2 blocks, ×2 in width at 12.5 %, then ×2 in depth at 25 %
-  gstack   hidden 48, 2 blocks, stacked to 4 by plain copies of the blocks (G_stack; not function-preserving)
+  gstack   hidden 48, 2 blocks, stacked to 4 by plain copies of the blocks (`--layers 4 --new-blocks stack`: G_stack,
+           not function-preserving; its continuation is always a fresh AdamW)
 Continuations after a growth:
   fresh    a new AdamW, its lr re-warmed over 50 steps (what a user does without hfgrow's optimizer support)
   state    the small model's AdamW state grown with the weights (hfgrow.grow_optimizer_state), plain lr
@@ -79,11 +80,11 @@ SMALL = {"width": (24, 4), "depth": (48, 2), "both": (24, 2), "staged": (24, 2),
 GROW_AT = 0.07  # the growth point of the final runs: where the small model's lead over scratch is widest (selection split)
 
 
-def stages(kind: str, at: float) -> list[tuple[float, list[str] | None]]:
-    """The growths of a path, as (budget fraction, CLI arguments; None for G_stack's plain copies)."""
+def stages(kind: str, at: float) -> list[tuple[float, list[str]]]:
+    """The growths of a path, as (budget fraction, CLI arguments)."""
     return {"width": [(at, ["--factor", "2"])], "depth": [(at, ["--layers", "4"])],
             "both": [(at, ["--factor", "2", "--layers", "4"])],
-            "staged": [(at / 2, ["--factor", "2"]), (at, ["--layers", "4"])], "gstack": [(at, None)]}[kind]
+            "staged": [(at / 2, ["--factor", "2"]), (at, ["--layers", "4"])], "gstack": [(at, ["--layers", "4", "--new-blocks", "stack"])]}[kind]
 
 
 # -- data --------------------------------------------------------------------------------------------
@@ -322,41 +323,18 @@ def small_phase(run: Run, work: Path, scale: Scale, data, budget: float) -> Path
     return folder
 
 
-def grow_folder(src: Path, out: Path, args: list[str] | None, run: Run) -> None:
-    """Grow with the CLI as a user would (or stack blocks by plain copies for G_stack); runs that grow the same
+def grow_folder(src: Path, out: Path, args: list[str], run: Run) -> None:
+    """Grow with the CLI as a user would (G_stack too: --new-blocks stack); runs that grow the same
     folder take turns (the first grows it, the others reuse it)."""
     with open(out.parent / f".{out.name}.benchlock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (out / "config.json").is_file():
             return
-        if args is None:
-            return gstack(src, out)
         cmd = [sys.executable, "-m", "hfgrow", str(src), "--out", str(out), *args, "--symmetry", run.symmetry,
                "--convention", run.convention, "--seed", str(run.seed), "-q"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
-
-
-def gstack(src: Path, out: Path) -> None:
-    """G_stack (Du et al., 2024): the stack of blocks repeated (blocks 0..L-1, 0..L-1); not function-preserving."""
-    import torch
-    from safetensors.torch import load_file, save_file
-    from transformers import AutoConfig
-
-    cfg = AutoConfig.from_pretrained(src)
-    n = cfg.num_hidden_layers
-    state = load_file(src / "model.safetensors")
-    grown = dict(state)
-    for k, v in state.items():
-        if k.startswith("model.layers."):
-            i, rest = k[len("model.layers."):].split(".", 1)
-            grown[f"model.layers.{int(i) + n}.{rest}"] = v.clone()
-    cfg.num_hidden_layers = 2 * n
-    out.mkdir(parents=True)
-    cfg.save_pretrained(out)
-    save_file({k: v.contiguous() for k, v in grown.items()}, out / "model.safetensors", metadata={"format": "pt"})
-    torch.save({}, out / "stacked")
 
 
 def continuation(run: Run, model, small, small_state, scale: Scale, rest_steps: int, lr: float):
@@ -402,7 +380,7 @@ def grown_run(run: Run, work: Path, scale: Scale, data, budget: float) -> tuple[
         model = LlamaForCausalLM.from_pretrained(out)
         end = path[i + 1][0] if i + 1 < len(path) else 1.0
         lr = scale.lr * run.lrf
-        cont = run if args is not None else replace(run, continuation="fresh")
+        cont = run if run.kind != "gstack" else replace(run, continuation="fresh")
         opt, hooks = continuation(cont, model, small, opt_state, scale, int(round((1 - at) * budget / flops_per_step(model, scale))), lr)
         curve.append(point(model, data, at * budget))
         growths.append({"at": at, "pre": curve[-2][1], "post": curve[-1][1]})

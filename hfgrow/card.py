@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .version import __version__
-from .report import gap_text, rounding_note, sizes_table, verdict, verification_table
+from .report import gap_text, lossy_flags, rounding_note, sizes_table, verdict, verification_table
 
 
 def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
@@ -34,7 +34,8 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
            else f"their float32 outputs cannot be compared: **{gap_text(v['float32'])}** ") +
         f"({verdict(report)}; tolerance {v['tolerance']:g}).\n\n"
         + (f"Not exact: {rounding_note(v)}.\n\n" if rounding_note(v) else "") + verification_table(v))
-    same = (f"It approximates the function of the original (not lossless, grown with `--allow-lossy`: {'; '.join(p['approximate'])})"
+    same = (f"It approximates the function of the original (not lossless, grown with {lossy_flags(p, '`')}: "
+            f"{'; '.join(p['approximate'])})"
             if p["approximate"] else "It computes the same function as the original (up to floating-point round-off)")
     body = f"""---
 {data.to_yaml()}
@@ -66,7 +67,7 @@ The command:
 {_loading(report)}
 
 The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
-New blocks (if any) start as the identity: their output projections are zero.
+{_new_blocks(p)}
 
 The grown model starts where the small one ended, not from a random initialisation. Two ways to continue:
 a fresh AdamW at the run's own learning rate with a short warm-up, which ended best on hfgrow's benchmark although
@@ -95,6 +96,16 @@ from transformers import AutoModel, AutoTokenizer
 model = AutoModel.from_pretrained("path/or/repo")  # or the task class, e.g. AutoModelForCausalLM
 tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
 ```"""
+
+
+def _new_blocks(p: dict[str, Any]) -> str:
+    if p.get("new_blocks_kind") == "stack" and p["layers"]:
+        return ("The new blocks are plain copies of the whole stack, repeated in order (`--new-blocks stack`, G_stack): "
+                "the grown model does not compute the original's function, so its loss starts higher; G_stack "
+                "(Du et al., 2024) was chosen for where training ends, not for where it starts.")
+    return ("New blocks (if any) start as the identity: their output projections are zero. For depth, `--new-blocks "
+            "stack` instead repeats the whole stack of blocks (G_stack, Du et al., 2024): not exact, the loss starts "
+            "higher, but the stacked blocks all start trained, which may end lower after continued training.")
 
 
 def _bigger(p: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""Depth: new blocks that are exactly the identity (``--layers``, ``--insert-at``), and the blocks renumbered around them."""
+"""Depth: new blocks that are exactly the identity (``--layers``, ``--insert-at``), and the blocks renumbered around them;
+or the stack repeated whole (``--new-blocks stack``, G_stack: not exact)."""
 
 from __future__ import annotations
 
@@ -35,12 +36,17 @@ def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) 
 
 
 
+STACKED = ("--new-blocks stack repeats whole blocks (G_stack): the grown model computes a different function, "
+           "each block's output added to the residual stream once more")
+
+
 def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
            cls: str | None) -> tuple[list[Any], dict, dict, dict[str, Any]]:
     """Renumber the blocks of every stack and add new ones: copies of the block before them whose
-    writes into the residual stream are zero, so that each new block is the identity (pre-norm). ``tensors``: the
-    plan's TensorPlans (plan.py, which imports this module). Returns them renamed and added to, each stack's blocks
-    before and after, the new blocks' indices, and the config fields that change.
+    writes into the residual stream are zero, so that each new block is the identity (pre-norm); or, with
+    ``--new-blocks stack``, the whole stack repeated in order (not exact). ``tensors``: the plan's TensorPlans
+    (plan.py, which imports this module). Returns them renamed and added to, each stack's blocks before and after,
+    the new blocks' indices, and the config fields that change.
 
     A new block is of its original's kind (per-layer lists follow the blocks). Where blocks hold different tensors
     (dense and sparse MLPs, T5's relative bias in the first block only), the model built from the grown config on
@@ -52,42 +58,106 @@ def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: 
         n_old = config_int(config, field_name, config.get(fallback) if fallback else None)
         if n_old == options.layers and options.insert_at is None:
             continue  # this stack already has that many blocks
-        after = _insertions(n_old, options.layers, options.insert_at, stack)
-        rx = stack_regex(recipe, stack)
-        blocks: dict[int, dict[str, Any]] = {}
-        renamed = []
-        new_index = {old: old + bisect.bisect_left(after, old) for old in range(n_old)}  # after is sorted
-        for tp in tensors:
-            m = rx.match(tp.out.name)
-            if not m:
-                renamed.append(tp)
-                continue
-            old = int(m.group(2))
-            blocks.setdefault(old, {})[m.group(3)] = tp
-            name = f"{m.group(1)}{new_index[old]}{m.group(3)}"
-            renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)))
-        common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
-        lists = _grown_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, after, new_index)
-        kinds = _block_kinds(recipe, cls, cfg, {field_name: options.layers, **lists}, rx) \
-            if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
-        added, before = [], {}  # before[a]: new blocks already placed after block a
-        for a in after:
-            index = new_index[a] + 1 + before.get(a, 0)
-            before[a] = before.get(a, 0) + 1
-            added.append(index)
-            for suffix in sorted(common if kinds is None else (s for s in blocks[a] if kinds(blocks[a][s].out.name, index))):
-                tp = blocks[a][suffix]
-                name = rx.match(tp.out.name).group(1) + str(index) + suffix
-                zero = tp.rule.norm_input is None and any(
-                    isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
-                    for ax in tp.rule.axes)
-                renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name), zero=zero))
-        tensors = renamed
+        grow = _stacked if options.new_blocks == "stack" else _identities
+        tensors, added, lists = grow(tensors, recipe, config, options, cfg, cls, stack, n_old)
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
         changes[field_name] = options.layers
         changes.update(lists)
     return tensors, layers, new_blocks, changes
+
+
+def _stored_blocks(tensors: list[Any], rx: re.Pattern[str]) -> dict[int, dict[str, Any]]:
+    """A stack's TensorPlans by block number and the name's suffix after it."""
+    blocks: dict[int, dict[str, Any]] = {}
+    for tp in tensors:
+        if m := rx.match(tp.out.name):
+            blocks.setdefault(int(m.group(2)), {})[m.group(3)] = tp
+    return blocks
+
+
+def _copies(blocks: dict[int, dict[str, Any]], recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
+            rx: re.Pattern[str], targets: list[tuple[int, int]], zero: Callable[[Any], bool], same: bool = False) -> list[Any]:
+    """The TensorPlans of block ``index`` copied from block ``old``, for each (old, index) of ``targets``: the
+    tensors its kind holds in the grown model (``changes``: its depth and per-layer lists). ``same``: each copy is
+    grown exactly as its original (the same split shares)."""
+    common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
+    kinds = _block_kinds(recipe, cls, cfg, changes, rx) \
+        if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
+    copies = []
+    for old, index in targets:
+        for suffix in sorted(common if kinds is None else (s for s in blocks[old] if kinds(blocks[old][s].out.name, index))):
+            tp = blocks[old][suffix]
+            name = rx.match(tp.out.name).group(1) + str(index) + suffix
+            copies.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name), zero=zero(tp),
+                                              seed_name=tp.seed_name or tp.out.name if same else tp.seed_name))
+    return copies
+
+
+def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
+                cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
+    """New blocks spread evenly (or after ``--insert-at``'s blocks), each a copy of the block before it with its
+    writes into the residual stream zero; the blocks after them renumbered."""
+    after = _insertions(n_old, options.layers, options.insert_at, stack)
+    rx = stack_regex(recipe, stack)
+    new_index = {old: old + bisect.bisect_left(after, old) for old in range(n_old)}  # after is sorted
+    blocks = _stored_blocks(tensors, rx)
+    renamed = []
+    for tp in tensors:
+        m = rx.match(tp.out.name)
+        name = f"{m.group(1)}{new_index[int(m.group(2))]}{m.group(3)}" if m else tp.out.name
+        renamed.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name)) if m else tp)
+    lists = _grown_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, after, new_index)
+    added, before = [], {}  # before[a]: new blocks already placed after block a
+    for a in after:
+        added.append(new_index[a] + 1 + before.get(a, 0))
+        before[a] = before.get(a, 0) + 1
+
+    def zero(tp: Any) -> bool:
+        return tp.rule.norm_input is None and any(
+            isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
+            for ax in tp.rule.axes)
+    field_name = next(f for s, f, _ in recipe.stacks if s == stack)
+    copies = _copies(blocks, recipe, cls, cfg, {field_name: options.layers, **lists}, rx, list(zip(after, added)), zero)
+    return renamed + copies, added, lists
+
+
+def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
+             cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
+    """G_stack: blocks 0..n-1 repeated in order up to ``--layers`` (plain copies, nothing zeroed; not exact)."""
+    n_new = options.layers
+    _insertions(n_old, n_new, None, stack)  # the same limits
+    if n_new % n_old:
+        raise GrowthError(f"--new-blocks stack repeats the {n_old} blocks of {stack} whole: --layers must be a multiple "
+                          f"of {n_old}, got {n_new}")
+    rx = stack_regex(recipe, stack)
+    lists = _stacked_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, n_new // n_old)
+    added = list(range(n_old, n_new))
+    field_name = next(f for s, f, _ in recipe.stacks if s == stack)
+    copies = _copies(_stored_blocks(tensors, rx), recipe, cls, cfg, {field_name: n_new, **lists}, rx,
+                     [(i % n_old, i) for i in added], lambda tp: False, same=True)
+    return tensors + copies, added, lists
+
+
+def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -> dict[str, Any]:
+    """The config fields that describe blocks by their position, for the stack repeated ``repeats`` times."""
+    lists: dict[str, Any] = {}
+    for name in PER_LAYER_LISTS:
+        values = getattr(cfg, name, None) if cfg is not None else config.get(name)
+        if isinstance(values, list) and len(values) == n_old:
+            lists[name] = list(values) * repeats
+    for name in INDEX_LISTS:
+        values = config.get(name)
+        if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
+            lists[name] = sorted(i + r * n_old for i in values for r in range(repeats))
+    for name in PREFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and 0 < k < n_old:
+            raise GrowthError(f"--new-blocks stack: {name}={k} makes only the first blocks of their kind; repeated, "
+                              f"they would not come first (grow with --new-blocks identity)")
+        if isinstance(k, int) and not isinstance(k, bool) and k >= n_old:
+            lists[name] = n_old * repeats
+    return lists
 
 
 def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int], new_index: dict[int, int]) -> dict[str, Any]:

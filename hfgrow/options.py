@@ -27,6 +27,7 @@ SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_
 VERIFY_MODES = ("auto", "full", "blockwise")
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 FORMATS = ("hf", "dcp")  # a Hugging Face folder (safetensors), a torch distributed checkpoint
+NEW_BLOCKS = ("identity", "stack")  # --layers: new blocks that are the identity, or the whole stack repeated (G_stack)
 DENSE_OUT = ("keep", "grow")  # sentence-transformers Dense modules: keep their output dimension, or grow it
 
 
@@ -68,6 +69,7 @@ class GrowthOptions:
     head_dim: int | None = None
     layers: int | None = None  # total blocks per stack after growth; new blocks are exactly the identity
     insert_at: tuple[int, ...] | str | None = None  # insert a new block after these original blocks
+    new_blocks: str = "identity"  # identity: exact new blocks; stack: the stack repeated in order (G_stack, not exact)
     symmetry: str = "split"  # how copies are kept from training identically: split, noise or none
     convention: str = "copy"
     allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
@@ -148,12 +150,18 @@ class GrowthOptions:
                 raise GrowthError(f"--insert-at takes block numbers such as 1,3 — got {self.insert_at!r}") from None
         if self.insert_at is not None and self.layers is None:
             raise GrowthError("--insert-at needs --layers")
+        if self.new_blocks == "stack" and self.layers is None:
+            raise GrowthError("--new-blocks stack needs --layers (a whole multiple of the blocks there are)")
+        if self.new_blocks == "stack" and self.insert_at is not None:
+            raise GrowthError("--insert-at places identity blocks: --new-blocks stack repeats the whole stack in order")
+        if self.new_blocks == "stack" and self.adapters:
+            raise GrowthError("--adapter with --new-blocks stack: the repeated blocks would hold no adapter weights")
 
     def _validate_choices(self) -> None:
         for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
                                      ("convention", self.convention, [c.value for c in Convention]),
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry]),
-                                     ("dense_out", self.dense_out, DENSE_OUT)):
+                                     ("dense_out", self.dense_out, DENSE_OUT), ("new_blocks", self.new_blocks, NEW_BLOCKS)):
             if value not in allowed:
                 raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
         if isinstance(self.to, str):

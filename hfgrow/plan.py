@@ -20,7 +20,7 @@ from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .config_rewrite import check_config, grown_config, sizes_of
 from .consistency import check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies
-from .depth import deepen
+from .depth import STACKED, deepen
 from .errors import GrowthError
 from .memory import check_peak_fits, check_sizes_fit
 # options other modules import from here (the CLI, the API, verification)
@@ -38,6 +38,7 @@ class TensorPlan:
     out: OutTensor
     gain: float = 1.0  # a norm's γ over a space with extra units (algebra.norm_gain)
     zero: bool = False  # a new block's output projection: zero, so the block is the identity
+    seed_name: str | None = None  # the name that seeds its split shares [default: out.name]; a stacked copy: its original's
 
 
 @dataclass
@@ -112,6 +113,7 @@ class GrowthPlan:
             "head_dim": list(self.widths.head_dim),
             "layers": {k: list(v) for k, v in self.layers.items()},
             "new_blocks": self.new_blocks,
+            "new_blocks_kind": o.new_blocks,
             "eps_scale": self.eps_scale,
             "residual_scale": self.residual_scale,
             "rounded_in_storage": self.rounded,
@@ -189,6 +191,8 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     layers, new_blocks, depth = {}, {}, {}
     if options.layers:
         tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls)
+        if layers and options.new_blocks == "stack":  # asked for by name: no --allow-lossy needed
+            approximate = [*approximate, STACKED]
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
     floating = [t for t in tensors if t.source.dtype.is_floating_point]
     plan = GrowthPlan(

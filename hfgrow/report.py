@@ -40,8 +40,15 @@ def verdict(report: dict[str, Any]) -> str:
     if v is None or "error" in v:
         return "NOT VERIFIED" + (f" (verification could not run: {v['error']})" if v else "")
     if report["plan"]["approximate"]:  # never the word of an exact growth, however small the gap measured
-        return f"LOSSY ({'within tolerance' if v['passed'] else 'allowed by --allow-lossy'}: max rel gap {_fmt(v['max_rel'])})"
+        return f"LOSSY ({'within tolerance' if v['passed'] else 'allowed by ' + lossy_flags(report['plan'])}: max rel gap {_fmt(v['max_rel'])})"
     return verdict_word(v)
+
+
+def lossy_flags(p: dict[str, Any], tick: str = "") -> str:
+    """The options by which a lossy growth was asked for: --new-blocks stack, --allow-lossy (for any other reason)."""
+    stacked = p.get("new_blocks_kind") == "stack" and bool(p["layers"])
+    flags = [f for f, on in (("--new-blocks stack", stacked), ("--allow-lossy", len(p["approximate"]) > stacked)) if on]
+    return " and ".join(f"{tick}{f}{tick}" for f in flags)
 
 
 def verdict_word(v: dict[str, Any]) -> str:
@@ -142,7 +149,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     if p["approximate"]:
-        out += ["Not lossless (grown with `--allow-lossy`): the grown model does not compute the same function, whatever "
+        out += [f"Not lossless (grown with {lossy_flags(p, '`')}): the grown model does not compute the same function, whatever "
                 "the gap measured on the verification's inputs:", ""] + [f"- {why}" for why in p["approximate"]] + [""]
     if p["rounded_in_storage"]:
         out += [f"{len(p['rounded_in_storage'])} tensors (e.g. `{p['rounded_in_storage'][0]}`) were multiplied by a scale "

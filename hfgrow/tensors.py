@@ -42,7 +42,7 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     shares = None
     symmetry = algebra.Symmetry(plan.options.symmetry)
     if symmetry is not algebra.Symmetry.NONE and not tp.zero and tp.rule.split:
-        gen = torch.Generator().manual_seed(zlib.crc32(tp.out.name.encode()) ^ plan.options.seed)
+        gen = torch.Generator().manual_seed(zlib.crc32((tp.seed_name or tp.out.name).encode()) ^ plan.options.seed)
         shares = (gen, symmetry.spread, tp.out.dtype)
     grown = algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares)
     offset = tp.rule.offset
