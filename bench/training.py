@@ -447,6 +447,10 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
             reached = [reach(r["curve"], target, column) for r in rs]
             first_growth = min(g["at"] for g in rs[0]["growths"]) * budget
             row["flops_saving"] = mean_spread([1 - f / budget for f in reached])[0] if None not in reached else None
+            # against the best scratch configuration's run of the same seed (seeds share data order): None where never reached
+            same_seed = {r["seed"]: r["curve"][-1][column] for r in by_config[best]}
+            paired = [reach(r["curve"], same_seed[r["seed"]], column) if r["seed"] in same_seed else None for r in rs]
+            row["flops_saving_paired"] = mean_spread([1 - f / budget for f in paired])[0] if None not in paired else None
             # as the literature that reuses an existing small model counts it: the small phase is free
             row["flops_saving_small_free"] = (mean_spread([1 - (f - first_growth) / budget for f in reached])[0]
                                               if None not in reached else None)
@@ -471,15 +475,20 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
 
 
 def table(summary: dict) -> str:
-    rows = ["| run (mean over seeds) | seeds | final loss | ± | largest rise after growth | FLOPs saved vs best scratch |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| run (mean over seeds) | seeds | final loss | ± | largest rise after growth | FLOPs saved vs best scratch | same seed |",
+            "|---|---|---|---|---|---|---|"]
+
+    def pct(x: float | None) -> str:
+        return "none" if x is None else f"{x:.1%}"
+
     for c, r in sorted(summary["configs"].items(), key=lambda kv: kv[1]["final_loss"]):
-        saving = "—" if "flops_saving" not in r else "none" if r["flops_saving"] is None else f"{r['flops_saving']:.1%}"
+        saving = "—" if "flops_saving" not in r else pct(r["flops_saving"])
+        paired = "—" if "flops_saving" not in r else pct(r.get("flops_saving_paired"))
         if r.get("reached_before_growth"):
             saving += " (reached before growth)"
         spike = f"{r['max_spike_nats']:+.3f}" if "max_spike_nats" in r else "—"
         name = f"**{c}**" if c in (summary["best_scratch"], summary.get("best_method")) else c
-        rows.append(f"| {name} | {r['seeds']} | {r['final_loss']:.4f} | {r['spread']:.4f} | {spike} | {saving} |")
+        rows.append(f"| {name} | {r['seeds']} | {r['final_loss']:.4f} | {r['spread']:.4f} | {spike} | {saving} | {paired} |")
     return "\n".join(rows)
 
 
