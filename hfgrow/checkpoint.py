@@ -217,18 +217,23 @@ class CheckpointReader:
         path = self.folder / "config.json"
         if not path.is_file():
             raise GrowthError(f"no config.json in {self.folder}")
-        try:
-            config = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
-        if not isinstance(config, dict):
-            raise GrowthError("config.json should hold a JSON object")
-        return config
+        return read_config(path)
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each
         name with the real path to read, and the files left behind with the reason (the rewritten ones aside)."""
         return source_files(self.folder)
+
+
+def read_config(path: Path) -> dict:
+    """A config.json's object; a GrowthError in one line when it is not JSON or not an object."""
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
+    if not isinstance(config, dict):
+        raise GrowthError("config.json should hold a JSON object")
+    return config
 
 
 def source_files(folder: Path) -> tuple[dict[str, Path], dict[str, str]]:

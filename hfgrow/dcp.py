@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inside, source_files
+from .checkpoint import TensorInfo, copy_files, inside, read_config, source_files
 from .errors import GrowthError, first_line
 from .titan import TitanNames, is_titan
 
@@ -214,12 +214,7 @@ class DcpReader:
         if not path.is_file():
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
                               f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
-        try:
-            config = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
-        if not isinstance(config, dict):
-            raise GrowthError("config.json should hold a JSON object")
+        config = read_config(path)
         if not config.get("architectures"):  # config.save_pretrained alone leaves it out: the class cannot be told
             raise GrowthError(f"{path} names no model class: set model.config.architectures = [type(model).__name__] "
                               f"before model.config.save_pretrained('{self.folder}')")
