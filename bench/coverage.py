@@ -1,7 +1,8 @@
-"""Coverage of the installed transformers: every model type whose config declares a tensor-parallel plan (the
-decoder families people grow), plus every model type a recipe supports, tried in three growths.
+"""Coverage of the installed transformers, by modality: every model type whose config declares a tensor-parallel plan
+(the text decoders people grow), the text encoders (masked language models), vision and speech models, and the
+multimodal ones (image or audio with text), plus every model type a recipe supports, each tried in three growths.
 
-    .venv/bin/python bench/coverage.py            # prints the table and the counts; writes bench/results/coverage.json
+    .venv/bin/python bench/coverage.py            # prints the tables and the counts; writes the files below
     .venv/bin/python bench/coverage.py deepseek_v3 youtu   # those model types again, merged into the last sweep's results
 
 Each model type with a recipe: a tiny randomised checkpoint of its main class (hfgrow.testing's fixtures, every
@@ -9,9 +10,11 @@ parameter random) grown ×2 in heads, ×2 in head_dim, and to a non-multiple wid
 more block; each cell is the fp32 relative gap of the logits (hidden states for base classes) as hfgrow's own
 verification measures it, or the one-line reason hfgrow refuses. A model type without a recipe is refused with
 "unsupported architecture" before anything is read; the sweep builds its main class on the meta device (no weights)
-and groups it by what in its tensors no recipe covers yet (latent attention, state-space blocks, ...).
+and says what in it no recipe covers yet (latent attention, state-space blocks, convolutional stages, the towers of
+a multimodal model and which of them grow, ...).
 
-Writes bench/results/coverage.json, and recipes/coverage.json (installed with the recipes: `hfgrow recipes --json`).
+Writes bench/results/coverage.json, recipes/coverage.json (installed with the recipes: `hfgrow recipes --json`), and
+the generated blocks of README.md (counts by modality) and docs/architectures.md (the tables and the reasons).
 """
 
 import json
@@ -25,7 +28,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import transformers  # noqa: E402
-from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # noqa: E402
+from transformers.models.auto import modeling_auto  # noqa: E402
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES  # noqa: E402
 
 import hfgrow  # noqa: E402
 from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
@@ -40,6 +44,33 @@ MODES = [("heads ×2", dict(factor=2)), ("head_dim ×2", dict(factor=2, attentio
 
 def tp_plan_types() -> list[str]:
     return sorted(t for t, name in CONFIG_MAPPING_NAMES.items() if getattr(getattr(transformers, name, None), "base_model_tp_plan", None))
+
+
+def listed(*mappings: str) -> set[str]:
+    return {t for m in mappings for t in getattr(modeling_auto, f"MODEL_FOR_{m}_MAPPING_NAMES", {})}
+
+
+# the sweep's modalities, in the order a model type listed in several is counted: transformers' auto mappings say which
+MODALITIES = {
+    "text decoders": lambda: set(tp_plan_types()),
+    "multimodal": lambda: listed("IMAGE_TEXT_TO_TEXT", "VISION_2_SEQ", "MULTIMODAL_LM"),
+    "speech": lambda: listed("CTC", "SPEECH_SEQ_2_SEQ", "AUDIO_CLASSIFICATION"),
+    "vision": lambda: listed("IMAGE_CLASSIFICATION", "ZERO_SHOT_IMAGE_CLASSIFICATION"),
+    "text encoders": lambda: listed("MASKED_LM"),
+}
+
+
+def modalities() -> dict[str, str]:
+    """Every model type the sweep tries, with its modality (a recipe's type in none of the lists: by its main class)."""
+    found: dict[str, str] = {}
+    for modality, types in MODALITIES.items():
+        found.update((t, modality) for t in sorted(types()) if t not in found)
+    for recipe in RECIPES:
+        cls = main_class(recipe)
+        guess = ("vision" if "Vision" in cls or "Image" in cls else "speech" if "Speech" in cls or "CTC" in cls
+                 else "text encoders" if "MaskedLM" in cls or "TextModel" in cls or "Conditional" in cls else "text decoders")
+        found.update((t, guess) for t in recipe.model_types if t not in found)
+    return found
 
 
 def main_class(recipe) -> str:
@@ -75,48 +106,91 @@ STRUCTURES = [
     ("linear-attention or state-space blocks (Mamba, gated delta nets, lightning attention)",
      ("A_log", "conv1d", "linear_attn", "mamba", "slope_rate", "diagonal_decay", "sconv")),
     ("hyper-connections (several residual streams mixed per block)", ("hc_", "hyper_connection")),
-    ("per-layer embeddings or block scalars (Gemma 3n / 4)", ("per_layer", "ple", "layer_scalar")),
+    ("per-layer embeddings or block scalars (Gemma 3n / 4)", ("per_layer", "layer_scalar")),
+    ("layer scale (learned per-channel scales on each residual branch)", ("lambda_1", "layer_scale", "layerscale")),
+    ("relative position biases (tables indexed by the distance between tokens)", ("relative_position_bias", "rel_pos", "relative_attention_bias")),
+    ("convolution modules inside the blocks (Conformer style)", ("conv_module", "depthwise_conv", "pointwise_conv")),
     ("a vision, audio or multimodal model (its text model is another model type)", ("vision", "audio", "patch_emb", "visual")),
     ("shared experts mixed by a layout of their own or dense prefixes of another width",
      ("shared_experts.gate_up_proj", "prefix_dense", "moe_statics", "mlp.router.weight", "shared_experts", "shared_expert")),
+    ("a BERT-style encoder no recipe lists yet (its own embeddings, heads or norms to check)", ("attention.self.query",)),
     ("gates or norms at places no recipe has yet (attention output gates, extra norms, learned decays)",
      ("gate_proj.weight", "gate_bias", "post_attn_norm", "post_mlp_layernorm", "input_residual", "dt_proj", "fc1", "query")),
 ]
 BASE = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             head_dim=4, max_position_embeddings=64, tie_word_embeddings=False)
+HEADS = ("CAUSAL_LM", "MASKED_LM", "IMAGE_CLASSIFICATION", "CTC", "SPEECH_SEQ_2_SEQ", "IMAGE_TEXT_TO_TEXT", "")
 
 
-def structure(model_type: str) -> str:
-    """Why a model type has no recipe yet, from the tensors of its main class built on the meta device."""
+def model_class(model_type: str):
+    for head in HEADS:
+        name = getattr(modeling_auto, f"MODEL_FOR_{head}_MAPPING_NAMES" if head else "MODEL_MAPPING_NAMES").get(model_type)
+        name = name[0] if isinstance(name, (tuple, list)) else name
+        if getattr(transformers, name or "", None) is not None:
+            return getattr(transformers, name)
+    return None
+
+
+def keys_on_meta(model_cls) -> list[str] | None:
+    """The state-dict keys of a model class, built without weights: at test size, else at its default size."""
     import torch
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES
 
-    name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
-    model_cls = getattr(transformers, name, None) if isinstance(name, str) else None
-    if model_cls is None:
-        return "a vision, audio or multimodal model (its text model is another model type)"
+    for sizes in (BASE, {}):
+        try:
+            with torch.device("meta"):
+                return list(model_cls(model_cls.config_class(**sizes)).state_dict())
+        except Exception:
+            continue
+    return None
+
+
+def parts_of(model_type: str, supported: set[str]) -> str | None:
+    """A composite model's parts (sub-configs) and whether each grows, or None."""
     try:
-        with torch.device("meta"):
-            keys = list(model_cls(model_cls.config_class(**BASE)).state_dict())
+        config = CONFIG_MAPPING[model_type]()
     except Exception:
-        return "its configuration does not build at test size (validation of sizes the sweep cannot guess)"
+        return None
+    parts = [(k.removesuffix("_config"), v.model_type) for k, v in vars(config).items()
+             if k.endswith("_config") and getattr(v, "model_type", None)]
+    return ", ".join(f"{role} {t}{'' if t in supported else ' (no recipe)'}" for role, t in parts) or None
+
+
+def structure(model_type: str, modality: str, supported: set[str]) -> tuple[str, str | None]:
+    """Why a model type has no recipe yet (and the detail: a composite's parts), from its config and its tensors."""
+    parts = parts_of(model_type, supported)
+    if parts and modality == "multimodal":
+        text = next((p.split()[1] for p in parts.split(", ") if p.startswith("text ")), None)
+        return ("a multimodal model: no recipe joins its towers yet" + (" (its text model grows)" if text in supported else "")), parts
+    model_cls = model_class(model_type)
+    if model_cls is None:
+        return "no model class of its own (a part of another model type)", parts
+    if isinstance(getattr(model_cls.config_class(), "depths", None), (list, tuple)):
+        return "hierarchical stages of several widths (Swin, PVT, ConvNeXt, ResNet style)", None
+    keys = keys_on_meta(model_cls)
+    if keys is None:
+        return "its configuration builds at no size the sweep can guess", parts
     lowered = [k.lower() for k in keys]
-    for reason, fragments in STRUCTURES:
+    for why, fragments in STRUCTURES:
         if any(f.lower() in k for k in lowered for f in fragments):
-            return reason
-    return "a layout of its own"
+            if why.startswith("a vision, audio") and modality in ("vision", "speech"):  # its own modality's encoder
+                why = f"a {modality} encoder no recipe lists yet (its own embeddings, heads or norms to check)"
+            return why, parts
+    if not any(a in k for k in lowered for a in ("attn", "attention", "query", "mixer")):
+        return "no attention blocks (a convolutional, pooling or mixing network)", None
+    return "a layout of its own", parts
 
 
-def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
+def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tuple[dict, str | None]:
     """One model type's result (and its table row, for a recipe's): the three growths, or why it is refused."""
     recipe = next((r for r in RECIPES if model_type in r.model_types), None)
     if recipe is None:
         try:
             find_recipe({"model_type": model_type})
         except hfgrow.GrowthError as e:
-            why = "refused with its reason" if model_type in REFUSED else "no recipe yet"
-            return {"status": why, "message": str(e)[:200],
-                    "why": str(e).split(": ", 1)[-1] if model_type in REFUSED else structure(model_type)}, None
+            if model_type in REFUSED:
+                return {"status": "refused with its reason", "modality": modality, "why": str(e).split(": ", 1)[-1]}, None
+            why, detail = structure(model_type, modality, supported)
+            return {"status": "no recipe yet", "modality": modality, "why": why, **({"parts": detail} if detail else {})}, None
     cls = main_class(recipe)
     src = build(Path(tmp) / model_type, cls, model_type)
     whole = json.loads((src / "config.json").read_text())  # a composite's sizes: its (first tower's) sub-config's
@@ -131,42 +205,88 @@ def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
     exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes
-    row = f"| {model_type} | {cls} ({classes} classes) | " + " | ".join(c for c, _ in cells.values()) + " |"
-    return {"status": "exact" if exact else "not exact", "class": cls, "classes": classes,
-            "cells": {k: c for k, (c, _) in cells.items()}}, row
+    result = {"status": "exact" if exact else "not exact", "modality": modality, "class": cls, "classes": classes,
+              "cells": {k: c for k, (c, _) in cells.items()}}
+    return result, row(model_type, result)
+
+
+def row(model_type: str, r: dict) -> str:
+    return f"| {model_type} | {r['class']} ({r['classes']} classes) | " + " | ".join(r["cells"].values()) + " |"
+
+
+STATUSES = ("exact", "not exact", "refused with its reason", "no recipe yet")
+
+
+def counts_table(results: dict) -> str:
+    """Counts by modality and status (the README's table)."""
+    statuses = [s for s in STATUSES if any(r["status"] == s for r in results.values())]
+    lines = ["| modality | model types | " + " | ".join(statuses) + " |", "|---|---:|" + "---:|" * len(statuses)]
+    for modality in MODALITIES:
+        mine = [r["status"] for r in results.values() if r["modality"] == modality]
+        lines.append(f"| {modality} | {len(mine)} | " + " | ".join(str(mine.count(s)) for s in statuses) + " |")
+    return "\n".join(lines)
+
+
+def tables(results: dict) -> str:
+    """The measured rows by modality, then every other model type grouped by its reason (docs/architectures.md)."""
+    out = []
+    for modality in MODALITIES:
+        rows = [row(t, r) for t, r in sorted(results.items()) if r["modality"] == modality and "cells" in r]
+        if rows:
+            out += [f"**{modality.capitalize()}** ({len(rows)} with a recipe)", "",
+                    "| model type | class | " + " | ".join(m for m, _ in MODES) + " |", "|---|---|" + "---|" * len(MODES), *rows, ""]
+    return "\n".join(out).rstrip()
+
+
+def reasons(results: dict) -> str:
+    out = []
+    for modality in MODALITIES:
+        groups: dict[str, list[str]] = {}
+        for t, r in sorted(results.items()):
+            if r["modality"] == modality and "why" in r:
+                groups.setdefault(r["why"], []).append(t + (f" ({r['parts']})" if "parts" in r else ""))
+        if groups:
+            out += [f"**{modality.capitalize()}**", ""]
+            out += [f"- {why} ({len(types)}): {', '.join(types)}" for why, types in sorted(groups.items(), key=lambda g: -len(g[1]))]
+            out.append("")
+    return "\n".join(out).rstrip()
+
+
+def replace_block(path: Path, name: str, text: str) -> None:
+    """Rewrite the generated block NAME of a page (between its two marker comments)."""
+    begin, end = f"<!-- generated by bench/coverage.py: {name} -->", f"<!-- end of {name} -->"
+    page = path.read_text()
+    if begin not in page or end not in page:
+        return print(f"{path}: no generated block {name!r}", file=sys.stderr)
+    before, rest = page.split(begin, 1)
+    path.write_text(before + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
 
 
 def main(only: list[str]) -> None:
     """The whole sweep, or (``only``) those model types measured again and merged into the last sweep's results."""
-    tried = sorted(set(tp_plan_types()) | {t for r in RECIPES for t in r.model_types})
+    tried = modalities()
+    supported = {t for r in RECIPES for t in r.model_types}
     out = ROOT / "bench" / "results" / "coverage.json"
-    results = {t: r for t, r in json.loads(out.read_text())["results"].items() if t in tried} if only else {}
-    rows = []
+    last = json.loads(out.read_text())["results"] if only else {}
+    results = {t: {**r, "modality": tried[t]} for t, r in last.items() if t in tried}
     with tempfile.TemporaryDirectory() as tmp:
-        for model_type in only or tried:
-            results[model_type], row = measure(model_type, tmp)
-            if row:
-                rows.append(row)
-                print(row, file=sys.stderr)
+        for model_type in only or sorted(tried):
+            results[model_type], line = measure(model_type, tried[model_type], supported, tmp)
+            print(line or f"{model_type}: {results[model_type]['why']}", file=sys.stderr)
     counts = Counter(r["status"] for r in results.values())
     summary = {"installed_transformers": transformers.__version__, "model_types_with_tp_plan": len(tp_plan_types()),
-               "tried": len(results), "counts": dict(counts), "results": dict(sorted(results.items()))}
+               "tried": len(results), "counts": dict(counts),
+               "by_modality": {m: dict(Counter(r["status"] for r in results.values() if r["modality"] == m)) for m in MODALITIES},
+               "results": dict(sorted(results.items()))}
     out.write_text(json.dumps(summary, indent=1) + "\n")
     measured = {t: {"class": r["class"], "cells": r["cells"]} for t, r in sorted(results.items()) if "cells" in r}
     (ROOT / "recipes" / "coverage.json").write_text(json.dumps(
         {"transformers": transformers.__version__, "measured": measured,
          "not_supported": {t: r["why"] for t, r in sorted(results.items()) if "why" in r}}, indent=1) + "\n")
-    print("| model type | class | " + " | ".join(m for m, _ in MODES) + " |")
-    print("|---|---|" + "---|" * len(MODES))
-    print("\n".join(rows))
-    print(f"\ntried {len(results)} model types (transformers {transformers.__version__}: {summary['model_types_with_tp_plan']} "
-          f"declare a tp plan, plus the recipes' own): " + ", ".join(f"{n} {s}" for s, n in counts.most_common()))
-    groups: dict[str, list[str]] = {}
-    for t, r in sorted(results.items()):
-        if "why" in r:
-            groups.setdefault(r["why"], []).append(t)
-    for why, types in sorted(groups.items(), key=lambda g: -len(g[1])):
-        print(f"- {why} ({len(types)}): {', '.join(types)}")
+    replace_block(ROOT / "README.md", "counts", counts_table(results))
+    for name, text in (("counts", counts_table(results)), ("tables", tables(results)), ("reasons", reasons(results))):
+        replace_block(ROOT / "docs" / "architectures.md", name, text)
+    print(counts_table(results) + "\n\n" + tables(results) + "\n\n" + reasons(results))
 
 
 if __name__ == "__main__":
