@@ -204,7 +204,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     """
     from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .optim import grow_trainer_checkpoint
-    from .dcp import is_dcp
+    from .dcp import dcp_parts
     from .report import continue_line, summary_lines
     from .training_state import detect
 
@@ -216,7 +216,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     def action() -> dict[str, Any]:
         if detect(src) is not None:
             return grow_trainer_checkpoint(src, out, options=options, multipliers=multipliers, log=log, progress=not quiet)
-        if multipliers and is_dcp(src):
+        if multipliers and dcp_parts(src):
             raise GrowthError("--multipliers splits the optimizer's param groups, which a torch distributed checkpoint stores "
                               "pickled and hfgrow copies without loading: grow without it (hfgrow.param_groups builds the groups)")
         if multipliers:

@@ -1,6 +1,7 @@
 """torch distributed checkpoints (DCP): a folder of ``.distcp`` files and a ``.metadata`` file, as ``dcp.save`` writes
-it (plain FSDP2 with ``get_state_dict``; torchtitan's ``step-N`` folders through :mod:`hfgrow.titan`'s names; an
-accelerate FSDP save_state folder is refused).
+it (plain FSDP2 with ``get_state_dict``; torchtitan's ``step-N`` folders through :mod:`hfgrow.titan`'s names), or two
+of them in one folder, as accelerate's ``save_state`` writes them with FSDP2's sharded state dict (the model in
+``pytorch_model_fsdp_0/``, the optimizer in ``optimizer_0/``, its other state in files beside them).
 
 * :class:`DcpReader` reads the model's tensors one at a time without a process group (the metadata names every key
   and its size; ``dcp.load`` of a one-key state dict with ``no_dist=True`` reads one, whatever the ranks that wrote
@@ -26,6 +27,7 @@ import re
 import shutil
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, Iterator
 
 import torch
@@ -41,8 +43,18 @@ MOMENTS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer
 KEPT_STATE = {"step"}
 
 
+ACCELERATE_PARTS = ("pytorch_model_fsdp_0", "optimizer_0")  # accelerate's save_state: the model's DCP, the optimizer's
+
+
 def is_dcp(folder: str | os.PathLike) -> bool:
     return (Path(folder) / METADATA).is_file()
+
+
+def dcp_parts(folder: str | os.PathLike) -> tuple[str, ...]:
+    """The DCP checkpoints a folder is made of: itself (``("",)``), accelerate's pair (the model's first), or none."""
+    if is_dcp(folder):
+        return ("",)
+    return tuple(p for p in ACCELERATE_PARTS if is_dcp(Path(folder) / p)) if is_dcp(Path(folder) / ACCELERATE_PARTS[0]) else ()
 
 
 def _inner(e: BaseException) -> BaseException:
@@ -131,15 +143,16 @@ class DcpReader:
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
-        self._storage = _reader(self.folder)
-        try:
-            self.metadata = self._storage.read_metadata()
-            entries, paths = self.metadata.state_dict_metadata, self.metadata.planner_data
-            if not isinstance(entries, dict) or not isinstance(paths, dict):
-                raise TypeError("no state_dict_metadata")
-        except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
-            raise GrowthError(f"{self.folder / METADATA} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
-        self._check_files()
+        self.parts = dcp_parts(self.folder) or ("",)
+        self._storages = {part: _reader(self.folder / part) for part in self.parts}
+        self.part_of: dict[str, str] = {}  # flattened key → the part (sub-folder) it is stored in
+        entries, paths = {}, {}
+        for part, storage in self._storages.items():
+            metadata = self._metadata(part, storage)
+            self.part_of.update((k, part) for k in metadata.state_dict_metadata)
+            entries.update(metadata.state_dict_metadata)
+            paths.update(metadata.planner_data)
+        self.metadata = SimpleNamespace(state_dict_metadata=entries)
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
         top = {str(p[0]) for p in self.paths.values() if len(p) == 1}
         self._config = self.config() if is_titan(top) else {}
@@ -155,14 +168,27 @@ class DcpReader:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
 
-    def _check_files(self) -> None:
+    def _metadata(self, part: str, storage: Any) -> Any:
+        """One part's metadata, checked: DCP's own classes, and storage files that lie in the part's folder."""
+        where = self.folder / part / METADATA
+        try:
+            metadata = storage.read_metadata()
+            if not isinstance(metadata.state_dict_metadata, dict) or not isinstance(metadata.planner_data, dict):
+                raise TypeError("no state_dict_metadata")
+        except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
+            raise GrowthError(f"{where} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
+        self._check_files(self.folder / part, metadata)
+        return metadata
+
+    @staticmethod
+    def _check_files(folder: Path, metadata: Any) -> None:
         """Every storage file the metadata names is a plain file name whose file (links followed) lies in the folder:
         a hostile .metadata must not make hfgrow read, and copy, a file from elsewhere."""
-        root = self.folder.resolve()
-        for name in {getattr(info, "relative_path", None) for info in (self.metadata.storage_data or {}).values()}:
+        root = folder.resolve()
+        for name in {getattr(info, "relative_path", None) for info in (metadata.storage_data or {}).values()}:
             if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..") \
-                    or not inside(root, (self.folder / name).resolve()):
-                raise GrowthError(f"{self.folder / METADATA} names the storage file {name!r}, which is not a file of the "
+                    or not inside(root, (folder / name).resolve()):
+                raise GrowthError(f"{folder / METADATA} names the storage file {name!r}, which is not a file of the "
                                   f"checkpoint folder: refused")
 
     def _model_name(self, path: tuple) -> str | None:
@@ -188,7 +214,7 @@ class DcpReader:
         with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            dcp.load(state, storage_reader=self._storage, no_dist=True)
+            dcp.load(state, storage_reader=self._storages[self.part_of[key]], no_dist=True)
         return state[key]
 
     def read_bytes(self, key: str) -> bytes:
@@ -199,7 +225,7 @@ class DcpReader:
         with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            dcp.load({key: b""}, storage_reader=self._storage, planner=planner, no_dist=True)
+            dcp.load({key: b""}, storage_reader=self._storages[self.part_of[key]], planner=planner, no_dist=True)
         return planner.raw[key]
 
     def is_tensor(self, key: str) -> bool:
@@ -233,8 +259,15 @@ class DcpReader:
             raise GrowthError(f"transformers cannot read config.json: {' '.join(str(e).split())[:300]}") from None
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
+        """The files copied beside the grown checkpoint (the tokenizer; accelerate's other training state), the rest."""
+        from .training_state import ACCELERATE
+
         copied, left = source_files(self.folder)
-        rewritten = {METADATA, *(n for n in left if n.endswith(".distcp"))}
+        rewritten = {METADATA, *(n for n in left if n.endswith(".distcp")), *(f"{p}/" for p in self.parts)}
+        if self.parts != ("",):  # accelerate's RNG, scheduler, sampler states: copied as bytes, never unpickled
+            state = {n for n in left if ACCELERATE.copied.match(n) or n == ACCELERATE.scheduler}
+            copied.update((n, (self.folder / n).resolve()) for n in state if left[n] == "not a checkpoint file")
+            rewritten |= state
         return copied, {n: why for n, why in left.items() if n not in rewritten}
 
 
@@ -368,7 +401,11 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
             entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
             makers[key] = (lambda key=key: reader.read_tensor(key)) if tensor else (lambda key=key: reader.read_bytes(key))
             copied.add(str(path[0]) if entry is None else f"{path[0]}.state.*.{entry[1]}")
-    write_dcp(entries, lambda key: makers[key](), folder)
+    parts = getattr(reader, "part_of", {})  # accelerate's pair: each entry into the part it came from, the model's first
+    model_part = reader.parts[0] if isinstance(reader, DcpReader) else ""
+    for part in dict.fromkeys(parts.get(k, model_part) for k in entries):
+        mine = {k: v for k, v in entries.items() if parts.get(k, model_part) == part}
+        write_dcp(mine, lambda key: makers[key](), folder / part)
     return {"format": "torch distributed checkpoint", "model_tensors": len(plan.tensors), "optimizer_moments_grown": grown,
             "moments": sorted(moments), "copied": sorted(copied)}
 
@@ -420,13 +457,11 @@ def open_reader(folder: Path) -> Any:
     """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's."""
     from .checkpoint import CheckpointReader
 
-    inner = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
-    if inner and not is_dcp(folder):  # accelerate's save_state with FSDP's sharded state dict
-        raise GrowthError(f"{folder} is an accelerate FSDP save_state folder, whose model ({inner[0]}/) and optimizer "
-                          f"(optimizer_0/) are two DCP checkpoints that hfgrow does not pair: grow {inner[0]}/ alone (the "
-                          f"model, with config.json in it) and start the optimizer afresh, or save with dcp.save "
-                          f"({{'model': ..., 'optim': ...}}) in one folder")
-    return DcpReader(folder) if is_dcp(folder) else CheckpointReader(folder)
+    models = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
+    if len(models) > 1 and not is_dcp(folder):  # accelerate's save_state of several prepared models
+        raise GrowthError(f"{folder} is an accelerate save_state folder of {len(models)} models ({', '.join(models)}): "
+                          f"hfgrow grows a folder of one model and its optimizer")
+    return DcpReader(folder) if dcp_parts(folder) else CheckpointReader(folder)
 
 
 def formats_of(reader: Any, options: Any) -> tuple[str, ...]:
@@ -478,7 +513,8 @@ def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], 
         info = grow_into_dcp(plan, reader, folder)
         if "hf" not in formats:
             left = write_config_and_files(plan, reader, folder)
-        written = [METADATA, "*.distcp"]
+        parts = reader.parts if isinstance(reader, DcpReader) else ("",)
+        written = [METADATA, "*.distcp"] if parts == ("",) else [f"{p}/" for p in parts]
         if info["optimizer_moments_grown"]:
             scales = tensor_scales(plan)
             save_scales(folder, scales, optimizer="sgd" if "momentum_buffer" in info["moments"] else "adam or adamw",

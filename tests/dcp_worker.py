@@ -3,6 +3,12 @@ with torch.distributed.checkpoint, and the resumption of the grown checkpoint.
 
     torchrun --nproc_per_node 2 tests/dcp_worker.py save CKPT RESULTS      # train a tiny Llama, dcp.save, one more step
     torchrun --nproc_per_node 4 tests/dcp_worker.py resume BIG RESULTS     # load the grown one, compare, train on
+    torchrun --nproc_per_node 2 tests/dcp_worker.py save-accelerate CKPT RESULTS    # the same through accelerate's
+    torchrun --nproc_per_node 2 tests/dcp_worker.py resume-accelerate BIG RESULTS   # FSDP2 save_state / load_state
+
+accelerate turns FSDP on only with GPUs, so its ``Accelerator.save_state`` and ``load_state`` are run here as they run
+with FSDP2 and a sharded state dict: its own ``save_fsdp_model``, ``save_fsdp_optimizer`` and
+``save_accelerator_state`` (and the ``load_`` ones), on the same FSDP2 model.
 
 ``save`` writes, in RESULTS, the small model's logits on fixed inputs at the checkpoint (small.pt) and after one
 more AdamW step on a fixed batch (small_step.pt). ``resume`` writes the grown model's (big_W.pt, big_step_W.pt for
@@ -46,17 +52,40 @@ def step(model: torch.nn.Module, opt: torch.optim.Optimizer, ids: torch.Tensor) 
     return float(loss.detach())
 
 
-def save(ckpt: Path, results: Path) -> None:
+def accelerate_state() -> tuple[object, object]:
+    """accelerate's FSDP2 plugin with the sharded state dict, and the few Accelerator fields its savers read."""
+    from types import SimpleNamespace
+
+    from accelerate import PartialState
+    from accelerate.utils import FullyShardedDataParallelPlugin
+
+    PartialState()  # accelerate's logging needs its state
+    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, state_dict_type="SHARDED_STATE_DICT")
+    return plugin, SimpleNamespace(process_index=dist.get_rank(), num_processes=dist.get_world_size(), wait_for_everyone=dist.barrier)
+
+
+def save(ckpt: Path, results: Path, engine: str = "torch") -> None:
     from hfgrow.testing import make_model
 
     model = shard(make_model("LlamaForCausalLM", attn_implementation="eager"))
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD, eps=EPS)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1.0)
     gen = torch.Generator().manual_seed(1)
     for _ in range(3):
         step(model, opt, torch.randint(0, 97, (2, 9), generator=gen))
-    model_sd, optim_sd = get_state_dict(model, opt)
-    dcp.save({"model": model_sd, "optim": optim_sd, "step": 3, "loader": {"epoch": 1, "seen": [4, 5]},
-              "rng": torch.arange(5)}, checkpoint_id=str(ckpt))
+        scheduler.step()
+    if engine == "accelerate":  # Accelerator.save_state's FSDP path
+        from accelerate.checkpointing import save_accelerator_state
+        from accelerate.utils.fsdp_utils import save_fsdp_model, save_fsdp_optimizer
+
+        plugin, accelerator = accelerate_state()
+        save_fsdp_model(plugin, accelerator, model, str(ckpt))
+        save_fsdp_optimizer(plugin, accelerator, opt, model, str(ckpt))
+        save_accelerator_state(str(ckpt), [], [], [scheduler], [], dist.get_rank(), step=3)
+    else:
+        model_sd, optim_sd = get_state_dict(model, opt)
+        dcp.save({"model": model_sd, "optim": optim_sd, "step": 3, "loader": {"epoch": 1, "seen": [4, 5]},
+                  "rng": torch.arange(5)}, checkpoint_id=str(ckpt))
     small = logits(model)
     step(model, opt, BATCH)
     if dist.get_rank() == 0:
@@ -68,7 +97,28 @@ def save(ckpt: Path, results: Path) -> None:
         logits(model)  # every rank takes part in the forward pass
 
 
-def resume(big: Path, results: Path) -> None:
+def load_torch(big: Path, model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
+    model_sd, optim_sd = get_state_dict(model, opt)
+    state = {"model": model_sd, "optim": optim_sd, "step": 0, "loader": {"epoch": 0, "seen": [0, 0]}, "rng": torch.zeros(5, dtype=torch.int64)}
+    dcp.load(state, checkpoint_id=str(big))
+    set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    return {"step": state["step"], "loader": state["loader"], "rng": state["rng"].tolist()}
+
+
+def load_accelerate(big: Path, model: torch.nn.Module, opt: torch.optim.Optimizer) -> dict:
+    """Accelerator.load_state's FSDP path; what comes back: the scheduler's step and the RNG state's step."""
+    from accelerate.checkpointing import load_accelerator_state
+    from accelerate.utils.fsdp_utils import load_fsdp_model, load_fsdp_optimizer
+
+    plugin, accelerator = accelerate_state()
+    load_fsdp_model(plugin, accelerator, model, str(big))
+    load_fsdp_optimizer(plugin, accelerator, opt, model, str(big))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1.0)
+    override = load_accelerator_state(str(big), [], [], [scheduler], [], dist.get_rank())
+    return {"step": override.get("step"), "scheduler_epoch": scheduler.last_epoch}
+
+
+def resume(big: Path, results: Path, engine: str = "torch") -> None:
     import transformers
 
     import hfgrow
@@ -78,11 +128,7 @@ def resume(big: Path, results: Path) -> None:
     config._attn_implementation = "eager"
     model = shard(transformers.LlamaForCausalLM(config))
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD, eps=EPS)
-    model_sd, optim_sd = get_state_dict(model, opt)
-    state = {"model": model_sd, "optim": optim_sd, "step": 0, "loader": {"epoch": 0, "seen": [0, 0]}, "rng": torch.zeros(5, dtype=torch.int64)}
-    dcp.load(state, checkpoint_id=str(big))
-    set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    kept = {"step": state["step"], "loader": state["loader"], "rng": state["rng"].tolist()}
+    kept = (load_accelerate if engine == "accelerate" else load_torch)(big, model, opt)
     # the optimizer with hfgrow's multipliers (one group per multiplier) takes over the loaded state; built before
     # any forward pass, while the model's parameters are the sharded ones the optimizer holds
     groups = hfgrow.param_groups(model, LR, weight_decay=WD, eps=EPS, scales=load_scales(big))
@@ -98,13 +144,14 @@ def resume(big: Path, results: Path) -> None:
         w = dist.get_world_size()
         torch.save(grown, results / f"big_{w}.pt")
         torch.save(after, results / f"big_step_{w}.pt")
-        (results / f"resume_{w}.json").write_text(json.dumps({"kept": kept, "losses": losses}))
+        (results / f"resume_{engine}_{w}.json").write_text(json.dumps({"kept": kept, "losses": losses}))
 
 
 if __name__ == "__main__":
     dist.init_process_group("gloo")
     try:
-        {"save": save, "resume": resume}[sys.argv[1]](Path(sys.argv[2]), Path(sys.argv[3]))
+        command, _, engine = sys.argv[1].partition("-")
+        {"save": save, "resume": resume}[command](Path(sys.argv[2]), Path(sys.argv[3]), engine or "torch")
         dist.barrier()
     finally:
         dist.destroy_process_group()

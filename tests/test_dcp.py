@@ -51,14 +51,15 @@ def fsdp_run(tmp_path_factory):
     return tmp, results, result
 
 
-def check_resumed(results, ranks):
+def check_resumed(results, ranks, engine="torch"):
     small, small_step = torch.load(results / "small.pt"), torch.load(results / "small_step.pt")
     grown, grown_step = torch.load(results / f"big_{ranks}.pt"), torch.load(results / f"big_step_{ranks}.pt")
     assert relative(grown, small) < 1e-5  # the grown model's first forward is the small model's
     # one AdamW step with hfgrow's multipliers does to the function what the small model's step did
     assert relative(grown_step - small, small_step - small) < 1e-4
-    resumed = json.loads((results / f"resume_{ranks}.json").read_text())
-    assert resumed["kept"] == {"step": 3, "loader": {"epoch": 1, "seen": [4, 5]}, "rng": [0, 1, 2, 3, 4]}
+    resumed = json.loads((results / f"resume_{engine}_{ranks}.json").read_text())
+    kept = {"step": 3, "scheduler_epoch": 3} if engine == "accelerate" else {"step": 3, "loader": {"epoch": 1, "seen": [4, 5]}, "rng": [0, 1, 2, 3, 4]}
+    assert resumed["kept"] == kept
     assert all(torch.isfinite(torch.tensor(resumed["losses"])))
 
 
@@ -78,6 +79,37 @@ def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run):
     tmp, results, _ = fsdp_run
     torchrun(4, "resume", tmp / "big", results)
     check_resumed(results, 4)
+
+
+@pytest.fixture(scope="module")
+def accelerate_run(tmp_path_factory):
+    """accelerate's FSDP2 save_state folder (the model's DCP, the optimizer's, RNG and scheduler files) of the same run."""
+    tmp = tmp_path_factory.mktemp("accelerate")
+    results = tmp / "results"
+    results.mkdir()
+    torchrun(2, "save-accelerate", tmp / "ckpt", results)
+    result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
+    assert result.exit_code == 0, result.output
+    return tmp, results, result
+
+
+def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run):
+    tmp, results, result = accelerate_run
+    assert result.stdout.strip().endswith("PASS")
+    assert "torch distributed checkpoint: grew 21 model tensors, 42 optimizer moments" in result.output
+    big = tmp / "big"
+    assert sorted(p.name for p in big.iterdir() if p.is_dir()) == ["optimizer_0", "pytorch_model_fsdp_0"]
+    for name in ("random_states_0.pkl", "random_states_1.pkl", "scheduler.bin"):  # copied as bytes
+        assert (big / name).read_bytes() == (tmp / "ckpt" / name).read_bytes()
+    torchrun(2, "resume-accelerate", big, results)
+    check_resumed(results, 2, "accelerate")
+
+
+@pytest.mark.exhaustive
+def test_accelerate_fsdp2_save_state_resumes_resharded_on_4_ranks(accelerate_run):
+    tmp, results, _ = accelerate_run
+    torchrun(4, "resume-accelerate", tmp / "big", results)
+    check_resumed(results, 4, "accelerate")
 
 
 # --- single-process checkpoints: the bridges and the refusals -----------------------------------------
@@ -181,10 +213,10 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
         shard = next(folder.glob("*.distcp"))
         shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
         refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
-    accelerate = tmp_path / "accelerate"  # what accelerate's save_state writes with FSDP's sharded state dict
-    save_dcp(accelerate / "pytorch_model_fsdp_0", {"model": make_model("LlamaForCausalLM").state_dict()})
-    save_dcp(accelerate / "optimizer_0", {"optimizer": {"state": {}, "param_groups": [{"lr": 0.1}]}})
-    refused(cli(accelerate, "--out", tmp_path / "a"), "two DCP checkpoints that hfgrow does not pair")
+    accelerate = tmp_path / "accelerate"  # accelerate's save_state of two prepared models
+    for i in (0, 1):
+        save_dcp(accelerate / f"pytorch_model_fsdp_{i}", {"model": make_model("LlamaForCausalLM").state_dict()})
+    refused(cli(accelerate, "--out", tmp_path / "a"), "an accelerate save_state folder of 2 models")
     refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
     refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
     refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
