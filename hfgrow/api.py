@@ -8,6 +8,7 @@ All of it runs on the same plan and the same algebra as the file path. This laye
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -15,7 +16,7 @@ import torch
 from . import hub, pipeline, sentence
 from .adapters import PeftAdapters
 from .components import Component, Log
-from .dcp import open_reader
+from .dcp import as_hf_folders, open_reader
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
@@ -83,19 +84,27 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     """
     # the options' checks are grow's own (GrowthOptions.validate): --tolerance, --device, --verify-mode, --text-file
     GrowthOptions(device=device, verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed).validate()
-    from .inputs import check_verification_inputs
-    from .verification import checkpoint, verify_pair
 
     small_dir, _ = hub.resolve(small)
     big_dir, _ = hub.resolve(big)
+    with as_hf_folders(small_dir, big_dir) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
+        return _verify(small_dir, big_dir, f"{big} is not a growth of {small} that hfgrow can relate", device=device,
+                       verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed, progress=progress)
+
+
+def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, verify_mode: str, tolerance: float,
+            text_file: str | None, seed: int, progress: bool) -> dict[str, Any]:
+    from .inputs import check_verification_inputs
+    from .verification import checkpoint, verify_pair
+
     reader, big_reader = checkpoint(small_dir), checkpoint(big_dir)  # weights' headers and a config.json object each
     small_cfg, big_cfg = reader.config(), big_reader.config()
     check_verification_inputs(small_dir, text_file)  # before any model loads
-    plan = relate(reader, big_cfg, f"{big} is not a growth of {small} that hfgrow can relate")
+    plan = relate(reader, big_cfg, unrelated)
     for tp in plan.tensors:  # BIG's weights against its own config.json (which the plan followed)
         found = big_reader.tensors.get(tp.out.name)
         if found is not None and found.shape != tp.out.shape:
-            raise GrowthError(f"{big}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
+            raise GrowthError(f"{big_dir}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
                               f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
     result = verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
                          storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress)

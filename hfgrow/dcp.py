@@ -448,6 +448,25 @@ def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:
     return folder
 
 
+@contextlib.contextmanager
+def as_hf_folders(*folders: Path) -> Iterator[list[Path]]:
+    """Each folder as a Hugging Face folder (for ``hfgrow verify``): itself, or for a DCP checkpoint a view of its model
+    streamed into a temporary folder (with its tokenizer), removed afterwards."""
+    import tempfile
+
+    with contextlib.ExitStack() as stack:
+        out = []
+        for folder in folders:
+            if not dcp_parts(folder):
+                out.append(Path(folder))
+                continue
+            reader = DcpReader(folder)
+            view = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hfgrow-view-")))
+            out.append(write_hf_view(reader, reader.config(), view))
+            copy_files(reader.extra_files()[0], view)
+        yield out
+
+
 # --- the pipeline's view of formats ---------------------------------------------------------------
 
 VIEWS = ".hfgrow-views"  # Hugging Face views of both models for the verification, removed before publishing

@@ -157,6 +157,18 @@ def test_dcp_grows_into_dcp_and_hf_together(tmp_path):
     assert relative(outputs(loaded_dcp(tmp_path / "big")), expected) < 1e-5
 
 
+def test_verify_reads_dcp_checkpoints(tmp_path):
+    src, small = model_dcp(tmp_path / "ckpt")
+    assert cli(src, "--out", tmp_path / "big", "--factor", "2", "--no-verify", "-q").exit_code == 0
+    result = cli("verify", src, tmp_path / "big", "--json")  # both DCP: each model's Hugging Face view, streamed
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["passed"] and json.loads(result.stdout)["max_rel"] < 1e-5
+    model = make_model("LlamaForCausalLM", seed=1)  # another model of the small one's sizes: not its growth
+    other = save_dcp(tmp_path / "other", {"model": model.state_dict()}, model.config)
+    result = cli("verify", other, tmp_path / "big")
+    assert result.exit_code == 3 and result.stdout.strip().endswith("FAIL")  # ExitCode.VERIFY_FAILED
+
+
 def test_hf_folder_grows_into_dcp(tmp_path):
     src = build_model(tmp_path / "small", "LlamaForCausalLM")
     result = cli(src, "--out", tmp_path / "big", "--to", "dcp")
