@@ -171,8 +171,8 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
 @click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
 @click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
 @click.option("--to", default=None, metavar="FORMATS",
-              help="The grown checkpoint's formats: hf (safetensors folder), dcp (torch distributed checkpoint) or dcp,hf "
-                   "[default: the source's].")
+              help="The grown checkpoint's formats: hf (safetensors folder), dcp (torch distributed checkpoint), titan (one "
+                   "in torchtitan's names, for Llama-3 and Qwen3), or dcp,hf / titan,hf [default: the source's].")
 @click.option("--overwrite", is_flag=True, help="Replace a --out that holds a checkpoint.")
 @click.option("--no-verify", is_flag=True, help="Skip the verification forward passes.")
 @click.option("--adapter", "adapters", multiple=True, metavar="DIR",

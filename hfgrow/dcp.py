@@ -363,14 +363,16 @@ def _meta(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     return torch.empty(shape, dtype=dtype, device="meta")
 
 
-def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
+def grow_into_dcp(plan: Any, reader: Any, folder: Path, titan: bool = False) -> dict[str, Any]:
     """The grown model (and, from a DCP source, its optimizer state grown and every other entry copied) as a DCP
-    checkpoint in ``folder``, the model under the key 'model'; returns the report's entry."""
+    checkpoint in ``folder``: the model under the key 'model', or (a torchtitan source, or ``titan``) at the top level
+    under torchtitan's names; returns the report's entry."""
     from .optimizer_state import dual_maps, grow_moment, moment_power
     from .tensors import grow_one
 
     by_name = plan.tensors_by_name()
     layout = getattr(reader, "layout", None)  # a torchtitan checkpoint grows into one under the same names
+    layout = layout or (TitanNames(plan.config, set()) if titan else None)
     on_disk = (lambda name, t: t) if layout is None else (lambda name, t: layout.from_hf(name, t, plan.config))
     entries: dict[str, tuple[tuple, Any]] = {}
     makers: dict[str, Callable[[], Any]] = {}
@@ -378,7 +380,7 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path) -> dict[str, Any]:
         key, path = model_key(tp.out.name, layout)
         entries[key] = (path, _meta(tp.out.shape, tp.out.dtype))
         makers[key] = lambda tp=tp: on_disk(tp.out.name, grow_one(reader.get(tp.source.name), tp, plan))
-    _tied_copies(plan, reader, entries, makers)
+    _tied_copies(plan, reader, layout, entries, makers)
     grown, copied, moments = 0, set(), set()
     if isinstance(reader, DcpReader):
         duals = {1: dual_maps(plan.maps, 1), 2: dual_maps(plan.maps, 2)}
@@ -418,14 +420,14 @@ def model_key(name: str, layout: TitanNames | None) -> tuple[str, tuple]:
     return layout.titan_name(name), (layout.titan_name(name),)
 
 
-def _tied_copies(plan: Any, reader: Any, entries: dict[str, tuple[tuple, Any]], makers: dict[str, Callable[[], Any]]) -> None:
+def _tied_copies(plan: Any, reader: Any, layout: TitanNames | None, entries: dict[str, tuple[tuple, Any]],
+                 makers: dict[str, Callable[[], Any]]) -> None:
     """A tied weight's copy (lm_head.weight beside the embedding), which the plan leaves out (a safetensors folder does
     not store it; transformers ties it again on load): a model's state dict, which DCP loads into, holds both, so the
     copy is written as the grown tensor it is tied to."""
     from .consistency import tie_map
 
     by_out = {tp.out.name: tp for tp in plan.tensors}
-    layout = getattr(reader, "layout", None)
     for target, source in tie_map(by_out, plan.recipe, plan.model_class, reader.transformers_config()).items():
         key, path = model_key(target, layout)
         if key in entries:
@@ -488,12 +490,22 @@ def formats_of(reader: Any, options: Any) -> tuple[str, ...]:
     return tuple(options.to) if options.to else (("dcp",) if isinstance(reader, DcpReader) else ("hf",))
 
 
+def writes_dcp(formats: tuple[str, ...]) -> bool:
+    """Whether the grown checkpoint is (also) a torch distributed checkpoint: ``dcp``, or ``titan`` (torchtitan's names)."""
+    return "dcp" in formats or "titan" in formats
+
+
 def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
     """What a growth into or from DCP refuses, before anything is written."""
-    if "dcp" in formats and options.push_to_hub:
+    if "titan" in formats and getattr(reader, "layout", 0) is None:  # a DCP source of the plain layout
+        raise GrowthError("--to titan grows a Hugging Face folder or a torchtitan checkpoint into torchtitan's layout; this "
+                          "checkpoint holds the model under 'model': grow it with --to dcp")
+    if "titan" in formats and not isinstance(reader, DcpReader):
+        TitanNames(reader.config(), set())  # torchtitan's names exist for its Llama-3 and Qwen3 models only
+    if writes_dcp(formats) and options.push_to_hub:
         raise GrowthError("a torch distributed checkpoint is not pushed to the Hub: push a Hugging Face folder (--to hf)")
     optimizer = check_optimizer(reader) if isinstance(reader, DcpReader) else []
-    if optimizer and options.layers and "dcp" in formats:
+    if optimizer and options.layers and writes_dcp(formats):
         raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
                           "optimizer state): drop --layers, or grow its model alone (--to hf)")
 
@@ -504,7 +516,7 @@ def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool)
     model = plan.summary()["output_bytes"]
     total = model * len(formats)
     dcp_source = isinstance(reader, DcpReader)
-    if dcp_source and "dcp" in formats:
+    if dcp_source and writes_dcp(formats):
         by_name, entries = plan.tensors_by_name(), reader.metadata.state_dict_metadata
         model_keys = set(reader.keys.values())
         for key, path in reader.paths.items():
@@ -528,8 +540,8 @@ def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], 
     left: dict[str, str] = {}
     if "hf" in formats:
         left = write_checkpoint(plan, reader, folder, progress)
-    if "dcp" in formats:
-        info = grow_into_dcp(plan, reader, folder)
+    if writes_dcp(formats):
+        info = grow_into_dcp(plan, reader, folder, titan="titan" in formats)
         if "hf" not in formats:
             left = write_config_and_files(plan, reader, folder)
         parts = reader.parts if isinstance(reader, DcpReader) else ("",)

@@ -26,7 +26,7 @@ MAX_WIDTH = 2 ** 20
 SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
 VERIFY_MODES = ("auto", "full", "blockwise")
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
-FORMATS = ("hf", "dcp")  # a Hugging Face folder (safetensors), a torch distributed checkpoint
+FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch distributed checkpoint, one in torchtitan's names
 NEW_BLOCKS = ("identity", "stack")  # --layers: new blocks that are the identity, or the whole stack repeated (G_stack)
 DENSE_OUT = ("keep", "grow")  # sentence-transformers Dense modules: keep their output dimension, or grow it
 
@@ -170,7 +170,10 @@ class GrowthOptions:
             self.to = tuple(dict.fromkeys(self.to))
             wrong = [f for f in self.to if f not in FORMATS]
             if wrong or not self.to:
-                raise GrowthError(f"--to takes {' or '.join(FORMATS)}, or both (dcp,hf), got {','.join(self.to)!r}")
+                raise GrowthError(f"--to takes {', '.join(FORMATS)}, or a DCP format and hf (dcp,hf), got {','.join(self.to)!r}")
+            if {"dcp", "titan"} <= set(self.to):
+                raise GrowthError("--to takes one torch distributed checkpoint format: dcp (the model under 'model') or titan "
+                                  "(torchtitan's names at the top level)")
 
     def _validate_hub(self) -> None:
         if self.push_to_hub is None:

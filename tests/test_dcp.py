@@ -229,7 +229,7 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     for i in (0, 1):
         save_dcp(accelerate / f"pytorch_model_fsdp_{i}", {"model": make_model("LlamaForCausalLM").state_dict()})
     refused(cli(accelerate, "--out", tmp_path / "a"), "an accelerate save_state folder of 2 models")
-    refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf or dcp")
+    refused(cli(src, "--out", tmp_path / "a", "--to", "gguf"), "--to takes hf, dcp, titan")
     refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
     refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
     assert not (tmp_path / "a").exists()

@@ -216,3 +216,24 @@ def test_torchtitan_refusals(tmp_path):
     result = cli(model_only, "--layers", "3", "--out", tmp_path / "deeper")
     assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
     assert "layers.2.attention.qkv_linear.wq.weight" in dcp.FileSystemReader(str(tmp_path / "deeper")).read_metadata().state_dict_metadata
+
+
+@pytest.mark.parametrize("cls", ["LlamaForCausalLM", pytest.param("Qwen3ForCausalLM", marks=pytest.mark.exhaustive)])
+def test_hf_folder_grows_into_a_torchtitan_checkpoint(tmp_path, cls):
+    """--to titan: a Hugging Face folder grown into a model-only step folder in torchtitan's names and rotary order,
+    loaded back here through the test's own table of names into the grown transformers model."""
+    import transformers
+
+    small = make_model(cls, attn_implementation="eager", **({"head_dim": 8} if cls.startswith("Llama") else {}))
+    small.save_pretrained(tmp_path / "small")
+    result = cli(tmp_path / "small", "--factor", "2", "--to", "titan", "--out", tmp_path / "step-0")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("PASS"), result.output
+    config = transformers.AutoConfig.from_pretrained(tmp_path / "step-0")
+    config._attn_implementation = "eager"
+    big = getattr(transformers, cls)(config)
+    state = {titan_name(n): rows(n, t, config, interleave) for n, t in big.state_dict().items()}
+    assert set(dcp.FileSystemReader(str(tmp_path / "step-0")).read_metadata().state_dict_metadata) == set(state)
+    dcp.load(state, checkpoint_id=str(tmp_path / "step-0"), no_dist=True)
+    big.load_state_dict({n: rows(n, state[titan_name(n)], config, halves) for n in big.state_dict()})
+    assert relative(outputs(big.eval()), outputs(small.eval())) < 1e-5
+    refused(cli(tmp_path / "small", "--to", "titan,dcp", "--out", tmp_path / "a"), "one torch distributed checkpoint format")
