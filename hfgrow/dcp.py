@@ -259,16 +259,22 @@ class DcpReader:
             raise GrowthError(f"transformers cannot read config.json: {' '.join(str(e).split())[:300]}") from None
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
-        """The files copied beside the grown checkpoint (the tokenizer; accelerate's other training state), the rest."""
+        """The files copied beside the grown model (the tokenizer), and the rest (but the checkpoint's own)."""
+        copied, left = source_files(self.folder)
+        rewritten = {METADATA, *(n for n in left if n.endswith(".distcp")), *(f"{p}/" for p in self.parts), *self.state_files()}
+        return copied, {n: why for n, why in left.items() if n not in rewritten}
+
+    def state_files(self) -> dict[str, Path]:
+        """accelerate's training state beside its two DCP folders (RNG, scheduler, sampler): copied as bytes into a
+        grown DCP checkpoint, never unpickled."""
         from .training_state import ACCELERATE
 
-        copied, left = source_files(self.folder)
-        rewritten = {METADATA, *(n for n in left if n.endswith(".distcp")), *(f"{p}/" for p in self.parts)}
-        if self.parts != ("",):  # accelerate's RNG, scheduler, sampler states: copied as bytes, never unpickled
-            state = {n for n in left if ACCELERATE.copied.match(n) or n == ACCELERATE.scheduler}
-            copied.update((n, (self.folder / n).resolve()) for n in state if left[n] == "not a checkpoint file")
-            rewritten |= state
-        return copied, {n: why for n, why in left.items() if n not in rewritten}
+        if self.parts == ("",):
+            return {}
+        root = self.folder.resolve()
+        found = {p.name: p.resolve() for p in self.folder.iterdir()
+                 if (ACCELERATE.copied.match(p.name) or p.name == ACCELERATE.scheduler) and p.is_file()}
+        return {n: real for n, real in found.items() if inside(root, real)}
 
 
 # --- the optimizer state --------------------------------------------------------------------------
@@ -552,7 +558,9 @@ def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], 
                         multipliers=False, symmetry=plan.options.symmetry,
                         exact=plan.options.symmetry == "none" and all(x.exact for x in scales.values()))
             written.append(SCALES_FILE)
-        entries["training_state"] = {"format": info["format"], "written": written, "copied": info["copied"],
+        state = reader.state_files() if isinstance(reader, DcpReader) else {}
+        copy_files(state, folder)
+        entries["training_state"] = {"format": info["format"], "written": written, "copied": info["copied"] + sorted(state),
                                      "grown": [f"{info['model_tensors']} model tensors",
                                                f"{info['optimizer_moments_grown']} optimizer moments"]}
     elif isinstance(reader, DcpReader):

@@ -103,6 +103,8 @@ def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run
         assert (big / name).read_bytes() == (tmp / "ckpt" / name).read_bytes()
     torchrun(2, "resume-accelerate", big, results)
     check_resumed(results, 2, "accelerate")
+    result = cli(tmp / "ckpt", "--factor", "2", "--to", "hf", "--out", tmp / "hf", "-q")  # the model alone
+    assert result.exit_code == 0 and not list((tmp / "hf").glob("random_states_*")), result.output
 
 
 @pytest.mark.exhaustive
