@@ -77,7 +77,7 @@ def build_bert(folder: str | Path, cls: str = "BertForMaskedLM", seed: int = 0, 
     """Save a tiny randomised BERT of class ``cls`` (with a tokenizer unless told otherwise) in ``folder``."""
     folder = Path(folder)
     model, tok = make_bert(cls, seed, tokenizer, **overrides)
-    model.to(dtype).save_pretrained(folder)
+    save_quietly(model.to(dtype), folder)
     if tok is not None:
         tok.save_pretrained(folder)
     return folder
@@ -297,8 +297,21 @@ def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype 
                 max_shard_size: str | None = None, model_type: str | None = None, **overrides: Any) -> Path:
     """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
     model = make_model(cls, seed, model_type, **overrides)
-    model.to(dtype).save_pretrained(folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
+    save_quietly(model.to(dtype), folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
     return Path(folder)
+
+
+def save_quietly(model: torch.nn.Module, folder: str | Path, **kwargs: Any) -> None:
+    """``model.save_pretrained`` without transformers' "Writing model shards" progress bar (on stderr)."""
+    from transformers.utils import logging
+
+    was = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        model.save_pretrained(folder, **kwargs)
+    finally:
+        if was:
+            logging.enable_progress_bar()
 
 
 def put_in_hf_cache(folder: str | Path, cache: str | Path, repo_id: str, revision: str = "main") -> Path:

@@ -18,6 +18,12 @@ def test_tiny_models_have_token_ids_inside_their_vocabulary(tmp_path, capfd, cls
         assert getattr(model.config, name) is None or 0 <= getattr(model.config, name) < vocab
 
 
+def test_building_a_tiny_model_draws_no_progress_bar(tmp_path, capfd):
+    hf_logging.enable_progress_bar()  # as in a fresh process, whatever an earlier test did
+    build_model(tmp_path / "m", "LlamaForCausalLM")
+    assert "Writing model shards" not in capfd.readouterr().err and hf_logging.is_progress_bar_enabled()
+
+
 def test_log_lines_start_at_a_line_start_while_a_progress_bar_is_drawn(monkeypatch):
     import io
     import sys
