@@ -24,7 +24,7 @@ from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
-from .report import write_report
+from .report import sizes_text, write_report
 from .version import __version__
 
 
@@ -93,9 +93,7 @@ def _prepare(components: Sequence[Component], src: Path, plan: GrowthPlan) -> li
 
 
 def _log_plan(plan: GrowthPlan, log: Log) -> None:
-    w = plan.widths
-    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): hidden {w.hidden[0]} → {w.hidden[1]}, FFN {w.ffn[0]} → {w.ffn[1]}, "
-        f"{w.heads[0]} → {w.heads[1]} heads of {w.head_dim[0]} → {w.head_dim[1]}, "
+    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): {sizes_text(plan.summary())}, "
         f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
     for note in plan.notes:
         log(f"note: {note}")

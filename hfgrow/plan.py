@@ -108,6 +108,8 @@ class GrowthPlan:
             **({"expert_intermediate_size": list(self.widths.expert_ffn)} if self.widths.expert_ffn[0] else {}),
             **({"shared_expert_intermediate_size": list(self.widths.shared_ffn)} if self.widths.shared_ffn[0] else {}),
             **({"decoder_intermediate_size": list(self.widths.decoder_ffn)} if self.widths.decoder_ffn[0] else {}),
+            **({"mixer_channels": list(self.widths.mixer)} if self.widths.mixer[0] else {}),
+            "attention_heads": any(s.dim in ("attention", "kv_attention", "heads", "head_dim") for s in self.recipe.spaces.values()),
             "num_heads": list(self.widths.heads),
             "num_kv_heads": list(self.widths.kv_heads),
             "head_dim": list(self.widths.head_dim),
@@ -283,7 +285,7 @@ def _tensor_plans(matched: list[tuple[TensorInfo, TensorRule]], maps: dict[str, 
 def _notes(widths: Widths, options: GrowthOptions) -> list[str]:
     """What a growth does that its options do not say: a hidden size grown without the FFN."""
     (hidden, big), (ffn, big_ffn) = widths.hidden, widths.ffn
-    if big != hidden and big_ffn == ffn and options.intermediate_size is None:
+    if big != hidden and big_ffn == ffn and ffn and options.intermediate_size is None:
         return [f"the intermediate (FFN) size stays {ffn} while the hidden size grows {hidden} → {big}: --hidden-size does "
                 f"not change it; --intermediate-size N does"]
     return []

@@ -72,14 +72,20 @@ def rounding_note(v: dict[str, Any]) -> str | None:
             f"weights (--dtype float32) or choose sizes whose scales are powers of two (e.g. --factor 2)")
 
 
+def sizes_text(p: dict[str, Any]) -> str:
+    """The sizes a plan's summary grows, as one phrase: those the model has (no FFN or heads for a Mamba model)."""
+    sizes = [("hidden", p["hidden_size"]), ("FFN", p["intermediate_size"]), ("mixer channels", p.get("mixer_channels", [0]))]
+    if p.get("attention_heads", True):
+        sizes += [("heads", p["num_heads"]), ("head_dim", p["head_dim"])]
+    return ", ".join(f"{name} {a[0]} → {a[1]}" for name, a in sizes if a[0])
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
     p = report["plan"]
     depth = "".join(f", {stack} blocks {a} → {b}" for stack, (a, b) in p["layers"].items())
     lines = [
         f"grew {p['model_class'] or p['recipe']} ({p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry): "
-        f"hidden {p['hidden_size'][0]} → {p['hidden_size'][1]}, FFN {p['intermediate_size'][0]} → {p['intermediate_size'][1]}, "
-        f"heads {p['num_heads'][0]} → {p['num_heads'][1]}, head_dim {p['head_dim'][0]} → {p['head_dim'][1]}{depth}, "
-        f"params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
+        f"{sizes_text(p)}{depth}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
         f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
     ]
     if report.get("not_copied"):

@@ -275,7 +275,7 @@ def test_hidden_size_alone_infers_the_heads(tmp_path, cls, small, hidden, heads)
     assert report["verification"]["passed"]
     head_dim = report["plan"]["head_dim"][0]
     assert report["plan"]["num_heads"][1] == heads and report["plan"]["head_dim"][1] == head_dim
-    assert any(f"→ {heads} heads of {head_dim} → {head_dim}" in line for line in lines), lines  # says what it inferred
+    assert any(f"→ {heads}, head_dim {head_dim} → {head_dim}" in line for line in lines), lines  # says what it inferred
     a, b = logits(load(tmp_path / "small")), logits(load(tmp_path / "big"))
     assert ((a - b).abs().max() / a.abs().max()).item() <= 1e-5
 
