@@ -98,7 +98,7 @@ TINY = {
                   pad_token_id=0, tie_word_embeddings=False),
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
-TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = dict(  # positions start after the padding index (1)
+TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = TINY["data2vec-text"] = dict(  # positions start after the padding index (1)
     {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=1)
 TINY["bart"] = TINY["mbart"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
                                      decoder_attention_heads=2, encoder_ffn_dim=24, decoder_ffn_dim=24, max_position_embeddings=32,
@@ -243,7 +243,9 @@ TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
 
 
-ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder
+TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
+                     pad_token_id=0, use_task_id=True, task_type_vocab_size=3)
+ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie")  # their causal LM needs is_decoder
 
 
 def load(folder: str | Path) -> Any:

@@ -1,4 +1,7 @@
-"""BERT (post-norm encoder, GELU or ReLU) and its task heads."""
+"""BERT (post-norm encoder, GELU or ReLU) and its task heads; ERNIE (1.0–3.0): BERT with a table of task-type
+embeddings added to the input (``use_task_id``)."""
+
+import dataclasses
 
 from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, linear, norm
@@ -58,4 +61,11 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "hidden"),
     ),
     class_heads={"BertForTokenClassification": linear("classifier", None, "hidden")},
+)
+
+ERNIE = dataclasses.replace(
+    RECIPE, name="ernie", model_types=("ernie",), prefix="ernie",
+    classes=tuple(c.replace("Bert", "Ernie").replace("ErnieLMHeadModel", "ErnieForCausalLM") for c in RECIPE.classes),
+    body=(*RECIPE.body, *embedding("embeddings.task_type_embeddings", "hidden")),
+    class_heads={"ErnieForTokenClassification": linear("classifier", None, "hidden")},
 )

@@ -1,5 +1,5 @@
-"""RoBERTa, XLM-RoBERTa and CamemBERT: BERT's encoder (post-norm, so whole multiples of the hidden size)
-under the ``roberta`` prefix, with their own heads. Position ids start after the padding index: the table's
+"""RoBERTa, XLM-RoBERTa, CamemBERT and data2vec's text model: BERT's encoder (post-norm, so whole multiples of the
+hidden size) under the ``roberta`` prefix (``data2vec_text``), with their own heads. Position ids start after the padding index: the table's
 rows are grown like any embedding's, nothing moves."""
 
 import dataclasses
@@ -21,9 +21,9 @@ HEAD_NAMES = ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification"
               "ForTokenClassification", "ForQuestionAnswering")
 
 
-def family(name: str, model_type: str, class_prefix: str):
+def family(name: str, model_type: str, class_prefix: str, prefix: str = "roberta"):
     return dataclasses.replace(
-        bert.RECIPE, name=name, model_types=(model_type,), prefix="roberta", heads=HEADS,
+        bert.RECIPE, name=name, model_types=(model_type,), prefix=prefix, heads=HEADS,
         classes=tuple(class_prefix + h for h in HEAD_NAMES),
         class_heads={f"{class_prefix}ForTokenClassification": linear("classifier", None, "hidden")},
     )
@@ -32,3 +32,4 @@ def family(name: str, model_type: str, class_prefix: str):
 RECIPE = family("roberta", "roberta", "Roberta")
 XLM_ROBERTA = family("xlm-roberta", "xlm-roberta", "XLMRoberta")
 CAMEMBERT = family("camembert", "camembert", "Camembert")
+DATA2VEC_TEXT = family("data2vec-text", "data2vec-text", "Data2VecText", prefix="data2vec_text")

@@ -26,6 +26,10 @@ CLASSES = {
                     "XLMRobertaForMultipleChoice", "XLMRobertaForTokenClassification", "XLMRobertaForQuestionAnswering"],
     "camembert": ["CamembertModel", "CamembertForMaskedLM", "CamembertForCausalLM", "CamembertForSequenceClassification",
                   "CamembertForMultipleChoice", "CamembertForTokenClassification", "CamembertForQuestionAnswering"],
+    "data2vec-text": ["Data2VecTextModel", "Data2VecTextForMaskedLM", "Data2VecTextForCausalLM", "Data2VecTextForSequenceClassification",
+                      "Data2VecTextForMultipleChoice", "Data2VecTextForTokenClassification", "Data2VecTextForQuestionAnswering"],
+    "ernie": ["ErnieModel", "ErnieForMaskedLM", "ErnieForPreTraining", "ErnieForNextSentencePrediction", "ErnieForSequenceClassification",
+              "ErnieForMultipleChoice", "ErnieForTokenClassification", "ErnieForQuestionAnswering", "ErnieForCausalLM"],
     "bart": ["BartModel", "BartForConditionalGeneration", "BartForSequenceClassification", "BartForQuestionAnswering",
              "BartForCausalLM"],
     "mbart": ["MBartModel", "MBartForConditionalGeneration", "MBartForSequenceClassification", "MBartForQuestionAnswering",
@@ -584,7 +588,7 @@ def test_expert_choice_is_reported_unchanged(tmp_path, cls):
 
 
 WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with one more block
-    **dict.fromkeys(("roberta", "xlm-roberta", "camembert", "bart", "deberta-v2", "distilbert"), "is post-norm"),
+    **dict.fromkeys(("roberta", "xlm-roberta", "camembert", "data2vec-text", "ernie", "bart", "deberta-v2", "distilbert"), "is post-norm"),
     **dict.fromkeys(("electra", "albert", "roformer"), "only by whole factors"),
     **dict.fromkeys(("mbart", "modernbert"), "embedding LayerNorm"),
     # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
