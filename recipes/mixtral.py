@@ -14,7 +14,7 @@ import dataclasses
 from hfgrow.policy import DepthRequires
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
-from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -48,11 +48,11 @@ def experts(space: str) -> tuple[TensorRule, ...]:
     )
 
 
-def gated(module: str, space: str) -> tuple[TensorRule, ...]:
+def gated(module: str, space: str, bias: bool = False) -> tuple[TensorRule, ...]:
     """A gated MLP (gate_proj, up_proj, down_proj) of intermediate ``space``: the shared experts beside the routed ones."""
-    return (*linear(f"{LAYER}.mlp.{module}.gate_proj", space, "hidden", bias=False),
-            *linear(f"{LAYER}.mlp.{module}.up_proj", space, "hidden", bias=False),
-            *linear(f"{LAYER}.mlp.{module}.down_proj", "hidden", space, bias=False))
+    return (*linear(f"{LAYER}.mlp.{module}.gate_proj", space, "hidden", bias=bias),
+            *linear(f"{LAYER}.mlp.{module}.up_proj", space, "hidden", bias=bias),
+            *linear(f"{LAYER}.mlp.{module}.down_proj", "hidden", space, bias=bias))
 
 
 EXPERT_SPACES = {"expert": Space("expert_ffn", Kind.ACTIVATION), "shared": Space("shared_ffn", Kind.ACTIVATION)}
@@ -159,4 +159,19 @@ HUNYUAN_V1_MOE = QWEN3.extend(
     name="hunyuan_v1_moe", model_types=("hunyuan_v1_moe",), classes=("HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"),
     body=(*norm(f"{LAYER}.self_attn.query_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.key_layernorm", "head", bias=False),
           *experts("ffn"), *gated("shared_mlp", "ffn"), *linear(f"{LAYER}.mlp.gate.wg", None, "hidden", bias=False, split=False)),
+)
+# ERNIE 4.5 MoE: ERNIE 4.5's interleaved rotary; routed experts of moe_intermediate_size and shared experts of
+# moe_intermediate_size × moe_num_shared_experts in the blocks from moe_layer_start_index to moe_layer_end_index (every
+# moe_layer_interval-th); the router picks its experts from softmax(logits) + a per-expert bias (moe_statics, kept);
+# optional biases everywhere but the routed experts (use_bias)
+ERNIE4_5_MOE = ERNIE4_5.extend(
+    name="ernie4_5_moe", model_types=("ernie4_5_moe",), classes=("Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"),
+    config=dataclasses.replace(ERNIE4_5.config, expert_ffn="moe_intermediate_size",
+                               shared_ffn=("moe_intermediate_size", "moe_num_shared_experts")),
+    spaces={**ERNIE4_5.spaces, **EXPERT_SPACES},
+    body=(*experts("expert"), *gated("shared_experts", "shared", bias=True),
+          *keep(f"{LAYER}.mlp.(gate.)?moe_statics.e_score_correction_bias", ndim=2)),
+    heads=linear("lm_head", None, "final"),
+    # the sparse blocks by index: new blocks keep their original's kind only for every block from the start index on
+    constraints=(DepthRequires("moe_layer_interval", 1), *ERNIE4_5.constraints),
 )

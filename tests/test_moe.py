@@ -1,0 +1,80 @@
+"""The remaining mixtures of experts of the coverage sweep (issue 24): randomised tiny models, their routing biases
+(buffers and frozen parameters, which hfgrow.testing's randomize_ leaves alone) randomised too, grown, reloaded,
+compared; the routers must pick the small model's experts. Every class once by default (the main class to a width that
+is not a multiple, with one more block), the whole matrix under `exhaustive`."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import make_model
+
+from test_families import check
+
+CLASSES = {
+    "ernie4_5_moe": ["Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"],
+}
+ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
+
+
+def build(folder, cls, model_type, **overrides):
+    """A tiny randomised model of ``cls`` with every routing bias random; returns the folder and how many there are."""
+    model = make_model(cls, seed=3, model_type=model_type, **overrides)
+    g = torch.Generator().manual_seed(7)
+    frozen = [(n, p) for n, p in model.named_parameters() if not p.requires_grad]
+    biases = [b for n, b in [*model.named_buffers(), *frozen] if n.rsplit(".", 1)[-1] in ROUTING_BIASES]
+    with torch.no_grad():
+        for b in biases:
+            b.copy_(0.3 * torch.randn(b.shape, generator=g))
+    model.save_pretrained(folder)
+    return folder, len(biases)
+
+
+GROWTHS = {"heads ×2": dict(factor=2), "heads ×3": dict(factor=3), "head_dim ×2": dict(factor=2, attention="head-dim"),
+           "head_dim ×3": dict(factor=3, attention="head-dim"),
+           "hidden ×1.5, +1 block": dict(hidden_size=24, intermediate_size=36, num_heads=6, layers=3)}
+NO_HEAD_DIM = {}  # model type: the reason head_dim growth is refused
+
+
+def cases():
+    """Every class in every growth; by default each class once (the main class grown to hidden ×1.5 with one more block,
+    the others by heads or head_dim in turn)."""
+    out, turn = [], 0
+    for family, classes in CLASSES.items():
+        for i, cls in enumerate(classes):
+            default = "hidden ×1.5, +1 block" if i == len(classes) - 1 else ("heads ×3", "head_dim ×2")[turn % 2]
+            turn += i != len(classes) - 1
+            for name in GROWTHS:
+                fast = name == default and not (name.startswith("head_dim") and family in NO_HEAD_DIM)
+                out.append(pytest.param(family, cls, name, marks=() if fast else pytest.mark.exhaustive, id=f"{cls}-{name}"))
+    return out
+
+
+@pytest.mark.parametrize("family,cls,growth", cases())
+def test_every_class_is_exact_and_routes_alike(tmp_path, family, cls, growth):
+    src, biases = build(tmp_path / "small", cls, family)
+    options = dict(GROWTHS[growth])
+    if family in NO_HEAD_DIM and growth.startswith("head_dim"):
+        with pytest.raises(hfgrow.GrowthError, match=NO_HEAD_DIM[family]):
+            hfgrow.grow(src, tmp_path / "big", **options)
+        return
+    report = check(src, tmp_path / "big", options.pop("factor", None), **options)
+    choice = report["verification"]["float32"].get("expert_choice")
+    if "layers" not in options:  # the routers' choices are compared block for block
+        assert choice and choice["agreement"] == 1.0, choice
+
+
+def test_ernie4_5_moe_sparse_blocks_by_index(tmp_path):
+    """ERNIE 4.5 MoE: sparse blocks from moe_layer_start_index to moe_layer_end_index; new blocks keep their original's
+    kind and both numbers follow (block 0 dense, 1 and 2 sparse: a new block after each → 0 dense, 1-4 sparse)."""
+    src, biases = build(tmp_path / "small", "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", num_hidden_layers=4,
+                        moe_layer_end_index=2, use_bias=True)
+    assert biases == 2
+    check(src, tmp_path / "big", 2, layers=6, insert_at=(1, 2))
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (config["moe_layer_start_index"], config["moe_layer_end_index"]) == (1, 4)
+    src, _ = build(tmp_path / "every-other", "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", moe_layer_start_index=0, moe_layer_interval=2)
+    with pytest.raises(hfgrow.GrowthError, match="moe_layer_interval=2"):
+        hfgrow.grow(src, tmp_path / "no", factor=2, layers=3)
