@@ -124,12 +124,14 @@ class LatentAttention(Constraint):
 
 @dataclass(frozen=True)
 class WholeMultiplesOnly(Constraint):
-    """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``."""
+    """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``; ``when``: only where this
+    config field is set (not None: Cohere2-MoE's RMSNorms, under a recipe of LayerNorms)."""
 
     reason: str
+    when: str | None = None
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
-        if growth.non_multiple:
+        if growth.non_multiple and (self.when is None or getattr(growth.cfg, self.when, None) is not None):
             return [f"{self.reason}: only whole multiples of the hidden size ({growth.widths.hidden[0]}) are exact"]
         return []
 

@@ -172,6 +172,8 @@ TINY["granitemoeshared"] = dict(TINY["granitemoe"], shared_intermediate_size=20)
 TINY["flint"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])  # partial rotary
 TINY["ernie4_5_moe"] = dict(TINY["llama"], moe_num_experts=3, moe_k=2, moe_intermediate_size=10, moe_num_shared_experts=2)  # block 0 dense
+TINY["cohere2_moe"] = dict(TINY["cohere2"], num_experts=3, num_experts_per_tok=2, intermediate_size=10, num_shared_experts=2,
+                          prefix_dense_intermediate_size=28, mlp_layer_types=["dense", "sparse"])
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

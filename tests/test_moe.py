@@ -9,12 +9,13 @@ import pytest
 import torch
 
 import hfgrow
-from hfgrow.testing import make_model
+from hfgrow.testing import TINY, make_model
 
 from test_families import check
 
 CLASSES = {
     "ernie4_5_moe": ["Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"],
+    "cohere2_moe": ["Cohere2MoeModel", "Cohere2MoeForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
@@ -34,7 +35,7 @@ def build(folder, cls, model_type, **overrides):
 
 GROWTHS = {"heads ×2": dict(factor=2), "heads ×3": dict(factor=3), "head_dim ×2": dict(factor=2, attention="head-dim"),
            "head_dim ×3": dict(factor=3, attention="head-dim"),
-           "hidden ×1.5, +1 block": dict(hidden_size=24, intermediate_size=36, num_heads=6, layers=3)}
+           "hidden ×1.5, +1 block": dict(hidden_size=24, num_heads=6, layers=3)}  # and the intermediate size ×1.5
 NO_HEAD_DIM = {}  # model type: the reason head_dim growth is refused
 
 
@@ -56,6 +57,8 @@ def cases():
 def test_every_class_is_exact_and_routes_alike(tmp_path, family, cls, growth):
     src, biases = build(tmp_path / "small", cls, family)
     options = dict(GROWTHS[growth])
+    if "layers" in options:
+        options["intermediate_size"] = TINY[family]["intermediate_size"] * 3 // 2
     if family in NO_HEAD_DIM and growth.startswith("head_dim"):
         with pytest.raises(hfgrow.GrowthError, match=NO_HEAD_DIM[family]):
             hfgrow.grow(src, tmp_path / "big", **options)
@@ -78,3 +81,14 @@ def test_ernie4_5_moe_sparse_blocks_by_index(tmp_path):
     src, _ = build(tmp_path / "every-other", "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", moe_layer_start_index=0, moe_layer_interval=2)
     with pytest.raises(hfgrow.GrowthError, match="moe_layer_interval=2"):
         hfgrow.grow(src, tmp_path / "no", factor=2, layers=3)
+
+
+def test_cohere2_moe_variants(tmp_path):
+    """Cohere2-MoE with RMSNorms (rms_norm_eps), sigmoid routing scores and shared experts summed: whole multiples exact,
+    a width that is not one refused (the LayerNorms' extra units carry the mean, which RMSNorms would count)."""
+    src, _ = build(tmp_path / "small", "Cohere2MoeForCausalLM", "cohere2_moe", rms_norm_eps=0.05, expert_selection_fn="sigmoid",
+                   shared_expert_combination_strategy="sum", tie_word_embeddings=False)
+    report = check(src, tmp_path / "big", 2, attention="head-dim")
+    assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
+    with pytest.raises(hfgrow.GrowthError, match="RMSNorms .rms_norm_eps.*whole multiples"):
+        hfgrow.grow(src, tmp_path / "no", hidden_size=24, num_heads=6, intermediate_size=15)
