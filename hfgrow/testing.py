@@ -174,6 +174,9 @@ TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, ml
 TINY["ernie4_5_moe"] = dict(TINY["llama"], moe_num_experts=3, moe_k=2, moe_intermediate_size=10, moe_num_shared_experts=2)  # block 0 dense
 TINY["cohere2_moe"] = dict(TINY["cohere2"], num_experts=3, num_experts_per_tok=2, intermediate_size=10, num_shared_experts=2,
                           prefix_dense_intermediate_size=28, mlp_layer_types=["dense", "sparse"])
+# two groups of two experts, one group kept (group-limited routing), scores scaled
+TINY["dots1"] = dict(MOE, n_routed_experts=4, n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1,
+                     routed_scaling_factor=2.5, norm_topk_prob=True)
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

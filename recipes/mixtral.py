@@ -129,6 +129,9 @@ GLM4_MOE = QWEN3.extend(
     name="glm4_moe", model_types=("glm4_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
     config=dataclasses.replace(QWEN3.config, **DEEPSEEK), spaces={**QWEN3.spaces, **EXPERT_SPACES}, body=shared_moe(),
 )
+# dots.llm1: GLM-4.5's layout with per-head q/k norms always, DeepSeek-V3's group-limited sigmoid routing (score correction
+# bias, routed scaling factor); sliding-window layers from max_window_layers on (layer_types)
+DOTS1 = GLM4_MOE.extend(name="dots1", model_types=("dots1",), classes=("Dots1Model", "Dots1ForCausalLM"))
 # K-EXAONE (EXAONE-MoE) and Hunyuan 3 (HY-V3): per-head q/k norms, dense or sparse blocks as mlp_layer_types says (extended
 # with the blocks), shared experts of moe_intermediate_size × num_shared_experts
 EXAONE_MOE = GLM4_MOE.extend(

@@ -16,6 +16,7 @@ from test_families import check
 CLASSES = {
     "ernie4_5_moe": ["Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"],
     "cohere2_moe": ["Cohere2MoeModel", "Cohere2MoeForCausalLM"],
+    "dots1": ["Dots1Model", "Dots1ForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
