@@ -15,6 +15,7 @@ from hfgrow.policy import DepthRequires
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
 from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .gemma import GEMMA3
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -177,4 +178,18 @@ ERNIE4_5_MOE = ERNIE4_5.extend(
     heads=linear("lm_head", None, "final"),
     # the sparse blocks by index: new blocks keep their original's kind only for every block from the start index on
     constraints=(DepthRequires("moe_layer_interval", 1), *ERNIE4_5.constraints),
+)
+
+# Step 3.5 / 3.7 (text, model type step3p5): Laguna's per-head gate (a sigmoid here) (g_proj) and per-layer head counts,
+# Gemma 3's (1 + w) norms and per-head q/k norms under a constant score scale (query_pre_attn_scalar), dense MLPs or
+# sigmoid-routed experts (score correction bias, routed scaling factor) beside a shared expert of share_expert_dim; the
+# sliding layers' head count (num_sliding_attention_heads, per_layer_config) grows with the heads
+STEP3P5 = LLAMA.extend(
+    name="step3p5", model_types=("step3p5",), classes=("Step3p7TextModel",), attention_scaled=False,
+    config=dataclasses.replace(LLAMA.config, expert_ffn="moe_intermediate_size", shared_ffn="share_expert_dim",
+                               twins={"num_sliding_attention_heads": "num_attention_heads"}),
+    spaces={**LLAMA.spaces, **{k: v for k, v in GEMMA3.spaces.items() if k in ("head", "q", "q_norm_weight")}, **EXPERT_SPACES,
+            **PER_HEAD},
+    body=(*(r for r in GEMMA3.body if "norm" in r.pattern and "embed" not in r.pattern and "feedforward" not in r.pattern),
+          *shared_moe(), *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False)),
 )

@@ -17,6 +17,7 @@ CLASSES = {
     "ernie4_5_moe": ["Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"],
     "cohere2_moe": ["Cohere2MoeModel", "Cohere2MoeForCausalLM"],
     "dots1": ["Dots1Model", "Dots1ForCausalLM"],
+    "step3p5": ["Step3p7TextModel"],  # Step 3.5 / 3.7 text model: the only text class
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
