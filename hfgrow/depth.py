@@ -19,7 +19,7 @@ from .widths import config_int
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
 # the first k blocks are of another kind (GLM-4.5's dense blocks; ERNIE 4.5 MoE's sparse ones start at k): new copies counted
-PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index")
+PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_layers")
 LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
 
 

@@ -179,6 +179,8 @@ TINY["dots1"] = dict(MOE, n_routed_experts=4, n_group=2, topk_group=1, n_shared_
                      routed_scaling_factor=2.5, norm_topk_prob=True)
 TINY["step3p5"] = dict(TINY["llama"], layer_types=["sliding_attention", "full_attention"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=10, share_expert_dim=20,
                        mlp_layer_types=["dense", "sparse"], query_pre_attn_scalar=6, moe_router_scaling_factor=2.5, sliding_window=4)
+TINY["afmoe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, moe_intermediate_size=10, num_shared_experts=2,
+                     num_dense_layers=1, global_attn_every_n_layers=2, sliding_window=4, route_scale=2.5, mup_enabled=True)
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

@@ -12,7 +12,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 import dataclasses
 
 from hfgrow.policy import DepthRequires
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .gemma import GEMMA3
@@ -192,4 +192,18 @@ STEP3P5 = LLAMA.extend(
             **PER_HEAD},
     body=(*(r for r in GEMMA3.body if "norm" in r.pattern and "embed" not in r.pattern and "feedforward" not in r.pattern),
           *shared_moe(), *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False)),
+)
+
+# AFMoE (Arcee): Qwen3's attention with an elementwise sigmoid gate on its output (self_attn.gate_proj, a copy per unit of
+# the attention output), rotary only in the sliding-window layers, norms before and after attention and the MLP, dense
+# MLPs in the first num_dense_layers blocks, sigmoid routing with a per-expert bias (expert_bias, kept) and route_scale,
+# shared experts of moe_intermediate_size × num_shared_experts; the embedding × √hidden under mup_enabled
+AFMOE = QWEN3.extend(
+    name="afmoe", model_types=("afmoe",), classes=("AfmoeModel", "AfmoeForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size", shared_ffn=("moe_intermediate_size", "num_shared_experts")),
+    spaces={**QWEN3.spaces, **EXPERT_SPACES, "embedded": Space("hidden", Kind.RESIDUAL, embed_scale="mup_enabled"),
+            "attention_gate": Space("attention", Kind.ACTIVATION)},
+    body=(*embedding("embed_tokens", "embedded"), *shared_moe(),
+          *linear(f"{LAYER}.self_attn.gate_proj", "attention_gate", "hidden", bias=False),
+          *(r for n in ("pre_mlp_layernorm", "post_mlp_layernorm") for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
 )

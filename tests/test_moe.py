@@ -18,6 +18,7 @@ CLASSES = {
     "cohere2_moe": ["Cohere2MoeModel", "Cohere2MoeForCausalLM"],
     "dots1": ["Dots1Model", "Dots1ForCausalLM"],
     "step3p5": ["Step3p7TextModel"],  # Step 3.5 / 3.7 text model: the only text class
+    "afmoe": ["AfmoeModel", "AfmoeForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
