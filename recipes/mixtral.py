@@ -207,3 +207,15 @@ AFMOE = QWEN3.extend(
           *linear(f"{LAYER}.self_attn.gate_proj", "attention_gate", "hidden", bias=False),
           *(r for n in ("pre_mlp_layernorm", "post_mlp_layernorm") for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
 )
+
+# Aria's text model: every block a mixture of experts of the intermediate size, stored as (in, out) matrices (experts.fc1
+# [experts, hidden, gate|up], experts.fc2 [experts, intermediate, hidden]; loaded under gate_up_proj / down_proj in that
+# layout), the top-k of the router's logits, and shared experts of intermediate_size × moe_num_shared_experts
+ARIA_TEXT = LLAMA.extend(
+    name="aria_text", model_types=("aria_text",), classes=("AriaTextModel", "AriaTextForCausalLM"),
+    config=dataclasses.replace(LLAMA.config, shared_ffn=("intermediate_size", "moe_num_shared_experts")),
+    spaces={**LLAMA.spaces, "shared": EXPERT_SPACES["shared"]},
+    body=(*linear(f"{LAYER}.mlp.router", None, "hidden", bias=False, split=False), *gated("shared_experts", "shared", bias=True),
+          TensorRule(f"{LAYER}.mlp.experts.(fc1.weight|gate_up_proj)", (None, reads("hidden"), Packed((writes("ffn"), writes("ffn"))))),
+          TensorRule(f"{LAYER}.mlp.experts.(fc2.weight|down_proj)", (None, reads("ffn"), writes("hidden")))),
+)

@@ -19,6 +19,7 @@ CLASSES = {
     "dots1": ["Dots1Model", "Dots1ForCausalLM"],
     "step3p5": ["Step3p7TextModel"],  # Step 3.5 / 3.7 text model: the only text class
     "afmoe": ["AfmoeModel", "AfmoeForCausalLM"],
+    "aria_text": ["AriaTextModel", "AriaTextForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
