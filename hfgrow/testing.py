@@ -207,6 +207,8 @@ MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
+TINY["glm4v_moe_text"] = dict({k: v for k, v in TINY["glm4_moe"].items() if k != "use_qk_norm"}, n_routed_experts=4, n_group=2,
+                              routed_scaling_factor=2.5, rope_parameters=TINY["glm4v_text"]["rope_parameters"])
 TINY["nanochat"] = dict(TINY["llama"], final_logit_softcapping=15.0)
 TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
                       layer_norm_epsilon=0.05, bias=True, bos_token_id=1, eos_token_id=2, pad_token_id=0, num_labels=3)  # Falcon-7B's layout

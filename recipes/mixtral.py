@@ -133,6 +133,8 @@ GLM4_MOE = QWEN3.extend(
 # dots.llm1: GLM-4.5's layout with per-head q/k norms always, DeepSeek-V3's group-limited sigmoid routing (score correction
 # bias, routed scaling factor); sliding-window layers from max_window_layers on (layer_types)
 DOTS1 = GLM4_MOE.extend(name="dots1", model_types=("dots1",), classes=("Dots1Model", "Dots1ForCausalLM"))
+# GLM-4.5V's text model (GLM-4V-MoE): GLM-4.5's blocks without q/k norms, multimodal rotary sections on half of each head
+GLM4V_MOE_TEXT = GLM4_MOE.extend(name="glm4v_moe_text", model_types=("glm4v_moe_text",), classes=("Glm4vMoeTextModel",))
 # K-EXAONE (EXAONE-MoE) and Hunyuan 3 (HY-V3): per-head q/k norms, dense or sparse blocks as mlp_layer_types says (extended
 # with the blocks), shared experts of moe_intermediate_size × num_shared_experts
 EXAONE_MOE = GLM4_MOE.extend(

@@ -20,6 +20,7 @@ CLASSES = {
     "step3p5": ["Step3p7TextModel"],  # Step 3.5 / 3.7 text model: the only text class
     "afmoe": ["AfmoeModel", "AfmoeForCausalLM"],
     "aria_text": ["AriaTextModel", "AriaTextForCausalLM"],
+    "glm4v_moe_text": ["Glm4vMoeTextModel"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
