@@ -182,6 +182,9 @@ TINY["step3p5"] = dict(TINY["llama"], layer_types=["sliding_attention", "full_at
 TINY["afmoe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, moe_intermediate_size=10, num_shared_experts=2,
                      num_dense_layers=1, global_attn_every_n_layers=2, sliding_window=4, route_scale=2.5, mup_enabled=True)
 TINY["aria_text"] = dict(TINY["llama"], intermediate_size=10, moe_num_experts=3, moe_topk=2, moe_num_shared_experts=2)
+TINY["kolibri1"] = dict({k: v for k, v in TINY["llama"].items() if k != "intermediate_size"}, num_experts=3, num_experts_per_tok=2,
+                        moe_intermediate_size=10, shared_expert_intermediate_size=20, sliding_window=4,
+                        layer_types=["sliding_attention", "full_attention"])
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

@@ -221,3 +221,16 @@ ARIA_TEXT = LLAMA.extend(
           TensorRule(f"{LAYER}.mlp.experts.(fc1.weight|gate_up_proj)", (None, reads("hidden"), Packed((writes("ffn"), writes("ffn"))))),
           TensorRule(f"{LAYER}.mlp.experts.(fc2.weight|down_proj)", (None, reads("ffn"), writes("hidden")))),
 )
+
+# Kolibri-1: Qwen3's attention (per-head q/k norms; rotary in the sliding-window layers) in GLM-4's blocks (a norm after
+# each branch too), every block sparse: routed experts of moe_intermediate_size (it has no other intermediate size), a
+# shared expert of shared_expert_intermediate_size, top-k of the router's logits plus a score correction bias (kept)
+KOLIBRI1 = QWEN3.extend(
+    name="kolibri1", model_types=("kolibri1",), classes=("Kolibri1Model", "Kolibri1ForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
+    spaces={**QWEN3.spaces, "shared": EXPERT_SPACES["shared"]},
+    # stored as the original checkpoints name them (post_attn_norm, post_ffn_norm, moe.router.expert_bias), loaded as GLM-4's
+    body=(*shared_moe("shared_experts"), *experts("ffn"), *keep(f"{LAYER}.moe.router.expert_bias"),
+          *(r for n in ("(post_self_attn_layernorm|post_attn_norm)", "(post_mlp_layernorm|post_ffn_norm)")
+            for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
+)

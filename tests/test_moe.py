@@ -21,6 +21,7 @@ CLASSES = {
     "afmoe": ["AfmoeModel", "AfmoeForCausalLM"],
     "aria_text": ["AriaTextModel", "AriaTextForCausalLM"],
     "glm4v_moe_text": ["Glm4vMoeTextModel"],
+    "kolibri1": ["Kolibri1Model", "Kolibri1ForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
@@ -63,7 +64,7 @@ def test_every_class_is_exact_and_routes_alike(tmp_path, family, cls, growth):
     src, biases = build(tmp_path / "small", cls, family)
     options = dict(GROWTHS[growth])
     if "layers" in options:
-        options["intermediate_size"] = TINY[family]["intermediate_size"] * 3 // 2
+        options["intermediate_size"] = TINY[family].get("intermediate_size", TINY[family].get("moe_intermediate_size")) * 3 // 2
     if family in NO_HEAD_DIM and growth.startswith("head_dim"):
         with pytest.raises(hfgrow.GrowthError, match=NO_HEAD_DIM[family]):
             hfgrow.grow(src, tmp_path / "big", **options)
