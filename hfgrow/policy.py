@@ -177,6 +177,20 @@ class NoNewBlocks(Constraint):
 
 
 @dataclass(frozen=True)
+class HeadDimFixedBy(Constraint):
+    """Where a layer type is present, head_dim may not change, for ``reason`` (MiniMax-M3's block-sparse layers)."""
+
+    layer_type: str
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (d, big_d), types = growth.widths.head_dim, getattr(growth.cfg, "layer_types", None) or []
+        if d != big_d and self.layer_type in types:
+            return [f"{self.layer_type} layers: {self.reason}; grow the heads (--attention heads)"]
+        return []
+
+
+@dataclass(frozen=True)
 class DepthRequires(Constraint):
     """Blocks independent of their index only where a config field has this value (else no --layers)."""
 

@@ -185,6 +185,12 @@ TINY["aria_text"] = dict(TINY["llama"], intermediate_size=10, moe_num_experts=3,
 TINY["kolibri1"] = dict({k: v for k, v in TINY["llama"].items() if k != "intermediate_size"}, num_experts=3, num_experts_per_tok=2,
                         moe_intermediate_size=10, shared_expert_intermediate_size=20, sliding_window=4,
                         layer_types=["sliding_attention", "full_attention"])
+# a dense block, then a sparse one whose attention sees the 2 key blocks (of 2) its indexer picks beside its own; clamped SwiGLUs
+TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2, intermediate_size=10, dense_intermediate_size=28,
+                                  shared_intermediate_size=20, rotary_dim=2, mlp_layer_types=["dense", "sparse"],
+                                  layer_types=["full_attention", "minimax_m3_sparse"], index_n_heads=2, index_head_dim=2,
+                                  index_block_size=2, index_topk_blocks=2, index_local_blocks=1, swiglu_limit=3.0,
+                                  routed_scaling_factor=2.5, bos_token_id=1, eos_token_id=2)
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

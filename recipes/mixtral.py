@@ -11,7 +11,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires
+from hfgrow.policy import DepthRequires, HeadDimFixedBy
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
@@ -233,4 +233,31 @@ KOLIBRI1 = QWEN3.extend(
     body=(*shared_moe("shared_experts"), *experts("ffn"), *keep(f"{LAYER}.moe.router.expert_bias"),
           *(r for n in ("(post_self_attn_layernorm|post_attn_norm)", "(post_mlp_layernorm|post_ffn_norm)")
             for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
+)
+
+# MiniMax-M3's text model: Gemma's (1 + w) norms, per-head q/k norms of that kind under the √head_dim score scale, partial
+# rotary (rotary_dim); dense gated MLPs of dense_intermediate_size (gate|up fused) or sigmoid-routed experts of the
+# intermediate size (score correction bias, routed scaling factor) beside a fused shared expert of shared_intermediate_size,
+# both clamped SwiGLUs with (up + 1), elementwise; "minimax_m3_sparse" layers attend to the key blocks a lightning indexer
+# picks from the stream (index sizes of their own, kept: it reads the small model's stream by R and picks the same blocks)
+MINIMAX_M3_VL_TEXT = LLAMA.extend(
+    name="minimax_m3_vl_text", model_types=("minimax_m3_vl_text",), classes=("MiniMaxM3VLTextModel", "MiniMaxM3VLForCausalLM"),
+    config=dataclasses.replace(LLAMA.config, expert_ffn="dense_intermediate_size", shared_ffn="shared_intermediate_size",
+                               twins={"index_n_heads": "num_key_value_heads"}, per_head={"index_head": ("index_head_dim",)}),
+    spaces={**LLAMA.spaces, **EXPERT_SPACES, "head": QWEN3.spaces["head"], "index_q": Space("kv_heads×index_head", Kind.ACTIVATION)},
+    body=(*(r for n in ("input_layernorm", "post_attention_layernorm") for r in norm(f"{LAYER}.{n}", "hidden", bias=False, offset=1.0)),
+          *norm("norm", "final", input="hidden", bias=False, offset=1.0),
+          *(r for n in ("q_norm", "k_norm") for r in norm(f"{LAYER}.self_attn.{n}", "head", bias=False, offset=1.0)),
+          *experts("ffn"), *keep(f"{LAYER}.mlp.gate.e_score_correction_bias"),
+          TensorRule(f"{LAYER}.mlp.gate_up_proj.weight", (Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+          *linear(f"{LAYER}.mlp.down_proj", "hidden", "expert", bias=False),
+          TensorRule(f"{LAYER}.mlp.shared_experts.gate_up_proj.weight", (Packed((writes("shared"), writes("shared"))), reads("hidden"))),
+          *linear(f"{LAYER}.mlp.shared_experts.down_proj", "hidden", "shared", bias=False),
+          # one index head per KV head (the query heads of a KV group attend to the blocks of its index head): grown with them
+          *linear(f"{LAYER}.self_attn.indexer.q_proj", "index_q", "hidden", bias=False),
+          *linear(f"{LAYER}.self_attn.indexer.k_proj", None, "hidden", bias=False),
+          *keep(f"{LAYER}.self_attn.indexer.(q_norm|k_norm).weight")),
+    constraints=(*LLAMA.constraints, HeadDimFixedBy("minimax_m3_sparse", "the indexer rotates its queries and keys by the "
+                                                    "first index_head_dim entries of the heads' rotary table, whose "
+                                                    "frequencies follow head_dim")),
 )

@@ -22,6 +22,7 @@ CLASSES = {
     "aria_text": ["AriaTextModel", "AriaTextForCausalLM"],
     "glm4v_moe_text": ["Glm4vMoeTextModel"],
     "kolibri1": ["Kolibri1Model", "Kolibri1ForCausalLM"],
+    "minimax_m3_vl_text": ["MiniMaxM3VLTextModel", "MiniMaxM3VLForCausalLM"],
 }
 ROUTING_BIASES = ("e_score_correction_bias", "expert_bias", "router_bias")
 
@@ -42,7 +43,9 @@ def build(folder, cls, model_type, **overrides):
 GROWTHS = {"heads ×2": dict(factor=2), "heads ×3": dict(factor=3), "head_dim ×2": dict(factor=2, attention="head-dim"),
            "head_dim ×3": dict(factor=3, attention="head-dim"),
            "hidden ×1.5, +1 block": dict(hidden_size=24, num_heads=6, layers=3)}  # and the intermediate size ×1.5
-NO_HEAD_DIM = {}  # model type: the reason head_dim growth is refused
+NO_HEAD_DIM = {  # model type: the reason head_dim growth is refused
+    "minimax_m3_vl_text": "minimax_m3_sparse layers: the indexer rotates",  # its block-sparse layer (TINY)
+}
 
 
 def cases():
@@ -98,3 +101,14 @@ def test_cohere2_moe_variants(tmp_path):
     assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
     with pytest.raises(hfgrow.GrowthError, match="RMSNorms .rms_norm_eps.*whole multiples"):
         hfgrow.grow(src, tmp_path / "no", hidden_size=24, num_heads=6, intermediate_size=15)
+
+
+def test_minimax_m3_index_heads_follow_the_kv_heads(tmp_path):
+    """MiniMax-M3: each KV group's query heads attend to the key blocks of one index head, so the index heads grow with
+    the KV heads (index_n_heads 2 → 6 here); without block-sparse layers head_dim grows too."""
+    src, _ = build(tmp_path / "small", "MiniMaxM3VLForCausalLM", "minimax_m3_vl_text")
+    check(src, tmp_path / "big", None, hidden_size=48, intermediate_size=30, num_heads=12, num_kv_heads=6)
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (config["index_n_heads"], config["num_key_value_heads"], config["index_head_dim"]) == (6, 6, 2)
+    src, _ = build(tmp_path / "full", "MiniMaxM3VLForCausalLM", "minimax_m3_vl_text", layer_types=["full_attention"] * 2)
+    check(src, tmp_path / "full-big", 2, attention="head-dim")
