@@ -191,6 +191,8 @@ TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_expert
                                   layer_types=["full_attention", "minimax_m3_sparse"], index_n_heads=2, index_head_dim=2,
                                   index_block_size=2, index_topk_blocks=2, index_local_blocks=1, swiglu_limit=3.0,
                                   routed_scaling_factor=2.5, bos_token_id=1, eos_token_id=2)
+TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
+                                                                  for t in ("sliding_attention", "full_attention")})
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)

@@ -44,3 +44,12 @@ COHERE2_MOE = COHERE2.extend(
           *linear(f"{LAYER}.mlp.up_proj", "expert", "hidden", bias=False), *linear(f"{LAYER}.mlp.down_proj", "hidden", "expert", bias=False)),
     constraints=(*COHERE2.constraints, WholeMultiplesOnly("RMSNorms (rms_norm_eps) under the LayerNorms' rules", when="rms_norm_eps")),
 )
+
+# Cohere Compass's text model (North): Cohere 2's parallel blocks with rotary on rotate-half pairs, rope parameters per layer
+# type (a type without them: no rotary), head_dim derived from the hidden size; an optional constant logit_scale (kept) and a
+# sequence classifier that pools the last, first or mean token of the scores
+COHERE_COMPASS_TEXT = COHERE2.extend(
+    name="cohere_compass_text", model_types=("cohere_compass_text",),
+    classes=("CohereCompassTextModel", "CohereCompassForCausalLM", "CohereCompassTextForSequenceClassification"),
+    spaces={**COHERE2.spaces, **block_spaces(rope="half", grouped=True)},
+)
