@@ -19,4 +19,19 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 REFUSED = {
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
+    # the mixtures of experts of the coverage sweep that are not grown (issue 24): layouts the spaces of one width per
+    # dimension cannot declare
+    "hy_v4": "HY-V4's hyper-connections keep hc_mult residual streams and mix them with weights read from all streams "
+             "at once: a residual stream with a stream axis, which no recipe space describes",
+    "glm5_next_text": "GLM-5-Next's hyper-connections keep hc_mult residual streams mixed by weights read from all of them "
+                      "(a residual stream with a stream axis), beside recurrent linear-attention layers",
+    "dots3_note_text": "Dots3-Note's sliding-window layers take attention shapes of their own from per_layer_config (heads, "
+                       "latent ranks and head sizes keyed by block number), and its latent attention multiplies the "
+                       "normalised latents by √(hidden_size / rank), a constant the hidden size changes",
+    "mimo_v2_flash": "MiMo-V2-Flash's sliding-window layers have twice the KV heads of its full-attention layers: query "
+                     "heads grouped per layer type, which one KV-head width per model cannot declare",
+    "ernie4_5_vl_moe_text": "ERNIE 4.5 VL's text model keeps two expert widths in one list (moe_intermediate_size = [text, "
+                            "vision]) and a pre-rotated 3-D rotary layout whose sections follow head_dim",
+    "neomme": "NeoMME's encoder adds per-token value embeddings to every layer's values and mixes each block's input "
+              "with the normalised embedding (lambdas), whose stream starts at a weightless norm",
 }

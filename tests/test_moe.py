@@ -121,3 +121,20 @@ def test_cohere_compass_mean_pooling_and_logit_scale(tmp_path):
     check(src, tmp_path / "big", None, hidden_size=24, num_heads=6, intermediate_size=36)
     src, _ = build(tmp_path / "lm", "CohereCompassForCausalLM", "cohere_compass_text", logit_scale=0.5)
     check(src, tmp_path / "lm-big", 2, attention="head-dim")
+
+
+@pytest.mark.parametrize("model_type,obstacle", [("hy_v4", "hyper-connections"), ("glm5_next_text", "hyper-connections"),
+                                                 ("dots3_note_text", "per_layer_config"), ("mimo_v2_flash", "twice the KV heads"),
+                                                 ("ernie4_5_vl_moe_text", "two expert widths"), ("neomme", "value embeddings")])
+def test_the_sweeps_other_mixtures_are_refused_in_one_line(tmp_path, model_type, obstacle):
+    from click.testing import CliRunner
+    from safetensors.torch import save_file
+
+    from hfgrow.cli import main
+
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_size": 16}))
+    save_file({"embed_tokens.weight": torch.zeros(4, 16)}, tmp_path / "small" / "model.safetensors")
+    result = CliRunner().invoke(main, ["grow", str(tmp_path / "small"), "--out", str(tmp_path / "big"), "--factor", "2"])
+    assert result.exit_code == 2 and obstacle in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    assert not (tmp_path / "big").exists()
