@@ -32,6 +32,7 @@ REFUSED = {
                      "heads grouped per layer type, which one KV-head width per model cannot declare",
     "ernie4_5_vl_moe_text": "ERNIE 4.5 VL's text model keeps two expert widths in one list (moe_intermediate_size = [text, "
                             "vision]) and a pre-rotated 3-D rotary layout whose sections follow head_dim",
-    "neomme": "NeoMME's encoder adds per-token value embeddings to every layer's values and mixes each block's input "
-              "with the normalised embedding (lambdas), whose stream starts at a weightless norm",
+    "neomme": "NeoMME's heads read hidden units themselves: the masked-LM head through the tied embedding projection "
+              "after a weightless norm (each unit's copies would be summed, with no norm weight to carry 1/k), the "
+              "retrieval head by a prefix of the hidden vector (dense_dim)",
 }

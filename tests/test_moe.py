@@ -125,7 +125,7 @@ def test_cohere_compass_mean_pooling_and_logit_scale(tmp_path):
 
 @pytest.mark.parametrize("model_type,obstacle", [("hy_v4", "hyper-connections"), ("glm5_next_text", "hyper-connections"),
                                                  ("dots3_note_text", "per_layer_config"), ("mimo_v2_flash", "twice the KV heads"),
-                                                 ("ernie4_5_vl_moe_text", "two expert widths"), ("neomme", "value embeddings")])
+                                                 ("ernie4_5_vl_moe_text", "two expert widths"), ("neomme", "tied embedding projection")])
 def test_the_sweeps_other_mixtures_are_refused_in_one_line(tmp_path, model_type, obstacle):
     from click.testing import CliRunner
     from safetensors.torch import save_file
