@@ -411,6 +411,8 @@ class Widths:
         """Small and big size of a space's dimension (see Space.dim)."""
         if dim.startswith("heads×") and dim[6:] in dict(self.per_head):
             return self.heads[0] * dict(self.per_head)[dim[6:]], self.heads[1] * dict(self.per_head)[dim[6:]]
+        if dim.startswith("kv_heads×") and dim[9:] in dict(self.per_head):
+            return self.kv_heads[0] * dict(self.per_head)[dim[9:]], self.kv_heads[1] * dict(self.per_head)[dim[9:]]
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
         return getattr(self, dim)
@@ -432,7 +434,7 @@ class Space:
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
     # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; or a name in Widths.fixed, or
-    # "heads×NAME" for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -643,6 +645,10 @@ class _Layouts:
             size = dict(widths.per_head)[dim[6:]]
             src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)
             return widths.kv_heads[0] * self.group_size[0] * size, src, aligned, within
+        if dim.startswith("kv_heads×") and dim[9:] in dict(widths.per_head):  # one head of its own size per KV head, as they
+            size = dict(widths.per_head)[dim[9:]]
+            src, aligned, within = _attention_layout(widths.kv_heads, (1, 1), (size, size), None)
+            return widths.kv_heads[0] * size, src, aligned, within
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)

@@ -69,7 +69,7 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         if twin in config:
             new_config[twin] = new_config.get(name, config.get(name))
     for name in fields.eps:
-        if name in config:
+        if config.get(name) is not None:  # one of two norms' eps fields may be unset (Cohere2-MoE)
             if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
                 raise GrowthError(f"config.json: '{name}' should be a non-negative number, got {config[name]!r}")
             new_config[name] = config[name] * eps_scale

@@ -18,7 +18,9 @@ from .widths import config_int
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
-PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
+# the first k blocks are of another kind (GLM-4.5's dense blocks; ERNIE 4.5 MoE's sparse ones start at k): new copies counted
+PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_layers")
+LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
 
 
 def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
@@ -157,6 +159,13 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
                               f"they would not come first (grow with --new-blocks identity)")
         if isinstance(k, int) and not isinstance(k, bool) and k >= n_old:
             lists[name] = n_old * repeats
+    for name in LAST_INDICES:
+        last = config.get(name)
+        if isinstance(last, int) and not isinstance(last, bool) and 0 <= last < n_old - 1:
+            raise GrowthError(f"--new-blocks stack: {name}={last} makes only the blocks up to it of their kind; repeated, "
+                              f"they would not come before it (grow with --new-blocks identity)")
+        if last == n_old - 1:
+            lists[name] = n_old * repeats - 1
     return lists
 
 
@@ -180,6 +189,10 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and k > 0:
             lists[name] = sum(1 + copies.get(old, 0) for old in range(min(k, n_old)))
+    for name in LAST_INDICES:  # the last copy of that block
+        last = config.get(name)
+        if isinstance(last, int) and not isinstance(last, bool) and 0 <= last < n_old:
+            lists[name] = new_index[last] + copies.get(last, 0)
     return lists
 
 

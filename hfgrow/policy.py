@@ -124,12 +124,14 @@ class LatentAttention(Constraint):
 
 @dataclass(frozen=True)
 class WholeMultiplesOnly(Constraint):
-    """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``."""
+    """A pre-norm model exact for whole multiples of the hidden size only, for ``reason``; ``when``: only where this
+    config field is set (not None: Cohere2-MoE's RMSNorms, under a recipe of LayerNorms)."""
 
     reason: str
+    when: str | None = None
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
-        if growth.non_multiple:
+        if growth.non_multiple and (self.when is None or getattr(growth.cfg, self.when, None) is not None):
             return [f"{self.reason}: only whole multiples of the hidden size ({growth.widths.hidden[0]}) are exact"]
         return []
 
@@ -172,6 +174,20 @@ class NoNewBlocks(Constraint):
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         return [f"{self.reason}: no --layers"] if growth.options.layers else []
+
+
+@dataclass(frozen=True)
+class HeadDimFixedBy(Constraint):
+    """Where a layer type is present, head_dim may not change, for ``reason`` (MiniMax-M3's block-sparse layers)."""
+
+    layer_type: str
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (d, big_d), types = growth.widths.head_dim, getattr(growth.cfg, "layer_types", None) or []
+        if d != big_d and self.layer_type in types:
+            return [f"{self.layer_type} layers: {self.reason}; grow the heads (--attention heads)"]
+        return []
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,28 @@ TINY["hy_v3"] = dict(MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_t
 TINY["granitemoeshared"] = dict(TINY["granitemoe"], shared_intermediate_size=20)
 TINY["flint"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])  # partial rotary
+TINY["ernie4_5_moe"] = dict(TINY["llama"], moe_num_experts=3, moe_k=2, moe_intermediate_size=10, moe_num_shared_experts=2)  # block 0 dense
+TINY["cohere2_moe"] = dict(TINY["cohere2"], num_experts=3, num_experts_per_tok=2, intermediate_size=10, num_shared_experts=2,
+                          prefix_dense_intermediate_size=28, mlp_layer_types=["dense", "sparse"])
+# two groups of two experts, one group kept (group-limited routing), scores scaled
+TINY["dots1"] = dict(MOE, n_routed_experts=4, n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1,
+                     routed_scaling_factor=2.5, norm_topk_prob=True)
+TINY["step3p5"] = dict(TINY["llama"], layer_types=["sliding_attention", "full_attention"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=10, share_expert_dim=20,
+                       mlp_layer_types=["dense", "sparse"], query_pre_attn_scalar=6, moe_router_scaling_factor=2.5, sliding_window=4)
+TINY["afmoe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, moe_intermediate_size=10, num_shared_experts=2,
+                     num_dense_layers=1, global_attn_every_n_layers=2, sliding_window=4, route_scale=2.5, mup_enabled=True)
+TINY["aria_text"] = dict(TINY["llama"], intermediate_size=10, moe_num_experts=3, moe_topk=2, moe_num_shared_experts=2)
+TINY["kolibri1"] = dict({k: v for k, v in TINY["llama"].items() if k != "intermediate_size"}, num_experts=3, num_experts_per_tok=2,
+                        moe_intermediate_size=10, shared_expert_intermediate_size=20, sliding_window=4,
+                        layer_types=["sliding_attention", "full_attention"])
+# a dense block, then a sparse one whose attention sees the 2 key blocks (of 2) its indexer picks beside its own; clamped SwiGLUs
+TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2, intermediate_size=10, dense_intermediate_size=28,
+                                  shared_intermediate_size=20, rotary_dim=2, mlp_layer_types=["dense", "sparse"],
+                                  layer_types=["full_attention", "minimax_m3_sparse"], index_n_heads=2, index_head_dim=2,
+                                  index_block_size=2, index_topk_blocks=2, index_local_blocks=1, swiglu_limit=3.0,
+                                  routed_scaling_factor=2.5, bos_token_id=1, eos_token_id=2)
+TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
+                                                                  for t in ("sliding_attention", "full_attention")})
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)
@@ -196,6 +218,8 @@ MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
+TINY["glm4v_moe_text"] = dict({k: v for k, v in TINY["glm4_moe"].items() if k != "use_qk_norm"}, n_routed_experts=4, n_group=2,
+                              routed_scaling_factor=2.5, rope_parameters=TINY["glm4v_text"]["rope_parameters"])
 TINY["nanochat"] = dict(TINY["llama"], final_logit_softcapping=15.0)
 TINY["falcon"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
                       layer_norm_epsilon=0.05, bias=True, bos_token_id=1, eos_token_id=2, pad_token_id=0, num_labels=3)  # Falcon-7B's layout

@@ -11,10 +11,11 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+from hfgrow.policy import DepthRequires, HeadDimFixedBy
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
-from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .gemma import GEMMA3
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -48,11 +49,11 @@ def experts(space: str) -> tuple[TensorRule, ...]:
     )
 
 
-def gated(module: str, space: str) -> tuple[TensorRule, ...]:
+def gated(module: str, space: str, bias: bool = False) -> tuple[TensorRule, ...]:
     """A gated MLP (gate_proj, up_proj, down_proj) of intermediate ``space``: the shared experts beside the routed ones."""
-    return (*linear(f"{LAYER}.mlp.{module}.gate_proj", space, "hidden", bias=False),
-            *linear(f"{LAYER}.mlp.{module}.up_proj", space, "hidden", bias=False),
-            *linear(f"{LAYER}.mlp.{module}.down_proj", "hidden", space, bias=False))
+    return (*linear(f"{LAYER}.mlp.{module}.gate_proj", space, "hidden", bias=bias),
+            *linear(f"{LAYER}.mlp.{module}.up_proj", space, "hidden", bias=bias),
+            *linear(f"{LAYER}.mlp.{module}.down_proj", "hidden", space, bias=bias))
 
 
 EXPERT_SPACES = {"expert": Space("expert_ffn", Kind.ACTIVATION), "shared": Space("shared_ffn", Kind.ACTIVATION)}
@@ -129,6 +130,11 @@ GLM4_MOE = QWEN3.extend(
     name="glm4_moe", model_types=("glm4_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
     config=dataclasses.replace(QWEN3.config, **DEEPSEEK), spaces={**QWEN3.spaces, **EXPERT_SPACES}, body=shared_moe(),
 )
+# dots.llm1: GLM-4.5's layout with per-head q/k norms always, DeepSeek-V3's group-limited sigmoid routing (score correction
+# bias, routed scaling factor); sliding-window layers from max_window_layers on (layer_types)
+DOTS1 = GLM4_MOE.extend(name="dots1", model_types=("dots1",), classes=("Dots1Model", "Dots1ForCausalLM"))
+# GLM-4.5V's text model (GLM-4V-MoE): GLM-4.5's blocks without q/k norms, multimodal rotary sections on half of each head
+GLM4V_MOE_TEXT = GLM4_MOE.extend(name="glm4v_moe_text", model_types=("glm4v_moe_text",), classes=("Glm4vMoeTextModel",))
 # K-EXAONE (EXAONE-MoE) and Hunyuan 3 (HY-V3): per-head q/k norms, dense or sparse blocks as mlp_layer_types says (extended
 # with the blocks), shared experts of moe_intermediate_size × num_shared_experts
 EXAONE_MOE = GLM4_MOE.extend(
@@ -159,4 +165,99 @@ HUNYUAN_V1_MOE = QWEN3.extend(
     name="hunyuan_v1_moe", model_types=("hunyuan_v1_moe",), classes=("HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"),
     body=(*norm(f"{LAYER}.self_attn.query_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.key_layernorm", "head", bias=False),
           *experts("ffn"), *gated("shared_mlp", "ffn"), *linear(f"{LAYER}.mlp.gate.wg", None, "hidden", bias=False, split=False)),
+)
+# ERNIE 4.5 MoE: ERNIE 4.5's interleaved rotary; routed experts of moe_intermediate_size and shared experts of
+# moe_intermediate_size × moe_num_shared_experts in the blocks from moe_layer_start_index to moe_layer_end_index (every
+# moe_layer_interval-th); the router picks its experts from softmax(logits) + a per-expert bias (moe_statics, kept);
+# optional biases everywhere but the routed experts (use_bias)
+ERNIE4_5_MOE = ERNIE4_5.extend(
+    name="ernie4_5_moe", model_types=("ernie4_5_moe",), classes=("Ernie4_5_MoeModel", "Ernie4_5_MoeForCausalLM"),
+    config=dataclasses.replace(ERNIE4_5.config, expert_ffn="moe_intermediate_size",
+                               shared_ffn=("moe_intermediate_size", "moe_num_shared_experts")),
+    spaces={**ERNIE4_5.spaces, **EXPERT_SPACES},
+    body=(*experts("expert"), *gated("shared_experts", "shared", bias=True),
+          *keep(f"{LAYER}.mlp.(gate.)?moe_statics.e_score_correction_bias", ndim=2)),
+    heads=linear("lm_head", None, "final"),
+    # the sparse blocks by index: new blocks keep their original's kind only for every block from the start index on
+    constraints=(DepthRequires("moe_layer_interval", 1), *ERNIE4_5.constraints),
+)
+
+# Step 3.5 / 3.7 (text, model type step3p5): Laguna's per-head gate (a sigmoid here) (g_proj) and per-layer head counts,
+# Gemma 3's (1 + w) norms and per-head q/k norms under a constant score scale (query_pre_attn_scalar), dense MLPs or
+# sigmoid-routed experts (score correction bias, routed scaling factor) beside a shared expert of share_expert_dim; the
+# sliding layers' head count (num_sliding_attention_heads, per_layer_config) grows with the heads
+STEP3P5 = LLAMA.extend(
+    name="step3p5", model_types=("step3p5",), classes=("Step3p7TextModel",), attention_scaled=False,
+    config=dataclasses.replace(LLAMA.config, expert_ffn="moe_intermediate_size", shared_ffn="share_expert_dim",
+                               twins={"num_sliding_attention_heads": "num_attention_heads"}),
+    spaces={**LLAMA.spaces, **{k: v for k, v in GEMMA3.spaces.items() if k in ("head", "q", "q_norm_weight")}, **EXPERT_SPACES,
+            **PER_HEAD},
+    body=(*(r for r in GEMMA3.body if "norm" in r.pattern and "embed" not in r.pattern and "feedforward" not in r.pattern),
+          *shared_moe(), *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False)),
+)
+
+# AFMoE (Arcee): Qwen3's attention with an elementwise sigmoid gate on its output (self_attn.gate_proj, a copy per unit of
+# the attention output), rotary only in the sliding-window layers, norms before and after attention and the MLP, dense
+# MLPs in the first num_dense_layers blocks, sigmoid routing with a per-expert bias (expert_bias, kept) and route_scale,
+# shared experts of moe_intermediate_size × num_shared_experts; the embedding × √hidden under mup_enabled
+AFMOE = QWEN3.extend(
+    name="afmoe", model_types=("afmoe",), classes=("AfmoeModel", "AfmoeForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size", shared_ffn=("moe_intermediate_size", "num_shared_experts")),
+    spaces={**QWEN3.spaces, **EXPERT_SPACES, "embedded": Space("hidden", Kind.RESIDUAL, embed_scale="mup_enabled"),
+            "attention_gate": Space("attention", Kind.ACTIVATION)},
+    body=(*embedding("embed_tokens", "embedded"), *shared_moe(),
+          *linear(f"{LAYER}.self_attn.gate_proj", "attention_gate", "hidden", bias=False),
+          *(r for n in ("pre_mlp_layernorm", "post_mlp_layernorm") for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
+)
+
+# Aria's text model: every block a mixture of experts of the intermediate size, stored as (in, out) matrices (experts.fc1
+# [experts, hidden, gate|up], experts.fc2 [experts, intermediate, hidden]; loaded under gate_up_proj / down_proj in that
+# layout), the top-k of the router's logits, and shared experts of intermediate_size × moe_num_shared_experts
+ARIA_TEXT = LLAMA.extend(
+    name="aria_text", model_types=("aria_text",), classes=("AriaTextModel", "AriaTextForCausalLM"),
+    config=dataclasses.replace(LLAMA.config, shared_ffn=("intermediate_size", "moe_num_shared_experts")),
+    spaces={**LLAMA.spaces, "shared": EXPERT_SPACES["shared"]},
+    body=(*linear(f"{LAYER}.mlp.router", None, "hidden", bias=False, split=False), *gated("shared_experts", "shared", bias=True),
+          TensorRule(f"{LAYER}.mlp.experts.(fc1.weight|gate_up_proj)", (None, reads("hidden"), Packed((writes("ffn"), writes("ffn"))))),
+          TensorRule(f"{LAYER}.mlp.experts.(fc2.weight|down_proj)", (None, reads("ffn"), writes("hidden")))),
+)
+
+# Kolibri-1: Qwen3's attention (per-head q/k norms; rotary in the sliding-window layers) in GLM-4's blocks (a norm after
+# each branch too), every block sparse: routed experts of moe_intermediate_size (it has no other intermediate size), a
+# shared expert of shared_expert_intermediate_size, top-k of the router's logits plus a score correction bias (kept)
+KOLIBRI1 = QWEN3.extend(
+    name="kolibri1", model_types=("kolibri1",), classes=("Kolibri1Model", "Kolibri1ForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
+    spaces={**QWEN3.spaces, "shared": EXPERT_SPACES["shared"]},
+    # stored as the original checkpoints name them (post_attn_norm, post_ffn_norm, moe.router.expert_bias), loaded as GLM-4's
+    body=(*shared_moe("shared_experts"), *experts("ffn"), *keep(f"{LAYER}.moe.router.expert_bias"),
+          *(r for n in ("(post_self_attn_layernorm|post_attn_norm)", "(post_mlp_layernorm|post_ffn_norm)")
+            for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
+)
+
+# MiniMax-M3's text model: Gemma's (1 + w) norms, per-head q/k norms of that kind under the √head_dim score scale, partial
+# rotary (rotary_dim); dense gated MLPs of dense_intermediate_size (gate|up fused) or sigmoid-routed experts of the
+# intermediate size (score correction bias, routed scaling factor) beside a fused shared expert of shared_intermediate_size,
+# both clamped SwiGLUs with (up + 1), elementwise; "minimax_m3_sparse" layers attend to the key blocks a lightning indexer
+# picks from the stream (index sizes of their own, kept: it reads the small model's stream by R and picks the same blocks)
+MINIMAX_M3_VL_TEXT = LLAMA.extend(
+    name="minimax_m3_vl_text", model_types=("minimax_m3_vl_text",), classes=("MiniMaxM3VLTextModel", "MiniMaxM3VLForCausalLM"),
+    config=dataclasses.replace(LLAMA.config, expert_ffn="dense_intermediate_size", shared_ffn="shared_intermediate_size",
+                               twins={"index_n_heads": "num_key_value_heads"}, per_head={"index_head": ("index_head_dim",)}),
+    spaces={**LLAMA.spaces, **EXPERT_SPACES, "head": QWEN3.spaces["head"], "index_q": Space("kv_heads×index_head", Kind.ACTIVATION)},
+    body=(*(r for n in ("input_layernorm", "post_attention_layernorm") for r in norm(f"{LAYER}.{n}", "hidden", bias=False, offset=1.0)),
+          *norm("norm", "final", input="hidden", bias=False, offset=1.0),
+          *(r for n in ("q_norm", "k_norm") for r in norm(f"{LAYER}.self_attn.{n}", "head", bias=False, offset=1.0)),
+          *experts("ffn"), *keep(f"{LAYER}.mlp.gate.e_score_correction_bias"),
+          TensorRule(f"{LAYER}.mlp.gate_up_proj.weight", (Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+          *linear(f"{LAYER}.mlp.down_proj", "hidden", "expert", bias=False),
+          TensorRule(f"{LAYER}.mlp.shared_experts.gate_up_proj.weight", (Packed((writes("shared"), writes("shared"))), reads("hidden"))),
+          *linear(f"{LAYER}.mlp.shared_experts.down_proj", "hidden", "shared", bias=False),
+          # one index head per KV head (the query heads of a KV group attend to the blocks of its index head): grown with them
+          *linear(f"{LAYER}.self_attn.indexer.q_proj", "index_q", "hidden", bias=False),
+          *linear(f"{LAYER}.self_attn.indexer.k_proj", None, "hidden", bias=False),
+          *keep(f"{LAYER}.self_attn.indexer.(q_norm|k_norm).weight")),
+    constraints=(*LLAMA.constraints, HeadDimFixedBy("minimax_m3_sparse", "the indexer rotates its queries and keys by the "
+                                                    "first index_head_dim entries of the heads' rotary table, whose "
+                                                    "frequencies follow head_dim")),
 )
