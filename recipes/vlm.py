@@ -1,0 +1,44 @@
+"""Vision-language models: a vision tower, a projector, and a language model that reads the projected image features in
+place of the embeddings of its image placeholder tokens.
+
+The language model grows by its own recipe (the sub-config's model type: Llama, Qwen2-VL's text model, Gemma 3's, ...),
+its keys under the model's prefixes (``Tower``); the vision tower is kept as it is, or grown by ``--vision-tower grow``
+(by --factor, in width: the model reads its blocks' hidden states by index). The projector is what joins them: its output
+rows write into the text model's residual stream as an embedding row does (copies under the algebra's scaling, or zeros),
+its input columns read the vision tower's output (kept, unless the vision tower grows). The image features are then the
+small model's, grown as its embeddings are, and the whole model computes the small one's function.
+
+* LLaVA: a two-layer MLP (linear_1 → GELU → linear_2, its hidden layer of the text width) over a block's hidden states
+  of the vision tower (``vision_feature_layer``: its residual stream).
+* Qwen2-VL, Qwen2.5-VL: the vision tower's merger ends in a linear layer into the text width (``mlp.2``); the rest of
+  the merger is the vision tower's, kept; its output size (``vision_config.hidden_size`` / ``out_hidden_size``) follows the
+  text hidden size.
+* Gemma 3: the vision tower's final LayerNorm output, average-pooled to mm_tokens_per_image tokens, through an RMSNorm
+  (1 + w) over the vision width, then a matrix [vision, text] (input × weight).
+* Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side, and one linear layer
+  projects them into the text width.
+"""
+
+import dataclasses
+
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, Tower, linear, norm, reads, writes
+
+# the sizes a coverage row and the growth's notes read: the text model's (text_config)
+FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                      head_dim="head_dim", eps=("rms_norm_eps",))
+# the outputs: the text model's hidden states, and the projected image features, which replace embedding rows
+OUTPUTS = {"hidden_states": "text_config.hidden", "last_hidden_state": "text_config.final",
+           "image_hidden_states": "text_config.hidden"}
+LM_HEAD = linear("(language_model.lm_head|lm_head)", None, "text_config.final", bias=False)
+# the text model under the legacy layout that transformers saves (language_model.model) and the one it loads into
+LANGUAGE_MODEL = ("language_model.model", "model.language_model", "language_model")
+
+LLAVA = Recipe(
+    name="llava", model_types=("llava",), classes=("LlavaModel", "LlavaForConditionalGeneration"), prefix=("model",),
+    config=FIELDS, spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", LANGUAGE_MODEL, spaces={"projected": Space("hidden", Kind.ACTIVATION)}),  # feeds the GELU
+            Tower("vision_config", ("vision_tower", "model.vision_tower"), kept=True)),
+    body=(*linear("multi_modal_projector.linear_1", "text_config.projected", "vision_config.hidden"),
+          *linear("multi_modal_projector.linear_2", "text_config.hidden", "text_config.projected")),
+    heads=LM_HEAD,
+)

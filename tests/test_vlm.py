@@ -1,0 +1,89 @@
+"""Vision-language models grown whole: the language model grows, the vision tower is kept (or grown with --vision-tower
+grow), the projector between them adapts; every parameter randomised, grown, reloaded, compared on images whose
+placeholder tokens are in the text (so the projected features are really merged into what the language model reads)."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.signals import image_token
+from hfgrow.testing import build_model, load
+
+CLASSES = {
+    "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
+}
+GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
+           "vision": dict(factor=2, vision_tower="grow")}
+# every class once, every growth at least once per family (default); the rest under -m exhaustive
+FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision")}
+CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
+         for classes in CLASSES.values() for cls in classes for growth in GROWTHS]
+
+
+def grown(tmp_path, cls, **options):
+    src = build_model(tmp_path / "src", cls)
+    report = hfgrow.grow(src, tmp_path / "out", **options)
+    v = report["verification"]
+    assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"], v
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= 1e-5, (name, stats)
+    return src, report
+
+
+def image_features_reach_the_text(model, inputs) -> bool:
+    """The inputs hold image placeholder tokens, and the model's outputs change with the pixels."""
+    other = {k: (v + 1 if k == "pixel_values" else v) for k, v in inputs.items()}
+    with torch.no_grad():
+        a, b = model(**inputs)[0], model(**other)[0]
+    return bool((inputs["input_ids"] == image_token(model.config)).any()) and not torch.allclose(a, b)
+
+
+@pytest.mark.parametrize("cls, growth", CASES)
+def test_every_class_is_exact(tmp_path, cls, growth):
+    src, report = grown(tmp_path, cls, **GROWTHS[growth])
+    v = report["verification"]
+    assert "image tokens" in v["inputs"] and "image_hidden_states" in v["float32"]["outputs"]
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
+    assert (big["vision_config"] == small["vision_config"]) == (growth != "vision")
+    a, b = load(src), load(tmp_path / "out")
+    if growth != "vision":  # the vision tower is the small one's, tensor for tensor
+        for name, t in a.state_dict().items():
+            if ("vision_tower" in name or "visual." in name or "vision_model" in name) and "merger.mlp.2" not in name:
+                assert torch.equal(t, b.state_dict()[name]), name
+    from hfgrow.signals import with_signals
+    inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    assert image_features_reach_the_text(a, inputs)
+    with torch.no_grad():
+        x, y = a(**inputs)[0], b(**inputs)[0]
+    if x.shape == y.shape:  # logits: compared as the user sees them
+        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+
+
+def test_the_cli_grows_a_llava_with_its_vision_tower(tmp_path):
+    """--vision-tower grow through the CLI: both towers twice as wide, the projector's both sides grown, exact."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--vision-tower", "grow", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "growth_report.json").read_text())
+    assert report["verification"]["exact"]
+    config = json.loads((out / "config.json").read_text())
+    assert (config["text_config"]["hidden_size"], config["vision_config"]["hidden_size"]) == (32, 32)
+    assert load(out).model.multi_modal_projector.linear_1.weight.shape == (32, 32)
+
+
+def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
+    """The vision tower's sizes are not the text model's: --vision-tower grow takes --factor; a text model has none."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration")
+    for args, why in (([str(src), "--hidden-size", "24", "--vision-tower", "grow"], "give --factor"),
+                      ([str(build_model(tmp_path / "llama", "LlamaForCausalLM")), "--vision-tower", "grow"], "no vision-language model")):
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and why in lines[0], result.stderr
+        assert not (tmp_path / "out").exists()
