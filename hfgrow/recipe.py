@@ -261,13 +261,14 @@ class Tower:
     layouts transformers saves and loads), planned as its recipe's base model (``recipe``; None: the recipe of the
     sub-config's model_type). ``spaces``: spaces of the tower's widths that the model's own tensors add (a projector's
     hidden layer). ``kept``: the vision tower, copied as it is unless asked to grow (``--vision-tower grow``): the
-    projector's input columns then keep the tower's size."""
+    projector's input columns then keep the tower's size; ``fixed``: why a kept tower cannot grow (it is then always kept)."""
 
     sub: str
     prefix: tuple[str, ...]
     recipe: Recipe | None = None
     spaces: Mapping[str, Space] = field(default_factory=dict)
     kept: bool = False
+    fixed: str = ""
 
 
 def scoped(recipe: Recipe, scope: str) -> Recipe:

@@ -142,7 +142,7 @@ def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     vision_start and vision_end (the model derives its multimodal rotary positions from them)."""
     vision = config.vision_config
     merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
-    side = 2 * merge * (getattr(vision, "window_size", 0) // (patch * merge) or 1)  # Qwen2.5-VL: a whole attention window
+    side = 2 * merge
     row = _positive(vision, "in_channels") * _positive(vision, "temporal_patch_size") * patch * patch
     pixels = torch.randn(n * side * side, row, generator=g)
     grid = torch.tensor([[1, side, side]] * n)
@@ -172,6 +172,10 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "llava": _llava, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
 }
 
+# the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
+# multimodal rotary positions from them
+TYPE_IDS = {"gemma3": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
+
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
     """A vision-language model's inputs: BATCH of the sentences ``inputs`` (one verification batch: the images' rows
@@ -187,10 +191,10 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     block = torch.tensor(before + [image_token(config)] * count + after).expand(ids.shape[0], -1)
     ids = torch.cat([block, ids], dim=1)
     feed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
-    if config.model_type == "gemma3":  # the processor marks image tokens: attention is bidirectional within an image
-        feed["token_type_ids"] = (ids == image_token(config)).long()
-    shape = "×".join(map(str, images["pixel_values"].shape[1:]))
-    return feed, f"{source} ({BATCH} sentences); an image each ({shape} pixel values), as {count} image tokens before it"
+    if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
+        feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
+    shape = "×".join(map(str, images["pixel_values"].shape))
+    return feed, f"{source} ({BATCH} sentences); an image each (pixel values {shape}), as {count} image tokens before it"
 
 
 def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:

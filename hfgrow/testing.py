@@ -244,6 +244,14 @@ TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISI
 # vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
 TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
                      image_token_index=5, vision_feature_layer=-2)
+# Qwen2-VL: 4×4 patches of 2 frames merged 2×2 into the text width (its vision_config.hidden_size)
+_QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=2, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+                    temporal_patch_size=2)
+_QWEN_IDS = dict(image_token_id=5, video_token_id=6, vision_start_token_id=7, vision_end_token_id=8)
+TINY["qwen2_vl"] = dict(text_config=TINY["qwen2_vl_text"], vision_config=_QWEN_VISION, **_QWEN_IDS)
+TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
+    depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+    temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))
 
 
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra")  # their causal LM needs is_decoder

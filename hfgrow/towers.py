@@ -96,6 +96,8 @@ def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Planned]:
     tower grows too."""
     towers = []
     for tower in map(_plain, recipe.towers):
+        if tower.kept and grow_kept and tower.fixed:
+            raise GrowthError(f"--vision-tower grow: {tower.fixed}; keep it (the default), and the projector adapts")
         if tower.kept and not grow_kept:
             towers.append(Planned(tower.sub, None, None, tower.prefix, True))
             continue

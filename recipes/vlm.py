@@ -42,3 +42,20 @@ LLAVA = Recipe(
           *linear("multi_modal_projector.linear_2", "text_config.hidden", "text_config.projected")),
     heads=LM_HEAD,
 )
+
+# the merger's last layer writes into the text width; the rest of the vision tower (the merger's norm and first layer
+# too) is the vision tower's, always kept
+QWEN_VISION = ("hfgrow does not grow Qwen2-VL's vision tower: no recipe covers its blocks (packed q|k|v under 2-D rotary "
+               "positions) and its merger, which reads spatial_merge_size² patches side by side")
+QWEN2_VL = Recipe(
+    name="qwen2_vl", model_types=("qwen2_vl",), classes=("Qwen2VLModel", "Qwen2VLForConditionalGeneration"), prefix=("model",),
+    config=dataclasses.replace(FIELDS, twins={"vision_config.hidden_size": "text_config.hidden_size"}), spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", ("model.language_model", "model", "language_model")),
+            Tower("vision_config", ("model.visual", "visual"), kept=True, fixed=QWEN_VISION)),
+    body=linear("visual.merger.mlp.2", "text_config.hidden", "vision_config.merged"),
+    heads=linear("lm_head", None, "text_config.final", bias=False),
+)
+QWEN2_5_VL = QWEN2_VL.extend(
+    name="qwen2_5_vl", model_types=("qwen2_5_vl",), classes=("Qwen2_5_VLModel", "Qwen2_5_VLForConditionalGeneration"),
+    config=dataclasses.replace(FIELDS, twins={"vision_config.out_hidden_size": "text_config.hidden_size"}),
+)

@@ -15,13 +15,18 @@ from hfgrow.testing import build_model, load
 
 CLASSES = {
     "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
+    "qwen2_vl": ["Qwen2VLForConditionalGeneration", "Qwen2VLModel"],
+    "qwen2_5_vl": ["Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLModel"],
 }
+# vision towers hfgrow keeps, whatever is asked
+FIXED = {"qwen2_vl", "qwen2_5_vl"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow")}
 # every class once, every growth at least once per family (default); the rest under -m exhaustive
-FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision")}
+FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("Qwen2VLForConditionalGeneration", "head-dim"),
+        ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
-         for classes in CLASSES.values() for cls in classes for growth in GROWTHS]
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED)]
 
 
 def grown(tmp_path, cls, **options):
@@ -46,10 +51,12 @@ def image_features_reach_the_text(model, inputs) -> bool:
 def test_every_class_is_exact(tmp_path, cls, growth):
     src, report = grown(tmp_path, cls, **GROWTHS[growth])
     v = report["verification"]
-    assert "image tokens" in v["inputs"] and "image_hidden_states" in v["float32"]["outputs"]
+    assert "image tokens" in v["inputs"] and "hidden_states" in v["float32"]["outputs"]
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
-    assert (big["vision_config"] == small["vision_config"]) == (growth != "vision")
+    twins = ("hidden_size", "out_hidden_size") if cls.startswith("Qwen") else ()  # the merger's output size: the text width
+    assert ({k: v for k, v in big["vision_config"].items() if k not in twins} ==
+            {k: v for k, v in small["vision_config"].items() if k not in twins}) == (growth != "vision")
     a, b = load(src), load(tmp_path / "out")
     if growth != "vision":  # the vision tower is the small one's, tensor for tensor
         for name, t in a.state_dict().items():
@@ -87,3 +94,22 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and why in lines[0], result.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_a_vision_tower_without_a_recipe_is_kept(tmp_path):
+    """Qwen2-VL's vision tower is always kept: --vision-tower grow is refused with the reason, nothing written."""
+    src = build_model(tmp_path / "src", "Qwen2VLForConditionalGeneration")
+    with pytest.raises(hfgrow.GrowthError, match="does not grow Qwen2-VL's vision tower"):
+        hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_merger_output_size_follows_the_text_width(tmp_path):
+    """Qwen2-VL's merger writes into the text width: vision_config.hidden_size (Qwen2.5-VL: out_hidden_size) grows with
+    text_config.hidden_size, the vision tower's own sizes stay."""
+    for cls, field in (("Qwen2VLModel", "hidden_size"), ("Qwen2_5_VLModel", "out_hidden_size")):
+        src = build_model(tmp_path / cls, cls)
+        hfgrow.grow(src, tmp_path / f"{cls}-out", hidden_size=24, intermediate_size=36, verify=False)
+        small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / f"{cls}-out"))
+        assert big["vision_config"][field] == big["text_config"]["hidden_size"] == 24
+        assert {k: v for k, v in big["vision_config"].items() if k != field} == {k: v for k, v in small["vision_config"].items() if k != field}
