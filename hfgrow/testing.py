@@ -249,6 +249,9 @@ _QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=2, num_head
                     temporal_patch_size=2)
 _QWEN_IDS = dict(image_token_id=5, video_token_id=6, vision_start_token_id=7, vision_end_token_id=8)
 TINY["qwen2_vl"] = dict(text_config=TINY["qwen2_vl_text"], vision_config=_QWEN_VISION, **_QWEN_IDS)
+# Gemma 3: a SigLIP tower of 2×2 patches, each its own soft token (mm_tokens_per_image), between boi and eoi
+TINY["gemma3"] = dict(text_config=TINY["gemma3_text"], vision_config=dict(_VISION, model_type="siglip_vision_model"), mm_tokens_per_image=4,
+                      boi_token_index=7, eoi_token_index=8, image_token_index=5, num_labels=3)
 TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
     depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
     temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))

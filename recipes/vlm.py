@@ -59,3 +59,14 @@ QWEN2_5_VL = QWEN2_VL.extend(
     name="qwen2_5_vl", model_types=("qwen2_5_vl",), classes=("Qwen2_5_VLModel", "Qwen2_5_VLForConditionalGeneration"),
     config=dataclasses.replace(FIELDS, twins={"vision_config.out_hidden_size": "text_config.hidden_size"}),
 )
+
+# the projector reads the vision tower's final LayerNorm output (average-pooled), normalises it over the vision width and
+# multiplies it by a [vision, text] matrix; the sequence classifier scores the text model's last token
+GEMMA3 = Recipe(
+    name="gemma3", model_types=("gemma3",), classes=("Gemma3Model", "Gemma3ForConditionalGeneration", "Gemma3ForSequenceClassification"),
+    prefix=("model",), config=FIELDS, spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", LANGUAGE_MODEL), Tower("vision_config", ("vision_tower", "model.vision_tower"), kept=True)),
+    body=(TensorRule("multi_modal_projector.mm_input_projection_weight", (reads("vision_config.final"), writes("text_config.hidden"))),
+          *norm("multi_modal_projector.mm_soft_emb_norm", "vision_config.final", bias=False, offset=1.0)),
+    heads=(*LM_HEAD, *linear("score", None, "text_config.final", bias=False)),
+)

@@ -17,6 +17,7 @@ CLASSES = {
     "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
     "qwen2_vl": ["Qwen2VLForConditionalGeneration", "Qwen2VLModel"],
     "qwen2_5_vl": ["Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLModel"],
+    "gemma3": ["Gemma3ForConditionalGeneration", "Gemma3Model", "Gemma3ForSequenceClassification"],
 }
 # vision towers hfgrow keeps, whatever is asked
 FIXED = {"qwen2_vl", "qwen2_5_vl"}
@@ -24,7 +25,8 @@ GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-d
            "vision": dict(factor=2, vision_tower="grow")}
 # every class once, every growth at least once per family (default); the rest under -m exhaustive
 FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("Qwen2VLForConditionalGeneration", "head-dim"),
-        ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads")}
+        ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads"),
+        ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED)]
 
