@@ -70,3 +70,17 @@ GEMMA3 = Recipe(
           *norm("multi_modal_projector.mm_soft_emb_norm", "vision_config.final", bias=False, offset=1.0)),
     heads=(*LM_HEAD, *linear("score", None, "text_config.final", bias=False)),
 )
+
+# the connector's one linear layer reads scale_factor² vision tokens side by side (its pixel shuffle) and writes into the
+# text width; its text model under text_model
+PIXEL_SHUFFLE = ("the connector's pixel shuffle puts scale_factor² tokens of the vision width side by side along one input "
+                 "axis of its projection, a layout of the config's scale_factor that no recipe rule describes")
+IDEFICS3 = Recipe(
+    name="idefics3", model_types=("idefics3",), classes=("Idefics3Model", "Idefics3ForConditionalGeneration"), prefix=("model",),
+    config=FIELDS, spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", ("model.text_model", "text_model")),
+            Tower("vision_config", ("model.vision_model", "vision_model"), kept=True, fixed=PIXEL_SHUFFLE)),
+    body=linear("connector.modality_projection.proj", "text_config.hidden", "vision_config.final", bias=False),
+    heads=linear("lm_head", None, "text_config.final", bias=False),
+)
+SMOLVLM = IDEFICS3.extend(name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"))

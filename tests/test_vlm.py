@@ -18,15 +18,19 @@ CLASSES = {
     "qwen2_vl": ["Qwen2VLForConditionalGeneration", "Qwen2VLModel"],
     "qwen2_5_vl": ["Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLModel"],
     "gemma3": ["Gemma3ForConditionalGeneration", "Gemma3Model", "Gemma3ForSequenceClassification"],
+    "idefics3": ["Idefics3ForConditionalGeneration", "Idefics3Model"],
+    "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
 }
 # vision towers hfgrow keeps, whatever is asked
-FIXED = {"qwen2_vl", "qwen2_5_vl"}
+FIXED = {"qwen2_vl", "qwen2_5_vl", "idefics3", "smolvlm"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow")}
 # every class once, every growth at least once per family (default); the rest under -m exhaustive
 FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("Qwen2VLForConditionalGeneration", "head-dim"),
         ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads"),
-        ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision")}
+        ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
+        ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
+        ("SmolVLMModel", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED)]
 
@@ -98,10 +102,12 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
         assert not (tmp_path / "out").exists()
 
 
-def test_a_vision_tower_without_a_recipe_is_kept(tmp_path):
-    """Qwen2-VL's vision tower is always kept: --vision-tower grow is refused with the reason, nothing written."""
-    src = build_model(tmp_path / "src", "Qwen2VLForConditionalGeneration")
-    with pytest.raises(hfgrow.GrowthError, match="does not grow Qwen2-VL's vision tower"):
+@pytest.mark.parametrize("cls, why", [("Qwen2VLForConditionalGeneration", "does not grow Qwen2-VL's vision tower"),
+                                       ("SmolVLMForConditionalGeneration", "pixel shuffle")])
+def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, why):
+    """Qwen2-VL's and Idefics3's vision towers are always kept: --vision-tower grow is refused with the reason."""
+    src = build_model(tmp_path / "src", cls)
+    with pytest.raises(hfgrow.GrowthError, match=why):
         hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
     assert not (tmp_path / "out").exists()
 
