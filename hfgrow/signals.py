@@ -136,6 +136,22 @@ def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Ten
     return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) + full, [], []
 
 
+def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """LLaVA-NeXT: each image of the first grid pinpoint's size, as the processor tiles it: [n, 1 + tiles, channels, side,
+    side] (a resized whole image, then the tiles) with its image_sizes; a feature per patch of the whole image, then per
+    patch of the tiles' grid with an image_newline after each of its rows."""
+    vision = config.vision_config
+    side, patch = _side(vision.image_size)[0], _side(vision.patch_size)[0]
+    pinpoints = getattr(config, "image_grid_pinpoints", None) or [[side, side]]
+    height, width = int(pinpoints[0][0]), int(pinpoints[0][1])
+    tiles, per_side = (height // side) * (width // side), side // patch
+    pixels = torch.randn(n, 1 + tiles, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
+    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    rows, columns = height // side * per_side, width // side * per_side
+    count = per_side * per_side + full + rows * (columns + 1)
+    return {"pixel_values": pixels, "image_sizes": torch.tensor([[height, width]] * n)}, count, [], []
+
+
 def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Qwen2-VL, Qwen2.5-VL: each image a grid of 1 × 2m × 2m patches (m: the spatial merge size), flattened into rows of
     channels × temporal_patch_size × patch_size² values, with its image_grid_thw; a feature per m × m patches, between
@@ -169,7 +185,7 @@ def _idefics3(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
 
 
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
-    "llava": _llava, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
+    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -244,6 +244,7 @@ TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISI
 # vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
 TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
                      image_token_index=5, vision_feature_layer=-2)
+TINY["llava_next"] = dict(TINY["llava"], image_grid_pinpoints=[[8, 16], [16, 8]])  # a whole image and its 1×2 tiles
 # Qwen2-VL: 4×4 patches of 2 frames merged 2×2 into the text width (its vision_config.hidden_size)
 _QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=2, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
                     temporal_patch_size=2)

@@ -42,6 +42,12 @@ LLAVA = Recipe(
           *linear("multi_modal_projector.linear_2", "text_config.hidden", "text_config.projected")),
     heads=LM_HEAD,
 )
+# LLaVA-NeXT: LLaVA's projector, and a learned image_newline vector in the text width after each row of tiles' features,
+# grown as an embedding row
+LLAVA_NEXT = LLAVA.extend(
+    name="llava_next", model_types=("llava_next",), classes=("LlavaNextModel", "LlavaNextForConditionalGeneration"),
+    body=(TensorRule("image_newline", (writes("text_config.hidden"),)),),
+)
 
 # the merger's last layer writes into the text width; the rest of the vision tower (the merger's norm and first layer
 # too) is the vision tower's, always kept

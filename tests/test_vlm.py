@@ -15,6 +15,7 @@ from hfgrow.testing import build_model, load
 
 CLASSES = {
     "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
+    "llava_next": ["LlavaNextForConditionalGeneration", "LlavaNextModel"],
     "qwen2_vl": ["Qwen2VLForConditionalGeneration", "Qwen2VLModel"],
     "qwen2_5_vl": ["Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLModel"],
     "gemma3": ["Gemma3ForConditionalGeneration", "Gemma3Model", "Gemma3ForSequenceClassification"],
@@ -23,16 +24,20 @@ CLASSES = {
 }
 # vision towers hfgrow keeps, whatever is asked
 FIXED = {"qwen2_vl", "qwen2_5_vl", "idefics3", "smolvlm"}
+NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
-           "vision": dict(factor=2, vision_tower="grow")}
+           "vision": dict(factor=2, vision_tower="grow"),
+           # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
+           "orthogonal": dict(factor=2, convention="orthogonal")}
 # every class once, every growth at least once per family (default); the rest under -m exhaustive
-FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("Qwen2VLForConditionalGeneration", "head-dim"),
+FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("LlavaNextForConditionalGeneration", "wider"),
+        ("LlavaNextModel", "head-dim"), ("LlavaNextForConditionalGeneration", "orthogonal"), ("Qwen2VLForConditionalGeneration", "head-dim"),
         ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
         ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
         ("SmolVLMModel", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
-         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED)]
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
 
 def grown(tmp_path, cls, **options):
