@@ -27,7 +27,7 @@ from .memory import check_peak_fits, check_sizes_fit
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
 from .recipe import Recipe, TensorRule, scoped
-from .towers import TowerReader, joined_config, keeping, planned_towers, tower_keys
+from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths
 
 
@@ -228,6 +228,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     """A model of towers (CLIPModel, a vision-language model): each tower planned as a model of its own class on its own
     keys and sub-config, its spaces named apart (``text_config.hidden``), then joined; the tensors between them
     (logit_scale, a projector) by the model's own rules. A kept tower (a vision tower, by default) is copied as it is."""
+    reader = NestedReader(reader, tower_subs(recipe))
     towers = planned_towers(recipe, reader.transformers_config(), options.vision_tower == "grow")
     if options.vision_tower == "grow" and not any(t.vision for t in towers):
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "

@@ -46,6 +46,31 @@ class TowerReader:
 UNSHARED = ("model_type", "architectures", "dtype", "torch_dtype", "transformers_version")
 
 
+class NestedReader:
+    """A checkpoint whose config.json keeps a tower's fields flat at its top (the Hub's Qwen2-VL and Qwen2.5-VL: the text
+    model's sizes beside vision_config) seen with that tower's sub-config nested, as transformers reads it: the fields
+    transformers moves into the sub-config are moved, and the grown config.json is written nested."""
+
+    def __init__(self, reader: CheckpointReader, subs: list[str]):
+        self.reader, self.folder, self.tensors = reader, reader.folder, reader.tensors
+        config, cfg = dict(reader.config()), reader.transformers_config()
+        for sub in subs:
+            if isinstance(config.get(sub), dict) or getattr(cfg, sub, None) is None:
+                continue
+            fields = set(getattr(cfg, sub).to_dict()) - set(UNSHARED) - {sub for sub in subs}
+            config[sub] = {"model_type": getattr(cfg, sub).model_type, **{k: config.pop(k) for k in sorted(fields) if k in config}}
+        self._config = config
+
+    def config(self) -> dict[str, Any]:
+        return dict(self._config)
+
+    def transformers_config(self) -> Any:
+        return self.reader.transformers_config()
+
+    def get(self, name: str) -> torch.Tensor:
+        return self.reader.get(name)
+
+
 def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None,
                   twins: Mapping[str, str]) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's

@@ -126,3 +126,17 @@ def test_the_merger_output_size_follows_the_text_width(tmp_path):
         small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / f"{cls}-out"))
         assert big["vision_config"][field] == big["text_config"]["hidden_size"] == 24
         assert {k: v for k, v in big["vision_config"].items() if k != field} == {k: v for k, v in small["vision_config"].items() if k != field}
+
+
+def test_a_flat_qwen2_vl_config_grows_nested(tmp_path):
+    """The Hub's Qwen2-VL configs keep the text model's fields flat beside vision_config (transformers moves them into
+    text_config on load): grown exactly, and written nested, no stale flat size left to disagree."""
+    src = build_model(tmp_path / "src", "Qwen2VLForConditionalGeneration")
+    config = json.loads((src / "config.json").read_text())
+    text = config.pop("text_config")
+    (src / "config.json").write_text(json.dumps({**config, **{k: v for k, v in text.items() if k != "model_type"}}))
+    report = hfgrow.grow(src, tmp_path / "out", hidden_size=24, intermediate_size=36)
+    assert report["verification"]["exact"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert big["text_config"]["hidden_size"] == big["vision_config"]["hidden_size"] == 24
+    assert "hidden_size" not in big and "num_hidden_layers" not in big
