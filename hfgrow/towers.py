@@ -22,7 +22,7 @@ class TowerReader:
     def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str):
         import copy
 
-        self.reader, self.folder = reader, reader.folder
+        self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}
@@ -52,7 +52,7 @@ class NestedReader:
     transformers moves into the sub-config are moved, and the grown config.json is written nested."""
 
     def __init__(self, reader: CheckpointReader, subs: list[str]):
-        self.reader, self.folder, self.tensors = reader, reader.folder, reader.tensors
+        self.reader, self.folder, self.tensors = reader, getattr(reader, "folder", None), reader.tensors
         config, cfg = dict(reader.config()), reader.transformers_config()
         for sub in subs:
             if isinstance(config.get(sub), dict) or getattr(cfg, sub, None) is None:

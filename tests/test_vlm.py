@@ -140,3 +140,19 @@ def test_a_flat_qwen2_vl_config_grows_nested(tmp_path):
     big = json.loads((tmp_path / "out" / "config.json").read_text())
     assert big["text_config"]["hidden_size"] == big["vision_config"]["hidden_size"] == 24
     assert "hidden_size" not in big and "num_hidden_layers" not in big
+
+
+def test_grow_model_in_memory_reads_the_loaded_layout():
+    """In memory, the text model's keys are transformers' loaded layout (model.language_model.*, model.vision_tower.*),
+    not the saved one (language_model.model.*): hfgrow.grow_model grows it the same, exactly."""
+    from hfgrow.signals import with_signals
+    from hfgrow.testing import make_model
+
+    small = make_model("Gemma3ForConditionalGeneration").eval()
+    assert any(k.startswith("model.language_model.") for k in small.state_dict())
+    big = hfgrow.grow_model(small, factor=2).eval()
+    inputs = with_signals("Gemma3ForConditionalGeneration", small.config, 0,
+                          lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    with torch.no_grad():
+        a, b = small(**inputs).logits, big(**inputs).logits
+    assert ((a - b).abs().max() / a.abs().max()).item() < 1e-5
