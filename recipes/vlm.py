@@ -23,6 +23,8 @@ import dataclasses
 
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, Tower, linear, norm, reads, writes
 
+from . import siglip
+
 # the sizes a coverage row and the growth's notes read: the text model's (text_config)
 FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
                       head_dim="head_dim", eps=("rms_norm_eps",))
@@ -90,3 +92,7 @@ IDEFICS3 = Recipe(
     heads=linear("lm_head", None, "text_config.final", bias=False),
 )
 SMOLVLM = IDEFICS3.extend(name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"))
+# their vision encoders alone: SigLIP's vision tower without its pooling head, keys at the top
+IDEFICS3_VISION = siglip.VISION.extend(name="idefics3_vision", model_types=("idefics3_vision",), classes=("Idefics3VisionTransformer",),
+                                       prefix=(), outputs={**siglip.VISION.outputs, "pooler_output": None})
+SMOLVLM_VISION = IDEFICS3_VISION.extend(name="smolvlm_vision", model_types=("smolvlm_vision",), classes=("SmolVLMVisionTransformer",))
