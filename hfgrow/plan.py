@@ -238,15 +238,17 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     # (SigLIP's text head writes into the vision tower's hidden space; a projector's input, in a kept tower's)
     rules = keeping(recipe, kept).rules_for(cls)
     matched = {name: next((r for rx, r in rules if rx.match(name)), None) for name in reader.tensors}
-    by_prefix = tower_keys(list(reader.tensors), towers, {name for name, r in matched.items() if r is not None})
+    joins = {name for name, r in matched.items() if r is not None}
+    by_prefix = tower_keys(list(reader.tensors), towers)
     plans, claimed = [], set()
     for t in towers:
         keys = by_prefix[t.sub] if t.prefixes else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
-        if t.recipe is not None:
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), t.recipe, t.cls))
+        if t.recipe is not None:  # the tower's keys that the model's own rules grow: planned as they are, then replaced
+            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in sorted(keys & joins)))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
             claimed |= keys
-    copied = {name for t in towers if t.recipe is None for name in by_prefix[t.sub]}
+    copied = {name for t in towers if t.recipe is None for name in by_prefix[t.sub]} - joins
     own = [(info, matched[name] if matched[name] is not None or name not in copied else TensorRule(name, (None,) * len(info.shape)))
            for name, info in reader.tensors.items() if matched[name] is not None or name not in claimed]
     if any(rule is None for _, rule in own):
@@ -276,15 +278,17 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
 
 
 def _tower_options(options: GrowthOptions, vision: bool) -> GrowthOptions:
-    """A tower's options: a vision-language model's vision tower grows by --factor alone, in width (its sizes are not the
-    text model's, and the model reads its blocks' hidden states by index)."""
+    """A tower's options: a vision-language model's vision tower grows by --factor alone, in width and by its heads (its
+    sizes are not the text model's, the model reads its blocks' hidden states by index, and rotary positions over its
+    heads, Qwen2-VL's, keep their head_dim)."""
     if not vision:
         return options
     if options.factor is None:
         raise GrowthError("--vision-tower grow grows the vision tower by --factor: give --factor (--hidden-size and the "
                           "other sizes are the text model's)")
+    # its heads grow, head_dim stays (Qwen2-VL's 2-D rotary positions)
     return dataclasses.replace(options, hidden_size=None, intermediate_size=None, num_heads=None, num_kv_heads=None, head_dim=None,
-                               layers=None, insert_at=None, new_blocks="identity", adapters=())
+                               attention="heads", layers=None, insert_at=None, new_blocks="identity", adapters=())
 
 
 def _tower_sizes(sub: str, w: Widths) -> str:

@@ -246,7 +246,7 @@ TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision
                      image_token_index=5, vision_feature_layer=-2)
 TINY["llava_next"] = dict(TINY["llava"], image_grid_pinpoints=[[8, 16], [16, 8]])  # a whole image and its 1×2 tiles
 # Qwen2-VL: 4×4 patches of 2 frames merged 2×2 into the text width (its vision_config.hidden_size)
-_QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=2, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+_QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=4, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
                     temporal_patch_size=2)
 _QWEN_IDS = dict(image_token_id=5, video_token_id=6, vision_start_token_id=7, vision_end_token_id=8)
 TINY["qwen2_vl"] = dict(text_config=TINY["qwen2_vl_text"], vision_config=_QWEN_VISION, **_QWEN_IDS)

@@ -150,14 +150,11 @@ def keeping(recipe: Recipe, kept: list[str]) -> Recipe:
                                class_heads={c: rules(rs) for c, rs in recipe.class_heads.items()})
 
 
-def tower_keys(names: list[str], towers: list[Planned], own: set[str]) -> dict[str, set[str]]:
+def tower_keys(names: list[str], towers: list[Planned]) -> dict[str, set[str]]:
     """The keys of each tower that names key prefixes (by sub-config), each key the tower's of the longest prefix it lies
-    under (Qwen2-VL's ``model.visual`` within the text model's ``model``); ``own``: the model's own keys (a projector's),
-    no tower's."""
+    under (Qwen2-VL's ``model.visual`` within the text model's ``model``)."""
     found: dict[str, set[str]] = {t.sub: set() for t in towers if t.prefixes}
     for name in names:
-        if name in own:
-            continue
         best = max(((len(p), t.sub) for t in towers for p in t.prefixes if name.startswith(f"{p}.")), default=None)
         if best:
             found[best[1]].add(name)

@@ -21,7 +21,7 @@ small model's, grown as its embeddings are, and the whole model computes the sma
 
 import dataclasses
 
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, Tower, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
 
 from . import siglip
 
@@ -51,21 +51,53 @@ LLAVA_NEXT = LLAVA.extend(
     body=(TensorRule("image_newline", (writes("text_config.hidden"),)),),
 )
 
-# the merger's last layer writes into the text width; the rest of the vision tower (the merger's norm and first layer
-# too) is the vision tower's, always kept
-QWEN_VISION = ("hfgrow does not grow Qwen2-VL's vision tower: no recipe covers its blocks (packed q|k|v under 2-D rotary "
-               "positions) and its merger, which reads spatial_merge_size² patches side by side")
+# Qwen2-VL's vision tower: pre-LayerNorm blocks (eps 1e-6, fixed in code) of q|k|v packed in one linear layer under 2-D
+# rotary positions (its heads grow, head_dim stays), a Conv3d patch embedding, then the merger: a LayerNorm, the
+# spatial_merge_size² = 4 neighbouring patches side by side (4 blocks of the vision width), a linear layer over them (its
+# output, 4 blocks too), GELU, and the last layer into the text width (the model's own rule)
+QV = "blocks.*"
+MERGE = 4  # spatial_merge_size²: every released Qwen2-VL and Qwen2.5-VL merges 2 × 2 patches
+QKV = Packed((writes("q"), writes("k"), writes("v")))
+
+
+def qwen_vision(mlp: tuple[TensorRule, ...], bias: bool) -> tuple[TensorRule, ...]:
+    return (
+        TensorRule("patch_embed.proj.weight", (writes("hidden"), None, None, None, None)),
+        *norm(f"{QV}.norm1", "hidden", bias=bias), *norm(f"{QV}.norm2", "hidden", bias=bias),
+        TensorRule(f"{QV}.attn.qkv.weight", (QKV, reads("hidden"))), TensorRule(f"{QV}.attn.qkv.bias", (QKV,)),
+        *linear(f"{QV}.attn.proj", "hidden", "o"), *mlp,
+        *norm("merger.ln_q", "final", input="hidden", bias=bias),
+        TensorRule("merger.mlp.0.weight", (Packed((writes("merged"),) * MERGE), Packed((reads("final"),) * MERGE))),
+        TensorRule("merger.mlp.0.bias", (Packed((writes("merged"),) * MERGE),)),
+    )
+
+
+QWEN2_VISION = Recipe(
+    name="qwen2_vl_vision", model_types=("qwen2_vl_vision",), classes=("Qwen2VisionTransformerPretrainedModel",),
+    config=ConfigFields(hidden="embed_dim", ffn="intermediate_size", ffn_default=4, heads="num_heads", eps=()),
+    requires={"mlp_ratio": 4, "spatial_merge_size": 2}, stacks=((("blocks", "depth", None)),),
+    spaces={**block_spaces(), "final": Space("hidden", Kind.ACTIVATION), "merged": Space("hidden", Kind.ACTIVATION)},
+    body=qwen_vision((*linear(f"{QV}.mlp.fc1", "ffn", "hidden"), *linear(f"{QV}.mlp.fc2", "hidden", "ffn")), bias=True),
+)
+QWEN2_5_VISION = QWEN2_VISION.extend(
+    name="qwen2_5_vl_vision", model_types=("qwen2_5_vl_vision",), classes=("Qwen2_5_VisionTransformerPretrainedModel",),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_heads", eps=()), requires={"spatial_merge_size": 2},
+    norm="rms", body=qwen_vision((*linear(f"{QV}.mlp.gate_proj", "ffn", "hidden"), *linear(f"{QV}.mlp.up_proj", "ffn", "hidden"),
+                                  *linear(f"{QV}.mlp.down_proj", "hidden", "ffn")), bias=False),
+)
 QWEN2_VL = Recipe(
     name="qwen2_vl", model_types=("qwen2_vl",), classes=("Qwen2VLModel", "Qwen2VLForConditionalGeneration"), prefix=("model",),
     config=dataclasses.replace(FIELDS, twins={"vision_config.hidden_size": "text_config.hidden_size"}), spaces={}, outputs=OUTPUTS,
     towers=(Tower("text_config", ("model.language_model", "model", "language_model")),
-            Tower("vision_config", ("model.visual", "visual"), kept=True, fixed=QWEN_VISION)),
-    body=linear("visual.merger.mlp.2", "text_config.hidden", "vision_config.merged"),
+            Tower("vision_config", ("model.visual", "visual"), recipe=QWEN2_VISION, kept=True)),
+    body=(TensorRule("visual.merger.mlp.2.weight", (writes("text_config.hidden"), Packed((reads("vision_config.merged"),) * MERGE))),
+          TensorRule("visual.merger.mlp.2.bias", (writes("text_config.hidden"),))),
     heads=linear("lm_head", None, "text_config.final", bias=False),
 )
 QWEN2_5_VL = QWEN2_VL.extend(
     name="qwen2_5_vl", model_types=("qwen2_5_vl",), classes=("Qwen2_5_VLModel", "Qwen2_5_VLForConditionalGeneration"),
     config=dataclasses.replace(FIELDS, twins={"vision_config.out_hidden_size": "text_config.hidden_size"}),
+    towers=(QWEN2_VL.towers[0], Tower("vision_config", ("model.visual", "visual"), recipe=QWEN2_5_VISION, kept=True)),
 )
 
 # the projector reads the vision tower's final LayerNorm output (average-pooled), normalises it over the vision width and

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import hfgrow
 from hfgrow.cli import main
 from hfgrow.signals import image_token
-from hfgrow.testing import build_model, load
+from hfgrow.testing import TINY, build_model, load
 
 CLASSES = {
     "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
@@ -23,7 +23,7 @@ CLASSES = {
     "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
 }
 # vision towers hfgrow keeps, whatever is asked
-FIXED = {"qwen2_vl", "qwen2_5_vl", "idefics3", "smolvlm"}
+FIXED = {"idefics3", "smolvlm"}
 NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
@@ -32,7 +32,7 @@ GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-d
 # every class once, every growth at least once per family (default); the rest under -m exhaustive
 FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("LlavaNextForConditionalGeneration", "wider"),
         ("LlavaNextModel", "head-dim"), ("LlavaNextForConditionalGeneration", "orthogonal"), ("Qwen2VLForConditionalGeneration", "head-dim"),
-        ("Qwen2VLModel", "wider"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "heads"),
+        ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
         ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
         ("SmolVLMModel", "wider")}
@@ -107,11 +107,13 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
         assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("cls, why", [("Qwen2VLForConditionalGeneration", "does not grow Qwen2-VL's vision tower"),
-                                       ("SmolVLMForConditionalGeneration", "pixel shuffle")])
-def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, why):
-    """Qwen2-VL's and Idefics3's vision towers are always kept: --vision-tower grow is refused with the reason."""
-    src = build_model(tmp_path / "src", cls)
+@pytest.mark.parametrize("cls, config, why", [
+    ("SmolVLMForConditionalGeneration", {}, "pixel shuffle"),
+    ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1")])
+def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
+    """Idefics3's vision tower is always kept (its pixel shuffle), Qwen2-VL's grows when it merges 2 × 2 patches:
+    --vision-tower grow is refused otherwise, in one line, nothing written; kept, the same model grows."""
+    src = build_model(tmp_path / "src", cls, **config)
     with pytest.raises(hfgrow.GrowthError, match=why):
         hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
     assert not (tmp_path / "out").exists()
