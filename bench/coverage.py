@@ -33,6 +33,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_M
 
 import hfgrow  # noqa: E402
 from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
+from hfgrow.towers import tower_subs  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
@@ -194,7 +195,7 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
     cls = main_class(recipe)
     src = build(Path(tmp) / model_type, cls, model_type)
     whole = json.loads((src / "config.json").read_text())  # a composite's sizes: its (first tower's) sub-config's
-    config = sub_config(whole, recipe.towers[0][0]) if recipe.towers else sizes_of(whole, recipe)
+    config = sub_config(whole, tower_subs(recipe)[0]) if recipe.towers else sizes_of(whole, recipe)
     fields = recipe.config
     hidden = config[fields.hidden]
     ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN

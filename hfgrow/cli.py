@@ -179,6 +179,8 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
               help="A PEFT LoRA adapter of SRC to grow with it, into OUT/adapters/<name> (repeatable).")
 @click.option("--dense-out", type=click.Choice(["keep", "grow"]), default="keep", show_default=True,
               help="sentence-transformers folders: Dense modules keep their output dimension (same embeddings) or grow it.")
+@click.option("--vision-tower", type=click.Choice(["keep", "grow"]), default="keep", show_default=True,
+              help="Vision-language models: keep the vision tower as it is (the projector adapts), or grow it too by --factor.")
 @click.option("--multipliers", is_flag=True,
               help="Training checkpoints (Trainer, accelerate): split the optimizer's param groups by learning-rate multiplier "
                    "(hfgrow.optim.trainer_optimizer / param_groups builds the same groups to resume).")

@@ -25,7 +25,8 @@ def sub_config(config: dict[str, Any], sub: str) -> dict[str, Any]:
         raise GrowthError(f"config.json: '{sub}' should be a sub-config (an object of fields), got {part!r}")
     from transformers import CONFIG_MAPPING
 
-    return {"model_type": CONFIG_MAPPING[config["model_type"]].sub_configs[sub].model_type, **part}
+    # an AutoConfig sub-config (LLaVA's text_config: any text model) names its model_type itself
+    return {"model_type": getattr(CONFIG_MAPPING[config["model_type"]].sub_configs[sub], "model_type", None), **part}
 
 
 def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, widths: Widths, eps_scale: float,

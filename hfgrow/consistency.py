@@ -137,6 +137,7 @@ def plain_names(recipe: Recipe, skeleton: torch.nn.Module) -> Callable[[str], st
     prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
     prefixes.add(getattr(skeleton, "base_model_prefix", "") or "")
     prefixes.discard("")
+    prefixes = sorted(prefixes, key=len, reverse=True)  # the longest first (a tower's language_model.model)
 
     def plain(name: str) -> str:
         for p in prefixes:

@@ -28,7 +28,8 @@ VERIFY_MODES = ("auto", "full", "blockwise")
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch distributed checkpoint, one in torchtitan's names
 NEW_BLOCKS = ("identity", "stack")  # --layers: new blocks that are the identity, or the whole stack repeated (G_stack)
-DENSE_OUT = ("keep", "grow")  # sentence-transformers Dense modules: keep their output dimension, or grow it
+DENSE_OUT = ("keep", "grow")
+VISION_TOWER = ("keep", "grow")  # a vision-language model's vision tower: kept as it is, or grown by --factor  # sentence-transformers Dense modules: keep their output dimension, or grow it
 
 
 def adapter_name(folder: str | os.PathLike) -> str:
@@ -91,7 +92,8 @@ class GrowthOptions:
     create_pr: bool = False
     force: bool = False  # push even when verification failed or was skipped
     dense_out: str = "keep"  # sentence-transformers Dense modules: keep their output dimension, or grow it
-    adapters: tuple[str, ...] = ()  # PEFT LoRA adapter folders of the small model, grown into <out>/adapters/<name>
+    adapters: tuple[str, ...] = ()
+    vision_tower: str = "keep"  # a vision-language model's vision tower: kept as it is, or grown by --factor (in width)  # PEFT LoRA adapter folders of the small model, grown into <out>/adapters/<name>
 
     def command(self, src: str, out: str) -> str:
         """The CLI command that does what these options do (for the model card)."""
@@ -161,7 +163,8 @@ class GrowthOptions:
         for name, value, allowed in (("attention", self.attention, ATTENTION_MODES), ("verify_mode", self.verify_mode, VERIFY_MODES),
                                      ("convention", self.convention, [c.value for c in Convention]),
                                      ("symmetry", self.symmetry, [s.value for s in Symmetry]),
-                                     ("dense_out", self.dense_out, DENSE_OUT), ("new_blocks", self.new_blocks, NEW_BLOCKS)):
+                                     ("dense_out", self.dense_out, DENSE_OUT),
+                                     ("vision_tower", self.vision_tower, VISION_TOWER), ("new_blocks", self.new_blocks, NEW_BLOCKS)):
             if value not in allowed:
                 raise GrowthError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}, got {value!r}")
         if isinstance(self.to, str):

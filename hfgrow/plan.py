@@ -27,7 +27,7 @@ from .memory import check_peak_fits, check_sizes_fit
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
 from .recipe import Recipe, TensorRule, scoped
-from .towers import TowerReader, joined_config
+from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths
 
 
@@ -160,6 +160,8 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     """The plan of a growth, from the tensors' headers and config.json: every refusal before any weight is read."""
     options.validate()
     recipe, cls = find_recipe(reader.config())
+    if options.vision_tower == "grow" and not recipe.towers:
+        raise GrowthError(f"--vision-tower grow: {cls or recipe.name} is no vision-language model (it has no vision tower)")
     return _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
 
 
@@ -225,19 +227,32 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
 
 
 def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recipe, cls: str | None) -> GrowthPlan:
-    """A model of towers (CLIPModel): each tower planned as a model of its own class on its own keys and sub-config, its
-    spaces named apart (``text_config.hidden``), then joined; the tensors between them (logit_scale) by the model's rules."""
-    plans, claimed = [], set()
-    for sub, tower in recipe.towers:
-        tower, tower_cls = scoped(tower, sub), tower.classes[-1]
-        keys = {name for name in reader.tensors if any(rx.match(name) for rx, _ in tower.rules_for(tower_cls))}
-        plans.append(_plan(TowerReader(reader, keys - claimed, sub, tower_cls), options, tower, tower_cls))
-        claimed |= keys
+    """A model of towers (CLIPModel, a vision-language model): each tower planned as a model of its own class on its own
+    keys and sub-config, its spaces named apart (``text_config.hidden``), then joined; the tensors between them
+    (logit_scale, a projector) by the model's own rules. A kept tower (a vision tower, by default) is copied as it is."""
+    reader = NestedReader(reader, tower_subs(recipe))
+    towers = planned_towers(recipe, reader.transformers_config(), options.vision_tower == "grow")
+    if options.vision_tower == "grow" and not any(t.vision for t in towers):
+        raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "
+                          f"(every tower it has grows)")
+    kept = [t.sub for t in towers if t.recipe is None]
     # the model's own rules: the tensors between the towers, and those that join them, which win over a tower's rule
-    # (SigLIP's text head writes into the vision tower's hidden space)
-    rules = recipe.rules_for(cls)
-    own = [(info, next((r for rx, r in rules if rx.match(name)), None)) for name, info in reader.tensors.items()]
-    own = [(info, rule) for info, rule in own if rule is not None or info.name not in claimed]
+    # (SigLIP's text head writes into the vision tower's hidden space; a projector's input, in a kept tower's)
+    rules = keeping(recipe, kept).rules_for(cls)
+    matched = {name: next((r for rx, r in rules if rx.match(name)), None) for name in reader.tensors}
+    joins = {name for name, r in matched.items() if r is not None}
+    by_prefix = tower_keys(list(reader.tensors), towers)
+    plans, claimed = [], set()
+    for t in towers:
+        keys = by_prefix[t.sub] if t.prefixes else \
+            {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
+        if t.recipe is not None:  # the tower's keys that the model's own rules grow: planned as they are, then replaced
+            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in sorted(keys & joins)))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
+            claimed |= keys
+    copied = {name for t in towers if t.recipe is None for name in by_prefix[t.sub]} - joins
+    own = [(info, matched[name] if matched[name] is not None or name not in copied else TensorRule(name, (None,) * len(info.shape)))
+           for name, info in reader.tensors.items() if matched[name] is not None or name not in claimed]
     if any(rule is None for _, rule in own):
         shown = ", ".join(info.name for info, rule in own if rule is None)
         raise GrowthError(f"no {recipe.name} rule matches key(s) {shown[:300]} for {cls}")
@@ -245,7 +260,8 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     joining = {info.name for info, _ in own}
     tensors = [t for p in plans for t in p.tensors if t.source.name not in joining] + _tensor_plans(own, maps, options)
     config = reader.config()
-    new_config = joined_config(config, {sub: (p.source_config, p.config) for (sub, _), p in zip(recipe.towers, plans)}, options.dtype,
+    grown = [t.sub for t in towers if t.recipe is not None]
+    new_config = joined_config(config, {sub: (p.source_config, p.config) for sub, p in zip(grown, plans)}, options.dtype,
                                recipe.config.twins)
     check_config(new_config, plans[0].widths, options)
     floating = sum(info.numel for info, _ in own if info.dtype.is_floating_point)
@@ -255,11 +271,26 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
         config=new_config, source_config=config, params=(sum(p.params[0] for p in plans) + floating, sum(p.params[1] for p in plans) + floating),
         rounded=[n for p in plans for n in p.rounded], approximate=[a for p in plans for a in p.approximate],
         dropped=[d for p in plans for d in p.dropped],
-        layers={f"{sub}.{k}": v for (sub, _), p in zip(recipe.towers, plans) for k, v in p.layers.items()},
-        new_blocks={f"{sub}.{k}": v for (sub, _), p in zip(recipe.towers, plans) for k, v in p.new_blocks.items()},
-        notes=[n for p in plans for n in p.notes] + [_tower_sizes(sub, p.widths) for (sub, _), p in zip(recipe.towers, plans)])
+        layers={f"{sub}.{k}": v for sub, p in zip(grown, plans) for k, v in p.layers.items()},
+        new_blocks={f"{sub}.{k}": v for sub, p in zip(grown, plans) for k, v in p.new_blocks.items()},
+        notes=[n for p in plans for n in p.notes] + [_tower_sizes(sub, p.widths) for sub, p in zip(grown, plans)]
+        + [f"{sub}: kept as it is (--vision-tower grow grows it by --factor)" for sub in kept])
     check_peak_fits(plan)
     return plan
+
+
+def _tower_options(options: GrowthOptions, vision: bool) -> GrowthOptions:
+    """A tower's options: a vision-language model's vision tower grows by --factor alone, in width and by its heads (its
+    sizes are not the text model's, the model reads its blocks' hidden states by index, and rotary positions over its
+    heads, Qwen2-VL's, keep their head_dim)."""
+    if not vision:
+        return options
+    if options.factor is None:
+        raise GrowthError("--vision-tower grow grows the vision tower by --factor: give --factor (--hidden-size and the "
+                          "other sizes are the text model's)")
+    # its heads grow, head_dim stays (Qwen2-VL's 2-D rotary positions)
+    return dataclasses.replace(options, hidden_size=None, intermediate_size=None, num_heads=None, num_kv_heads=None, head_dim=None,
+                               attention="heads", layers=None, insert_at=None, new_blocks="identity", adapters=())
 
 
 def _tower_sizes(sub: str, w: Widths) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "STREAM_FROM_NORM",
     "Space",
     "TensorRule",
+    "Tower",
     "block_spaces",
     "conv1d",
     "drop",
@@ -229,9 +230,9 @@ class Recipe:
     # the family's exactness policy: each constraint says which growths it makes inexact, and why (hfgrow.policy)
     constraints: tuple[Constraint, ...] = ()
     # a model of towers with sizes of their own (CLIPModel): (the sub-config holding a tower's sizes, the tower's recipe,
-    # whose last class is the one planned), each planned on its own keys, the spaces named apart (``scoped``); the
-    # model's own rules are those between the towers (logit_scale)
-    towers: tuple[tuple[str, "Recipe"], ...] = ()
+    # whose last class is the one planned), or a Tower (a vision-language model's), each planned on its own keys, the
+    # spaces named apart (``scoped``); the model's own rules are those between the towers (logit_scale, a projector)
+    towers: tuple["tuple[str, Recipe] | Tower", ...] = ()
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the
@@ -252,6 +253,22 @@ class Recipe:
             return r.regex(prefixes, block=(blocks or {}).get(stack, 0) - 1)
 
         return [(compiled(r, prefixes), r) for r in self.body] + [(compiled(r), r) for r in heads]
+
+
+@dataclass(frozen=True)
+class Tower:
+    """A tower of a vision-language model: its sizes in the sub-config ``sub``, its keys under one of ``prefix`` (the
+    layouts transformers saves and loads), planned as its recipe's base model (``recipe``; None: the recipe of the
+    sub-config's model_type). ``spaces``: spaces of the tower's widths that the model's own tensors add (a projector's
+    hidden layer). ``kept``: the vision tower, copied as it is unless asked to grow (``--vision-tower grow``): the
+    projector's input columns then keep the tower's size; ``fixed``: why a kept tower cannot grow (it is then always kept)."""
+
+    sub: str
+    prefix: tuple[str, ...]
+    recipe: Recipe | None = None
+    spaces: Mapping[str, Space] = field(default_factory=dict)
+    kept: bool = False
+    fixed: str = ""
 
 
 def scoped(recipe: Recipe, scope: str) -> Recipe:

@@ -7,7 +7,10 @@ random inputs show a wrong one as well as real ones, and need no processor):
   encoder-decoder;
 - images, keyed on what the class's ``forward`` takes: a vision tower or an image classifier reads ``pixel_values``
   alone; a dual encoder (CLIP, SigLIP) reads token ids and pixel values, one image per sentence, at the size and
-  channels the (vision) config declares.
+  channels the (vision) config declares;
+- a vision-language model (keyed on its model type, ``IMAGE_LAYOUTS``) reads one image per sentence in its processor's
+  layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
+  family's markers), so that the projected image features are merged into the text stream the model reads.
 """
 
 from __future__ import annotations
@@ -117,6 +120,99 @@ def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
     return torch.randn(n, channels, height, width, generator=g), f"random pixel values ({n} images, {channels}×{height}×{width})"
 
 
+def image_token(config: Any) -> int:
+    """A vision-language config's image placeholder token id."""
+    value = getattr(config, "image_token_id", None)
+    return _positive(config, "image_token_index") if value is None else value
+
+
+def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full')."""
+    vision = config.vision_config
+    height, width = _side(vision.image_size)
+    patch = _side(vision.patch_size)
+    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), height, width, generator=g)
+    return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) + full, [], []
+
+
+def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """LLaVA-NeXT: each image of the first grid pinpoint's size, as the processor tiles it: [n, 1 + tiles, channels, side,
+    side] (a resized whole image, then the tiles) with its image_sizes; a feature per patch of the whole image, then per
+    patch of the tiles' grid with an image_newline after each of its rows."""
+    vision = config.vision_config
+    side, patch = _side(vision.image_size)[0], _side(vision.patch_size)[0]
+    pinpoints = getattr(config, "image_grid_pinpoints", None) or [[side, side]]
+    height, width = int(pinpoints[0][0]), int(pinpoints[0][1])
+    tiles, per_side = (height // side) * (width // side), side // patch
+    pixels = torch.randn(n, 1 + tiles, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
+    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    rows, columns = height // side * per_side, width // side * per_side
+    count = per_side * per_side + full + rows * (columns + 1)
+    return {"pixel_values": pixels, "image_sizes": torch.tensor([[height, width]] * n)}, count, [], []
+
+
+def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Qwen2-VL, Qwen2.5-VL: each image a grid of 1 × 2m × 2m patches (m: the spatial merge size), flattened into rows of
+    channels × temporal_patch_size × patch_size² values, with its image_grid_thw; a feature per m × m patches, between
+    vision_start and vision_end (the model derives its multimodal rotary positions from them)."""
+    vision = config.vision_config
+    merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
+    side = 2 * merge
+    row = _positive(vision, "in_channels") * _positive(vision, "temporal_patch_size") * patch * patch
+    pixels = torch.randn(n * side * side, row, generator=g)
+    grid = torch.tensor([[1, side, side]] * n)
+    ends = [_positive(config, "vision_start_token_id")], [_positive(config, "vision_end_token_id")]
+    return {"pixel_values": pixels, "image_grid_thw": grid}, side * side // merge ** 2, *ends
+
+
+def _gemma3(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Gemma 3: [n, channels, height, width]; mm_tokens_per_image features per image, between boi and eoi."""
+    pixels, _ = pixel_values(config, n, int(torch.randint(0, 2 ** 31, (1,), generator=g)))
+    ends = [_positive(config, "boi_token_index")], [_positive(config, "eoi_token_index")]
+    return {"pixel_values": pixels}, _positive(config, "mm_tokens_per_image"), *ends
+
+
+def _idefics3(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Idefics3, SmolVLM: [n, 1 image, channels, height, width] with its pixel_attention_mask; a feature per
+    scale_factor² patches (the connector's pixel shuffle)."""
+    vision = config.vision_config
+    height, width = _side(vision.image_size)
+    patch, scale = _side(vision.patch_size)[0], _positive(config, "scale_factor")
+    pixels = torch.randn(n, 1, int(getattr(vision, "num_channels", 3)), height, width, generator=g)
+    mask = torch.ones(n, 1, height, width, dtype=torch.bool)
+    return {"pixel_values": pixels, "pixel_attention_mask": mask}, (height // patch) * (width // patch) // scale ** 2, [], []
+
+
+IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
+    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
+}
+
+# the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
+# multimodal rotary positions from them
+TYPE_IDS = {"gemma3": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
+
+
+def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
+    """A vision-language model's inputs: BATCH of the sentences ``inputs`` (one verification batch: the images' rows
+    are not cut by sentence), each after an image's placeholder tokens, and the images in the processor's layout."""
+    g = torch.Generator().manual_seed(seed + 2)
+    images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, BATCH, g)
+    ids, mask = inputs["input_ids"][:BATCH], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:BATCH]
+    special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
+        "video_token_id", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
+    vocab = int(config.text_config.vocab_size)
+    plain = next(i for i in range(vocab) if i not in special)  # a sentence's token that is a marker: a plain token instead
+    ids = ids.masked_fill(torch.isin(ids, special), plain)
+    block = torch.tensor(before + [image_token(config)] * count + after).expand(ids.shape[0], -1)
+    ids = torch.cat([block, ids], dim=1)
+    feed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
+    if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
+        feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
+    shape = "×".join(map(str, images["pixel_values"].shape))
+    return feed, f"{source} ({BATCH} sentences); an image each (pixel values {shape}), as {count} image tokens before it"
+
+
 def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:
     """The inputs of a model of class ``cls``: generated audio where it reads a signal, ``tokens(text_config)`` where it
     reads token ids, random pixel values where it reads images (as many as sentences where it reads both)."""
@@ -132,5 +228,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         pixels, described = pixel_values(config, IMAGES, seed)
         return {"pixel_values": pixels}, described, None
     inputs, source, mask_id = tokens(getattr(config, "text_config", None) or config)
+    if getattr(config, "model_type", None) in IMAGE_LAYOUTS:
+        return (*image_text_inputs(config, seed, inputs, source), mask_id)
     pixels, described = pixel_values(config, inputs["input_ids"].shape[0], seed)
     return {**inputs, "pixel_values": pixels}, f"{source}; {described}", mask_id

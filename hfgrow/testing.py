@@ -265,6 +265,25 @@ TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=
 TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
 TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+# vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
+TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
+                     image_token_index=5, vision_feature_layer=-2)
+TINY["llava_next"] = dict(TINY["llava"], image_grid_pinpoints=[[8, 16], [16, 8]])  # a whole image and its 1×2 tiles
+# Qwen2-VL: 4×4 patches of 2 frames merged 2×2 into the text width (its vision_config.hidden_size)
+_QWEN_VISION = dict(depth=2, embed_dim=16, hidden_size=16, mlp_ratio=4, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+                    temporal_patch_size=2)
+_QWEN_IDS = dict(image_token_id=5, video_token_id=6, vision_start_token_id=7, vision_end_token_id=8)
+TINY["qwen2_vl"] = dict(text_config=TINY["qwen2_vl_text"], vision_config=_QWEN_VISION, **_QWEN_IDS)
+# Gemma 3: a SigLIP tower of 2×2 patches, each its own soft token (mm_tokens_per_image), between boi and eoi
+TINY["gemma3"] = dict(text_config=TINY["gemma3_text"], vision_config=dict(_VISION, model_type="siglip_vision_model"), mm_tokens_per_image=4,
+                      boi_token_index=7, eoi_token_index=8, image_token_index=5, num_labels=3)
+# Idefics3, SmolVLM: 16×16 images of 4×4 patches, pixel-shuffled 2×2 into 4 image tokens
+TINY["idefics3"] = TINY["smolvlm"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, image_size=16),
+                                          image_token_id=5, scale_factor=2)
+TINY["idefics3_vision"] = TINY["smolvlm_vision"] = _VISION
+TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
+    depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+    temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))
 
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,

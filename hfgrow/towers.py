@@ -4,13 +4,15 @@ reads its sub-config, and the grown sub-configs joined back into the whole confi
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import dataclasses
+from typing import Any, Mapping, NamedTuple
 
 import torch
 
 from .checkpoint import CheckpointReader, TensorInfo
 from .config_rewrite import sub_config
 from .errors import GrowthError
+from .recipe import Packed, Recipe, TensorRule, Tower, scoped
 
 
 class TowerReader:
@@ -20,7 +22,7 @@ class TowerReader:
     def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str):
         import copy
 
-        self.reader, self.folder = reader, reader.folder
+        self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}
@@ -44,6 +46,31 @@ class TowerReader:
 UNSHARED = ("model_type", "architectures", "dtype", "torch_dtype", "transformers_version")
 
 
+class NestedReader:
+    """A checkpoint whose config.json keeps a tower's fields flat at its top (the Hub's Qwen2-VL and Qwen2.5-VL: the text
+    model's sizes beside vision_config) seen with that tower's sub-config nested, as transformers reads it: the fields
+    transformers moves into the sub-config are moved, and the grown config.json is written nested."""
+
+    def __init__(self, reader: CheckpointReader, subs: list[str]):
+        self.reader, self.folder, self.tensors = reader, getattr(reader, "folder", None), reader.tensors
+        config, cfg = dict(reader.config()), reader.transformers_config()
+        for sub in subs:
+            if isinstance(config.get(sub), dict) or getattr(cfg, sub, None) is None:
+                continue
+            fields = set(getattr(cfg, sub).to_dict()) - set(UNSHARED) - {sub for sub in subs}
+            config[sub] = {"model_type": getattr(cfg, sub).model_type, **{k: config.pop(k) for k in sorted(fields) if k in config}}
+        self._config = config
+
+    def config(self) -> dict[str, Any]:
+        return dict(self._config)
+
+    def transformers_config(self) -> Any:
+        return self.reader.transformers_config()
+
+    def get(self, name: str) -> torch.Tensor:
+        return self.reader.get(name)
+
+
 def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None,
                   twins: Mapping[str, str]) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's
@@ -56,5 +83,79 @@ def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any],
         if config[sub].get(field) != config[other].get(source):
             raise GrowthError(f"config.json: {twin}={config[sub].get(field)!r} must equal {name}={config[other].get(source)!r}, "
                               f"which it follows")
-        towers[sub][field] = towers[other][source]
+        towers.setdefault(sub, dict(config[sub]))[field] = towers.get(other, config[other])[source]
     return {**config, **towers, **({"dtype": dtype} if dtype else {})}
+
+
+def _plain(tower: tuple[str, Recipe] | Tower) -> Tower:
+    """CLIP's form of a tower, (sub-config, recipe), as a Tower: its keys matched by its recipe's own prefix."""
+    return tower if isinstance(tower, Tower) else Tower(sub=tower[0], prefix=(), recipe=tower[1])
+
+
+def tower_subs(recipe: Recipe) -> list[str]:
+    """The sub-configs of a model of towers, in the order of its towers."""
+    return [_plain(t).sub for t in recipe.towers]
+
+
+def _recipe_of(model_type: str | None, whole: Recipe, sub: str) -> Recipe:
+    """The recipe of a tower's own model type (a vision-language model's text model: Llama, Gemma 3, ...)."""
+    from .recipes import RECIPES, REFUSED
+
+    found = next((r for r in RECIPES if model_type in r.model_types and not r.towers and not r.config.sub), None)
+    if found is None:
+        why = f": {REFUSED[model_type]}" if model_type in REFUSED else " (`hfgrow recipes` lists the families)"
+        raise GrowthError(f"the {whole.name} model's {sub} is of model_type={model_type!r}, which hfgrow cannot grow{why}")
+    return found
+
+
+class Planned(NamedTuple):
+    sub: str  # the sub-config that holds its sizes
+    recipe: Recipe | None  # its recipe, scoped to the sub-config; None: kept as it is
+    cls: str | None  # the class planned
+    prefixes: tuple[str, ...]  # its keys lie under these (empty: the keys its recipe's rules match, as CLIPModel's)
+    vision: bool  # a vision-language model's vision tower (kept by default)
+
+
+def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Planned]:
+    """Each tower of a model of towers, as it is planned. ``cfg``: the transformers config; ``grow_kept``: the vision
+    tower grows too."""
+    towers = []
+    for tower in map(_plain, recipe.towers):
+        if tower.kept and grow_kept and tower.fixed:
+            raise GrowthError(f"--vision-tower grow: {tower.fixed}; keep it (the default), and the projector adapts")
+        if tower.kept and not grow_kept:
+            towers.append(Planned(tower.sub, None, None, tower.prefix, True))
+            continue
+        own = tower.recipe or _recipe_of(getattr(getattr(cfg, tower.sub), "model_type", None), recipe, tower.sub)
+        if not tower.prefix:  # CLIP's: the tower's recipe as it is, its last class (with the projection)
+            towers.append(Planned(tower.sub, scoped(own, tower.sub), own.classes[-1], (), False))
+            continue
+        inner = (own.prefix,) if isinstance(own.prefix, str) else own.prefix
+        prefixes = tuple(f"{p}.{q}" for p in tower.prefix for q in inner if q) + tower.prefix
+        base = own.extend(prefix=prefixes, heads=(), class_heads={}, spaces={**own.spaces, **tower.spaces})
+        towers.append(Planned(tower.sub, scoped(base, tower.sub), own.classes[0], tower.prefix, tower.kept))
+    return towers
+
+
+def keeping(recipe: Recipe, kept: list[str]) -> Recipe:
+    """The model's own rules with every axis in a kept tower's spaces left as it is (a projector's input columns)."""
+    def axis(a: Any) -> Any:
+        parts = a.parts if isinstance(a, Packed) else (a,)
+        return None if a is not None and any(p.space.split(".", 1)[0] in kept for p in parts) else a
+
+    def rules(rs: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+        return tuple(dataclasses.replace(r, axes=tuple(axis(a) for a in r.axes), norm_input=None if r.norm_input and
+                                         r.norm_input.split(".", 1)[0] in kept else r.norm_input) for r in rs)
+    return dataclasses.replace(recipe, body=rules(recipe.body), heads=rules(recipe.heads),
+                               class_heads={c: rules(rs) for c, rs in recipe.class_heads.items()})
+
+
+def tower_keys(names: list[str], towers: list[Planned]) -> dict[str, set[str]]:
+    """The keys of each tower that names key prefixes (by sub-config), each key the tower's of the longest prefix it lies
+    under (Qwen2-VL's ``model.visual`` within the text model's ``model``)."""
+    found: dict[str, set[str]] = {t.sub: set() for t in towers if t.prefixes}
+    for name in names:
+        best = max(((len(p), t.sub) for t in towers for p in t.prefixes if name.startswith(f"{p}.")), default=None)
+        if best:
+            found[best[1]].add(name)
+    return found

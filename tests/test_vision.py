@@ -17,6 +17,8 @@ CLASSES = {
     "clip": ["CLIPModel", "CLIPTextModel", "CLIPTextModelWithProjection", "CLIPVisionModel", "CLIPVisionModelWithProjection",
              "CLIPForImageClassification"],
     "siglip": ["SiglipModel", "SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
+    "idefics3_vision": ["Idefics3VisionTransformer"],  # the vision encoders of Idefics3 and SmolVLM (SigLIP's, no head)
+    "smolvlm_vision": ["SmolVLMVisionTransformer"],
 }
 # the growths of every class; "wider": a hidden size that is no multiple (24 from 16) with one more block
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
@@ -27,7 +29,8 @@ WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWit
 FAST = {("CLIPModel", "heads"), ("SiglipModel", "head-dim"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
         ("CLIPTextModel", "wider"), ("CLIPTextModelWithProjection", "head-dim"), ("CLIPVisionModel", "deeper"),
         ("CLIPVisionModelWithProjection", "heads"), ("CLIPForImageClassification", "head-dim"),
-        ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper")}
+        ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper"),
+        ("Idefics3VisionTransformer", "head-dim"), ("SmolVLMVisionTransformer", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for classes in CLASSES.values() for cls in classes for growth in GROWTHS
          if not (growth == "wider" and cls in WHOLE_ONLY)]

@@ -1,0 +1,160 @@
+"""Vision-language models grown whole: the language model grows, the vision tower is kept (or grown with --vision-tower
+grow), the projector between them adapts; every parameter randomised, grown, reloaded, compared on images whose
+placeholder tokens are in the text (so the projected features are really merged into what the language model reads)."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.signals import image_token
+from hfgrow.testing import TINY, build_model, load
+
+CLASSES = {
+    "llava": ["LlavaForConditionalGeneration", "LlavaModel"],
+    "llava_next": ["LlavaNextForConditionalGeneration", "LlavaNextModel"],
+    "qwen2_vl": ["Qwen2VLForConditionalGeneration", "Qwen2VLModel"],
+    "qwen2_5_vl": ["Qwen2_5_VLForConditionalGeneration", "Qwen2_5_VLModel"],
+    "gemma3": ["Gemma3ForConditionalGeneration", "Gemma3Model", "Gemma3ForSequenceClassification"],
+    "idefics3": ["Idefics3ForConditionalGeneration", "Idefics3Model"],
+    "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
+}
+# vision towers hfgrow keeps, whatever is asked
+FIXED = {"idefics3", "smolvlm"}
+NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
+GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
+           "vision": dict(factor=2, vision_tower="grow"),
+           # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
+           "orthogonal": dict(factor=2, convention="orthogonal")}
+# every class once, every growth at least once per family (default); the rest under -m exhaustive
+FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("LlavaNextForConditionalGeneration", "wider"),
+        ("LlavaNextModel", "head-dim"), ("LlavaNextForConditionalGeneration", "orthogonal"), ("Qwen2VLForConditionalGeneration", "head-dim"),
+        ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
+        ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
+        ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
+        ("SmolVLMModel", "wider")}
+CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
+
+
+def grown(tmp_path, cls, **options):
+    src = build_model(tmp_path / "src", cls)
+    report = hfgrow.grow(src, tmp_path / "out", **options)
+    v = report["verification"]
+    assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"], v
+    for name, stats in v["float32"]["outputs"].items():
+        assert stats["max_rel"] <= 1e-5, (name, stats)
+    return src, report
+
+
+def image_features_reach_the_text(model, inputs) -> bool:
+    """The inputs hold image placeholder tokens, and the model's outputs change with the pixels."""
+    other = {k: (v + 1 if k == "pixel_values" else v) for k, v in inputs.items()}
+    with torch.no_grad():
+        a, b = model(**inputs)[0], model(**other)[0]
+    return bool((inputs["input_ids"] == image_token(model.config)).any()) and not torch.allclose(a, b)
+
+
+@pytest.mark.parametrize("cls, growth", CASES)
+def test_every_class_is_exact(tmp_path, cls, growth):
+    src, report = grown(tmp_path, cls, **GROWTHS[growth])
+    v = report["verification"]
+    assert "image tokens" in v["inputs"] and "hidden_states" in v["float32"]["outputs"]
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
+    twins = ("hidden_size", "out_hidden_size") if cls.startswith("Qwen") else ()  # the merger's output size: the text width
+    assert ({k: v for k, v in big["vision_config"].items() if k not in twins} ==
+            {k: v for k, v in small["vision_config"].items() if k not in twins}) == (growth != "vision")
+    a, b = load(src), load(tmp_path / "out")
+    if growth != "vision":  # the vision tower is the small one's, tensor for tensor
+        for name, t in a.state_dict().items():
+            if ("vision_tower" in name or "visual." in name or "vision_model" in name) and "merger.mlp.2" not in name:
+                assert torch.equal(t, b.state_dict()[name]), name
+    from hfgrow.signals import with_signals
+    inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    assert image_features_reach_the_text(a, inputs)
+    with torch.no_grad():
+        x, y = a(**inputs)[0], b(**inputs)[0]
+    if x.shape == y.shape:  # logits: compared as the user sees them
+        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+
+
+def test_the_cli_grows_a_llava_with_its_vision_tower(tmp_path):
+    """--vision-tower grow through the CLI: both towers twice as wide, the projector's both sides grown, exact."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--vision-tower", "grow", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "growth_report.json").read_text())
+    assert report["verification"]["exact"]
+    config = json.loads((out / "config.json").read_text())
+    assert (config["text_config"]["hidden_size"], config["vision_config"]["hidden_size"]) == (32, 32)
+    assert load(out).model.multi_modal_projector.linear_1.weight.shape == (32, 32)
+
+
+def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
+    """The vision tower's sizes are not the text model's: --vision-tower grow takes --factor; a text model has none."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration")
+    for args, why in (([str(src), "--hidden-size", "24", "--vision-tower", "grow"], "give --factor"),
+                      ([str(build_model(tmp_path / "llama", "LlamaForCausalLM")), "--vision-tower", "grow"], "no vision-language model")):
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and why in lines[0], result.stderr
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cls, config, why", [
+    ("SmolVLMForConditionalGeneration", {}, "pixel shuffle"),
+    ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1")])
+def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
+    """Idefics3's vision tower is always kept (its pixel shuffle), Qwen2-VL's grows when it merges 2 × 2 patches:
+    --vision-tower grow is refused otherwise, in one line, nothing written; kept, the same model grows."""
+    src = build_model(tmp_path / "src", cls, **config)
+    with pytest.raises(hfgrow.GrowthError, match=why):
+        hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_merger_output_size_follows_the_text_width(tmp_path):
+    """Qwen2-VL's merger writes into the text width: vision_config.hidden_size (Qwen2.5-VL: out_hidden_size) grows with
+    text_config.hidden_size, the vision tower's own sizes stay."""
+    for cls, field in (("Qwen2VLModel", "hidden_size"), ("Qwen2_5_VLModel", "out_hidden_size")):
+        src = build_model(tmp_path / cls, cls)
+        hfgrow.grow(src, tmp_path / f"{cls}-out", hidden_size=24, intermediate_size=36, verify=False)
+        small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / f"{cls}-out"))
+        assert big["vision_config"][field] == big["text_config"]["hidden_size"] == 24
+        assert {k: v for k, v in big["vision_config"].items() if k != field} == {k: v for k, v in small["vision_config"].items() if k != field}
+
+
+def test_a_flat_qwen2_vl_config_grows_nested(tmp_path):
+    """The Hub's Qwen2-VL configs keep the text model's fields flat beside vision_config (transformers moves them into
+    text_config on load): grown exactly, and written nested, no stale flat size left to disagree."""
+    src = build_model(tmp_path / "src", "Qwen2VLForConditionalGeneration")
+    config = json.loads((src / "config.json").read_text())
+    text = config.pop("text_config")
+    (src / "config.json").write_text(json.dumps({**config, **{k: v for k, v in text.items() if k != "model_type"}}))
+    report = hfgrow.grow(src, tmp_path / "out", hidden_size=24, intermediate_size=36)
+    assert report["verification"]["exact"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert big["text_config"]["hidden_size"] == big["vision_config"]["hidden_size"] == 24
+    assert "hidden_size" not in big and "num_hidden_layers" not in big
+
+
+def test_grow_model_in_memory_reads_the_loaded_layout():
+    """In memory, the text model's keys are transformers' loaded layout (model.language_model.*, model.vision_tower.*),
+    not the saved one (language_model.model.*): hfgrow.grow_model grows it the same, exactly."""
+    from hfgrow.signals import with_signals
+    from hfgrow.testing import make_model
+
+    small = make_model("Gemma3ForConditionalGeneration").eval()
+    assert any(k.startswith("model.language_model.") for k in small.state_dict())
+    big = hfgrow.grow_model(small, factor=2).eval()
+    inputs = with_signals("Gemma3ForConditionalGeneration", small.config, 0,
+                          lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    with torch.no_grad():
+        a, b = small(**inputs).logits, big(**inputs).logits
+    assert ((a - b).abs().max() / a.abs().max()).item() < 1e-5
