@@ -162,6 +162,8 @@ FAMILIES = [
     ("hy_v3", like_llama("hy_v3", num_local_experts=4, **MOE), ["HYV3Model", "HYV3ForCausalLM"]),
     ("laguna", like_llama("laguna", num_experts=4, shared_expert_intermediate_size=128, **MOE), ["LagunaModel", "LagunaForCausalLM"]),
     ("hunyuan_v1_moe", like_llama("hunyuan_v1_moe", num_experts=4), ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"]),
+    ("llama4_text", like_llama("llama4_text", intermediate_size=96, intermediate_size_mlp=192, num_local_experts=4,
+                               no_rope_layers=[1, 1, 1, 0]), ["Llama4TextModel", "Llama4ForCausalLM"]),
     *((name, like_llama(name), [f"{prefix}{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")])
       for name, prefix in (("glm", "Glm"), ("glm4", "Glm4"))),
     *((name, like_llama(name, rope_parameters={**TINY[name]["rope_parameters"], "mrope_section": sections}), [cls])

@@ -172,6 +172,12 @@ TINY["granitemoeshared"] = dict(TINY["granitemoe"], shared_intermediate_size=20)
 TINY["flint"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 TINY["laguna"] = dict(MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])  # partial rotary
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
+# Llama 4's text model: a dense block (MLP of intermediate_size_mlp), then a sparse one (routed experts and a shared expert of
+# intermediate_size); block 1 without rotary (NoPE, temperature-tuned queries: floor_scale 2 makes it vary over 9 tokens),
+# block 0 rotary, chunked (chunks of 4) and with weightless L2 q/k norms
+TINY["llama4_text"] = dict(TINY["llama"], intermediate_size=12, intermediate_size_mlp=24, num_local_experts=3, num_experts_per_tok=2,
+                           interleave_moe_layer_step=2, no_rope_layers=[1, 0], attention_chunk_size=4, floor_scale=2, attn_scale=0.5,
+                           bos_token_id=1, eos_token_id=2)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)
 TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, num_key_value_heads=4, q_lora_rank=8,

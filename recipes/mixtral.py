@@ -11,10 +11,10 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires
+from hfgrow.policy import DepthRequires, WeightlessHeadNorm
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
-from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .llama import INTERLEAVED, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .olmo2 import RECIPE as OLMO2
 
 MOE = f"{LAYER}.block_sparse_moe"
@@ -159,4 +159,34 @@ HUNYUAN_V1_MOE = QWEN3.extend(
     name="hunyuan_v1_moe", model_types=("hunyuan_v1_moe",), classes=("HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"),
     body=(*norm(f"{LAYER}.self_attn.query_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.key_layernorm", "head", bias=False),
           *experts("ffn"), *gated("shared_mlp", "ffn"), *linear(f"{LAYER}.mlp.gate.wg", None, "hidden", bias=False, split=False)),
+)
+
+# Llama 4's text model: rotary on interleaved pairs, dense blocks (an MLP of intermediate_size_mlp) and sparse ones
+# (moe_layers, or every interleave_moe_layer_step-th block: routed experts and one shared expert, both of
+# intermediate_size). The router reads the stream (never split): each token's routed input is the stream times a
+# sigmoid of its router logit, a scalar per token and expert, the small model's. The experts are stored as the model
+# holds them, [experts, hidden, gate|up] and [experts, expert, hidden]. NoPE blocks (no_rope_layers) scale their
+# queries by a function of the position alone (attn_temperature_tuning); rotary blocks are chunked (layer_types) and may
+# normalise q and k over each head (use_qk_norm: an RMS norm without weight, after the rotation, whose eps is
+# rms_norm_eps: the copy convention only, with residual copies that keep their mean square). That norm is exact
+# under heads growth (whole heads copied) and under head_dim growth: a grown query holds √(head_dim'/head_dim) times the
+# small one in its aligned slots and zeros elsewhere, and a grown key copies of the small one, so both keep their mean
+# square over head_dim' and the norm divides by the small model's; the query's factor passes through it and is the
+# score correction.
+L4 = f"{LAYER}.feed_forward"
+LLAMA4_TEXT = dataclasses.replace(
+    LLAMA, name="llama4_text", model_types=("llama4_text",), classes=("Llama4TextModel", "Llama4ForCausalLM"), prefix="model",
+    config=dataclasses.replace(LLAMA.config, ffn="intermediate_size_mlp", expert_ffn="intermediate_size"),
+    spaces={**INTERLEAVED, "expert": EXPERT_SPACES["expert"]},
+    body=(*(r for r in LLAMA.body if ".mlp." not in r.pattern),
+          *linear(f"{L4}.gate_proj", "ffn", "hidden", bias=False), *linear(f"{L4}.up_proj", "ffn", "hidden", bias=False),
+          *linear(f"{L4}.down_proj", "hidden", "ffn", bias=False),
+          *linear(f"{L4}.router", None, "hidden", bias=False, split=False),
+          TensorRule(f"{L4}.experts.gate_up_proj", (None, reads("hidden"), Packed((writes("expert"), writes("expert"))))),
+          TensorRule(f"{L4}.experts.down_proj", (None, reads("expert"), writes("hidden"))),
+          *linear(f"{L4}.shared_expert.gate_proj", "expert", "hidden", bias=False),
+          *linear(f"{L4}.shared_expert.up_proj", "expert", "hidden", bias=False),
+          *linear(f"{L4}.shared_expert.down_proj", "hidden", "expert", bias=False)),
+    heads=linear("lm_head", None, "final", bias=False),
+    constraints=(WeightlessHeadNorm("use_qk_norm"), *LLAMA.constraints),
 )

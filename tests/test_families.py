@@ -112,6 +112,7 @@ CLASSES = {
     "flint": ["FlintModel", "FlintForCausalLM"],
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
+    "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],

@@ -1,0 +1,52 @@
+"""Decoders with layouts of their own (Llama 4's text model, ...): what tests/test_families.py does not show for them —
+per-layer kinds that follow their blocks under --layers, the quirks the tiny configs must exercise, and the refusals."""
+
+import json
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import build_model, make_model
+
+from test_families import check
+
+
+def test_llama4_text_block_kinds_follow_their_blocks(tmp_path):
+    """Dense/sparse (moe_layers, here derived from interleave_moe_layer_step: not stored), rotary/NoPE (no_rope_layers)
+    and chunked/full (layer_types) blocks: each new block is of its original's kind, listed explicitly."""
+    src = build_model(tmp_path / "small", "Llama4ForCausalLM")
+    config = json.loads((src / "config.json").read_text())
+    assert config["moe_layers"] == [1] and config["interleave_moe_layer_step"] == 2
+    config["moe_layers"] = None  # as Llama 4 configs store it: derived from the step
+    (src / "config.json").write_text(json.dumps(config))
+    report = check(src, tmp_path / "big", 2, layers=4)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["moe_layers"] == [2, 3] and grown["no_rope_layers"] == [1, 1, 0, 0]
+    assert grown["layer_types"] == ["chunked_attention", "chunked_attention", "full_attention", "full_attention"]
+    assert report["plan"]["new_blocks"] == {"layers": [1, 3]}
+
+
+def test_llama4_text_quirks_are_exercised():
+    """The tiny config makes each quirk change the logits: chunked attention (chunks of 4 of 9 tokens), the NoPE block's
+    position-dependent query temperature (floor_scale 2), the weightless q/k L2 norm."""
+    ids = torch.randint(2, 97, (2, 9), generator=torch.Generator().manual_seed(0))
+
+    def run(**overrides):
+        model = make_model("Llama4ForCausalLM", seed=1, **overrides).eval()
+        model.config._attn_implementation = "eager"
+        with torch.no_grad():
+            return model(input_ids=ids).logits
+    base = run()
+    for change in (dict(attention_chunk_size=64), dict(attn_temperature_tuning=False), dict(use_qk_norm=False)):
+        assert (run(**change) - base).abs().max() > 1e-3, change
+
+
+def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
+    """The q/k L2 norm has no weight and shares rms_norm_eps with the hidden norms: the orthogonal convention would scale
+    that eps for the hidden norms and so break the per-head one (refused); without the norm it is exact."""
+    src = build_model(tmp_path / "small", "Llama4TextModel")
+    with pytest.raises(hfgrow.GrowthError, match="use_qk_norm is set: .* only the copy convention"):
+        hfgrow.grow(src, tmp_path / "big", factor=2, convention="orthogonal")
+    plain = build_model(tmp_path / "plain", "Llama4TextModel", use_qk_norm=False)
+    check(plain, tmp_path / "big", 2, convention="orthogonal")
