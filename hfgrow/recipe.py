@@ -186,6 +186,11 @@ class ConfigFields:
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # sizes that keep their ratio to the hidden size (MiniCPM's dim_model_base: the logits are divided by hidden / base)
+    hidden_ratio: tuple[str, ...] = ()
+    # multipliers the model divides by √(number of blocks) (MiniCPM's scale_depth: every block's residual scale is
+    # scale_depth / √num_hidden_layers): rewritten so that the quotient stays under --layers
+    depth_root: tuple[str, ...] = ()
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

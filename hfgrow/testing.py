@@ -197,6 +197,9 @@ TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k !
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding
+# MiniCPM3: Youtu's dense latent attention with µP scalars that differ from 1 (embedding ×2.5, branches ×1.4/√2, logits
+# ÷ 16/8); its LM head tied to the embedding by default
+TINY["minicpm3"] = dict(TINY["youtu"], scale_emb=2.5, scale_depth=1.4, dim_model_base=8)
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

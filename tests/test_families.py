@@ -113,6 +113,7 @@ CLASSES = {
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
+    "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
@@ -209,7 +210,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
-       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa")},
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3")},
 }
 
 

@@ -50,3 +50,31 @@ def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
         hfgrow.grow(src, tmp_path / "big", factor=2, convention="orthogonal")
     plain = build_model(tmp_path / "plain", "Llama4TextModel", use_qk_norm=False)
     check(plain, tmp_path / "big", 2, convention="orthogonal")
+
+
+@pytest.mark.parametrize("growth,dim_model_base,scale_depth", [
+    (dict(factor=2, layers=4), 16, 1.4 * 2 ** 0.5),  # the logits' divisor hidden / dim_model_base stays 2; √(4/2)
+    (dict(hidden_size=24, num_heads=6, intermediate_size=36, layers=3), 12, 1.4 * 1.5 ** 0.5),
+    (dict(factor=3), 24, 1.4),
+])
+def test_minicpm3_mup_scalars_are_kept(tmp_path, growth, dim_model_base, scale_depth):
+    """MiniCPM3's logits divisor hidden / dim_model_base and every block's residual scale scale_depth / √layers are
+    what the grown model computes too: dim_model_base grows with the hidden size, scale_depth with √layers."""
+    src = build_model(tmp_path / "small", "MiniCPM3ForCausalLM")
+    check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["dim_model_base"] == dim_model_base and grown["scale_depth"] == pytest.approx(scale_depth, rel=1e-12)
+    assert grown["scale_emb"] == 2.5
+
+
+def test_minicpm3_derived_scalars_and_what_is_refused(tmp_path):
+    """scale_depth and dim_model_base stored as None are derived from what grows and change nothing: kept None. A
+    dim_model_base that cannot keep its ratio to the hidden size in whole units is refused in one line."""
+    src = build_model(tmp_path / "small", "MiniCPM3ForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match=r"dim_model_base=8 must grow with the hidden size \(16 → 21\).*not whole"):
+        hfgrow.grow(src, tmp_path / "odd", hidden_size=21, num_heads=7)
+    config = json.loads((src / "config.json").read_text())
+    (src / "config.json").write_text(json.dumps(dict(config, scale_depth=None, dim_model_base=None)))
+    check(src, tmp_path / "big", None, hidden_size=24, num_heads=6, layers=3)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["scale_depth"] is None and grown["dim_model_base"] is None
