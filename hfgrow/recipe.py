@@ -86,6 +86,9 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
+    # the value it takes in a new block (--layers), so that the block is the identity: Doge's per-unit gains on the
+    # residual (x ⊙ g + branch) are 1 there; None: copied from the block before (zero where it writes the stream)
+    identity: float | None = None
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))

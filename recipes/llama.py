@@ -9,8 +9,10 @@ square over head_dim' is the small one's: the normalised query keeps that factor
 correction, and keys are plain copies; the norm weights are copied along the head layout and eps stays.
 """
 
+import dataclasses
+
 from hfgrow.policy import NormsWithoutWeights, RotaryHeadDim
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, writes
+from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -124,4 +126,18 @@ NANOCHAT = RECIPE.extend(
     spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)}, requires={"tie_word_embeddings": False},
     constraints=(NormsWithoutWeights(), *RECIPE.constraints),
     body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn", bias=False)),
+)
+# Doge: Qwen3's attention (per-head q/k norms before the rotation) with a dynamic mask: dt_proj reads the values and
+# writes one logit per KV head, exp(A · softplus(·)) is added to that head's scores (the keep_window_size best keys
+# kept), so it is copied with its KV head; the residual is multiplied by a learned gain per hidden unit before each
+# branch is added (x ⊙ g + branch: copied with the unit, 1 in a new block); optionally (is_moe) a gated MLP plus a
+# product-key mixture of one-unit experts, down_embed reading the stream and up_embed writing it, router kept whole
+DOGE = QWEN3.extend(
+    name="doge", model_types=("doge",), classes=("DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"),
+    config=dataclasses.replace(QWEN3.config, head_dim=None),
+    spaces={**QWEN3.spaces, "gain": Space("hidden", Kind.ACTIVATION), "kv_per_head": Space("kv_heads", Kind.ACTIVATION)},
+    body=(*linear(f"{LAYER}.self_attn.dt_proj", "kv_per_head", "v"), TensorRule(f"{LAYER}.self_attn.A", (writes("kv_per_head"),)),
+          *(TensorRule(f"{LAYER}.{g}_residual", (writes("gain"),), identity=1.0) for g in ("input", "post_attention")),
+          *linear(f"{LAYER}.mlp.router_gate", None, "hidden", bias=False, split=False),
+          TensorRule(f"{LAYER}.mlp.down_embed.weight", (None, reads("hidden"))), *embedding(f"{LAYER}.mlp.up_embed", "hidden")),
 )

@@ -114,6 +114,7 @@ CLASSES = {
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
+    "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],

@@ -78,3 +78,43 @@ def test_minicpm3_derived_scalars_and_what_is_refused(tmp_path):
     check(src, tmp_path / "big", None, hidden_size=24, num_heads=6, layers=3)
     grown = json.loads((tmp_path / "big" / "config.json").read_text())
     assert grown["scale_depth"] is None and grown["dim_model_base"] is None
+
+
+@pytest.mark.parametrize("overrides,growth", [
+    ({}, dict(factor=2, layers=4)),
+    ({"is_moe": True}, dict(factor=2, attention="head-dim", layers=3)),
+    ({"is_moe": True}, dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
+])
+def test_doge_gains_dynamic_mask_and_product_key_experts(tmp_path, overrides, growth):
+    """Doge's residual gains are copied with their units and are 1 in a new block (the identity); the dynamic mask's
+    logits (dt_proj, A) are copied with their KV heads; the product-key experts read and write the stream."""
+    src = build_model(tmp_path / "small", "DogeForCausalLM", **overrides)
+    report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    if overrides and not growth.get("layers"):  # (with new blocks the sparse blocks are renumbered: not compared)
+        assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
+    if growth.get("layers"):
+        from safetensors.torch import load_file
+        grown = load_file(tmp_path / "big" / "model.safetensors")
+        new = report["plan"]["new_blocks"]["layers"][0]
+        assert (grown[f"model.layers.{new}.input_residual"] == 1).all() and (grown[f"model.layers.{new}.post_attention_residual"] == 1).all()
+
+
+def test_doge_quirks_are_exercised():
+    """The dynamic mask (the keep_window_size=4 best of 9 keys, and its values added to the scores) and the residual
+    gains change the logits of the tiny config."""
+    ids = torch.randint(2, 97, (2, 9), generator=torch.Generator().manual_seed(0))
+
+    def run(**overrides):
+        model = make_model("DogeForCausalLM", seed=1, **overrides).eval()
+        model.config._attn_implementation = "eager"
+        with torch.no_grad():
+            return model(input_ids=ids).logits
+    base = run()
+    assert (run(keep_window_size=64) - base).abs().max() > 1e-3
+    model = make_model("DogeForCausalLM", seed=1).eval()
+    model.config._attn_implementation = "eager"
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.A.zero_()  # a constant mask: no effect
+            layer.input_residual.fill_(1.0)
+        assert (model(input_ids=ids).logits - run(keep_window_size=64)).abs().max() > 1e-3
