@@ -11,6 +11,19 @@ from hfgrow.testing import build_model, make_model
 
 from test_families import check
 
+IDS = torch.randint(2, 97, (2, 9), generator=torch.Generator().manual_seed(0))
+
+
+def eager(cls, **overrides):
+    model = make_model(cls, seed=1, **overrides).eval()
+    model.config._attn_implementation = "eager"
+    return model
+
+
+def logits(model):
+    with torch.no_grad():
+        return model(input_ids=IDS).logits
+
 
 def test_llama4_text_block_kinds_follow_their_blocks(tmp_path):
     """Dense/sparse (moe_layers, here derived from interleave_moe_layer_step: not stored), rotary/NoPE (no_rope_layers)
@@ -30,16 +43,9 @@ def test_llama4_text_block_kinds_follow_their_blocks(tmp_path):
 def test_llama4_text_quirks_are_exercised():
     """The tiny config makes each quirk change the logits: chunked attention (chunks of 4 of 9 tokens), the NoPE block's
     position-dependent query temperature (floor_scale 2), the weightless q/k L2 norm."""
-    ids = torch.randint(2, 97, (2, 9), generator=torch.Generator().manual_seed(0))
-
-    def run(**overrides):
-        model = make_model("Llama4ForCausalLM", seed=1, **overrides).eval()
-        model.config._attn_implementation = "eager"
-        with torch.no_grad():
-            return model(input_ids=ids).logits
-    base = run()
+    base = logits(eager("Llama4ForCausalLM"))
     for change in (dict(attention_chunk_size=64), dict(attn_temperature_tuning=False), dict(use_qk_norm=False)):
-        assert (run(**change) - base).abs().max() > 1e-3, change
+        assert (logits(eager("Llama4ForCausalLM", **change)) - base).abs().max() > 1e-3, change
 
 
 def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
@@ -102,19 +108,16 @@ def test_doge_gains_dynamic_mask_and_product_key_experts(tmp_path, overrides, gr
 def test_doge_quirks_are_exercised():
     """The dynamic mask (the keep_window_size=4 best of 9 keys, and its values added to the scores) and the residual
     gains change the logits of the tiny config."""
-    ids = torch.randint(2, 97, (2, 9), generator=torch.Generator().manual_seed(0))
-
-    def run(**overrides):
-        model = make_model("DogeForCausalLM", seed=1, **overrides).eval()
-        model.config._attn_implementation = "eager"
-        with torch.no_grad():
-            return model(input_ids=ids).logits
-    base = run()
-    assert (run(keep_window_size=64) - base).abs().max() > 1e-3
-    model = make_model("DogeForCausalLM", seed=1).eval()
-    model.config._attn_implementation = "eager"
+    wide = logits(eager("DogeForCausalLM", keep_window_size=64))
+    assert (logits(eager("DogeForCausalLM")) - wide).abs().max() > 1e-3
+    model = eager("DogeForCausalLM", keep_window_size=64)
     with torch.no_grad():
         for layer in model.model.layers:
-            layer.self_attn.A.zero_()  # a constant mask: no effect
+            layer.self_attn.A.zero_()  # a constant mask: no effect on the softmax
+    no_mask = logits(model)
+    assert (no_mask - wide).abs().max() > 1e-3
+    with torch.no_grad():
+        for layer in model.model.layers:
             layer.input_residual.fill_(1.0)
-        assert (model(input_ids=ids).logits - run(keep_window_size=64)).abs().max() > 1e-3
+            layer.post_attention_residual.fill_(1.0)
+    assert (logits(model) - no_mask).abs().max() > 1e-3
