@@ -108,6 +108,9 @@ def _ratios(config: dict[str, Any], new_config: dict[str, Any], recipe: Recipe, 
     for name in recipe.config.depth_root:
         if number(name) and stack and new_config.get(stack) != config.get(stack):
             new_config[name] = algebra.depth_root(config[name], (config[stack], new_config[stack]))
+    for name in recipe.config.depth_multiple:
+        if number(name) and stack and new_config.get(stack) != config.get(stack):
+            new_config[name] = config[name] * new_config[stack] // config[stack]  # a whole multiple of the blocks
 
 
 def check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions) -> None:

@@ -194,6 +194,9 @@ class ConfigFields:
     # multipliers the model divides by √(number of blocks) (MiniCPM's scale_depth: every block's residual scale is
     # scale_depth / √num_hidden_layers): rewritten so that the quotient stays under --layers
     depth_root: tuple[str, ...] = ()
+    # counts in proportion to the number of blocks (HRM's num_hidden_layers: the blocks of a stack × its cycles, the
+    # cache's slots), rewritten with them under --layers
+    depth_multiple: tuple[str, ...] = ()
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

@@ -203,6 +203,9 @@ TINY["minicpm3"] = dict(TINY["youtu"], scale_emb=2.5, scale_depth=1.4, dim_model
 # Doge: the dynamic mask keeps the 4 best of the tests' 9 keys; is_moe adds 16 one-unit experts (4 × 4 product keys), 2 per token
 TINY["doge"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"}, keep_window_size=4, num_experts=16,
                     num_experts_per_tok=2)
+# HRM (text): two stacks of 2 blocks each, in 2 high cycles of 2 low cycles; weightless norms
+TINY["hrm_text"] = dict({k: v for k, v in TINY["llama"].items() if k != "num_key_value_heads"}, H_cycles=2, L_cycles=2,
+                        embedding_scale=2.0)
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

@@ -12,7 +12,7 @@ correction, and keys are plain copies; the norm weights are copied along the hea
 import dataclasses
 
 from hfgrow.policy import NormsWithoutWeights, RotaryHeadDim
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -141,3 +141,25 @@ DOGE = QWEN3.extend(
           *linear(f"{LAYER}.mlp.router_gate", None, "hidden", bias=False, split=False),
           TensorRule(f"{LAYER}.mlp.down_embed.weight", (None, reads("hidden"))), *embedding(f"{LAYER}.mlp.up_embed", "hidden")),
 )
+# HRM (text): two stacks of Llama blocks (L_module, H_module, num_layers_per_stack each) run in nested cycles, each
+# stack's output a final norm's, fed back into the other's input; every norm is an RMS norm without weight
+# (rms_norm_eps), so, as NanoChat's, the copy convention with residual copies that keep their mean square, and an untied
+# LM head. The attention output is gated per element by sigmoid(gate_proj(x)) (an activation of the attention width:
+# exact copies); z_L_init, the low stack's initial state, is a vector of the stream. num_hidden_layers counts every
+# block call (the blocks × the cycles, the cache's slots) and is rewritten with the blocks
+HRM = "(L|H)_module.layers.*"
+HRM_TEXT = RECIPE.extend(
+    name="hrm_text", model_types=("hrm_text",), classes=("HrmTextModel", "HrmTextForCausalLM"), prefix="model",
+    config=dataclasses.replace(RECIPE.config, kv_heads=None, depth_multiple=("num_hidden_layers",)),
+    stacks=(("L_module.layers", "num_layers_per_stack", None), ("H_module.layers", "num_layers_per_stack", None)),
+    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL), "gate": Space("attention", Kind.ACTIVATION)},
+    requires={"tie_word_embeddings": False}, constraints=(NormsWithoutWeights(), *RECIPE.constraints),
+)
+HRM_TEXT = dataclasses.replace(HRM_TEXT, body=(
+    *embedding("embed_tokens", "hidden"), TensorRule("z_L_init", (writes("hidden"),)),
+    *(dataclasses.replace(r, pattern=r.pattern.replace(LAYER, HRM)) for r in RECIPE.body if r.pattern.startswith(LAYER) and "norm" not in r.pattern),
+    *linear(f"{HRM}.self_attn.gate_proj", "gate", "hidden"),
+    # as stored: gate|q|k|v and gate|up fused (transformers splits them on load), the output projection under attn
+    TensorRule(f"{HRM}.attn.gqkv_proj.weight", (Packed((writes("gate"), writes("q"), writes("k"), writes("v"))), reads("hidden"))),
+    TensorRule(f"{HRM}.mlp.gate_up_proj.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
+    *linear(f"{HRM}.attn.o_proj", "hidden", "o")))

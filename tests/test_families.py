@@ -115,6 +115,7 @@ CLASSES = {
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
     "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
+    "hrm_text": ["HrmTextModel", "HrmTextForCausalLM"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],

@@ -121,3 +121,28 @@ def test_doge_quirks_are_exercised():
             layer.input_residual.fill_(1.0)
             layer.post_attention_residual.fill_(1.0)
     assert (logits(model) - no_mask).abs().max() > 1e-3
+
+
+def test_hrm_text_stacks_grow_together_and_count_their_calls(tmp_path):
+    """Both stacks get the new blocks; num_hidden_layers (every block call of the cycles: the cache's slots) is
+    rewritten with them, and the grown model generates with its cache as the small one does."""
+    src = build_model(tmp_path / "small", "HrmTextForCausalLM")
+    assert json.loads((src / "config.json").read_text())["num_hidden_layers"] == 2 * 2 * 3  # blocks × H_cycles × (L_cycles + 1)
+    report = check(src, tmp_path / "big", 2, layers=3)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["num_layers_per_stack"] == 3 and grown["num_hidden_layers"] == 3 * 2 * 3
+    assert set(report["plan"]["new_blocks"]) == {"L_module.layers", "H_module.layers"}
+    from hfgrow.testing import load
+    small, big = load(src), load(tmp_path / "big")
+    ids = IDS[:1, :4]
+    assert torch.equal(small.generate(ids, max_new_tokens=3, do_sample=False), big.generate(ids, max_new_tokens=3, do_sample=False))
+
+
+def test_hrm_text_refuses_what_its_weightless_norms_cannot_carry(tmp_path):
+    """No norm has a weight: a tied LM head cannot get its 1/k, and only the copy convention keeps the norms' statistics."""
+    src = build_model(tmp_path / "small", "HrmTextForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match="norms have no weights"):
+        hfgrow.grow(src, tmp_path / "o", factor=2, convention="orthogonal")
+    tied = build_model(tmp_path / "tied", "HrmTextForCausalLM", tie_word_embeddings=True)
+    with pytest.raises(hfgrow.GrowthError, match="tie_word_embeddings"):
+        hfgrow.grow(tied, tmp_path / "t", factor=2)
