@@ -206,6 +206,11 @@ TINY["doge"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"},
 # HRM (text): two stacks of 2 blocks each, in 2 high cycles of 2 low cycles; weightless norms
 TINY["hrm_text"] = dict({k: v for k, v in TINY["llama"].items() if k != "num_key_value_heads"}, H_cycles=2, L_cycles=2,
                         embedding_scale=2.0)
+# Beam: a dense block, then a sparse one (4 experts in 2 groups, 2 per token); a sliding-window rotary block, then a NoPE
+# full-attention one; final logits soft-capped
+TINY["beam"] = dict(TINY["llama"], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12, n_group=2, topk_group=1,
+                    mlp_layer_types=["dense", "sparse"], layer_types=["sliding_attention", "full_attention"], sliding_window=4,
+                    final_logit_softcapping=10.0)
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

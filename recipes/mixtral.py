@@ -11,7 +11,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires, WeightlessHeadNorm
+from hfgrow.policy import DepthRequires, NoNewBlocks, WeightlessHeadNorm
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
 
 from .llama import INTERLEAVED, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
@@ -189,4 +189,22 @@ LLAMA4_TEXT = dataclasses.replace(
           *linear(f"{L4}.shared_expert.down_proj", "hidden", "expert", bias=False)),
     heads=linear("lm_head", None, "final", bias=False),
     constraints=(WeightlessHeadNorm("use_qk_norm"), *LLAMA.constraints),
+)
+
+# Beam: Qwen3's attention (per-head q/k norms before the rotation; NoPE full-attention blocks whose queries are scaled
+# by a function of the position) with an output gate per element, sigmoid(gate_proj(x) + gate_bias[head]) (copied with
+# its head); norms after each branch as Gemma 2's; dense blocks, then sparse ones (mlp_layer_types) of DeepSeek-style
+# routing (sigmoid scores, groups, score correction) over experts of moe_intermediate_size. Each block adds its branches
+# as branch/√i + stream·√((i−1)/i), i = 2·(index+1) and one more for the MLP: exact for every width, but a new block would
+# shrink the stream and renumber the blocks after it, so no --layers
+BEAM = QWEN3.extend(
+    name="beam", model_types=("beam",), classes=("BeamModel", "BeamForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size"),
+    spaces={**QWEN3.spaces, "expert": EXPERT_SPACES["expert"], "gate": Space("attention", Kind.ACTIVATION), **PER_HEAD},
+    body=(*linear(f"{LAYER}.self_attn.gate_proj", "gate", "hidden", bias=False),
+          TensorRule(f"{LAYER}.self_attn.gate_bias", (writes("per_head"),)),
+          *(r for n in ("pre_feedforward", "post_feedforward") for r in norm(f"{LAYER}.{n}_layernorm", "hidden", bias=False)),
+          *experts("expert"), *keep(f"{LAYER}.mlp.gate.e_score_correction_bias")),
+    constraints=(NoNewBlocks("each block scales the stream by √((i−1)/i) and its branch by 1/√i, i counting the residual adds "
+                             "from the first block"), *QWEN3.constraints),
 )

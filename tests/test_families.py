@@ -116,6 +116,7 @@ CLASSES = {
     "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
     "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
     "hrm_text": ["HrmTextModel", "HrmTextForCausalLM"],
+    "beam": ["BeamModel", "BeamForCausalLM"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
@@ -594,6 +595,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
     **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
     "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
+    "beam": "each block scales the stream by",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

@@ -25,6 +25,20 @@ def logits(model):
         return model(input_ids=IDS).logits
 
 
+def saved(folder, cls, names, **overrides):
+    """A tiny randomised model of ``cls`` whose tensors ending in ``names`` (state randomize_ leaves alone: buffers,
+    frozen parameters) are random too, saved."""
+    model = make_model(cls, seed=3, **overrides)
+    g = torch.Generator().manual_seed(7)
+    found = [t for name, t in model.state_dict(keep_vars=True).items() if name.endswith(names)]
+    with torch.no_grad():
+        for t in found:
+            t.copy_(0.3 * torch.randn(t.shape, generator=g))
+    assert found
+    model.save_pretrained(folder)
+    return folder
+
+
 def test_llama4_text_block_kinds_follow_their_blocks(tmp_path):
     """Dense/sparse (moe_layers, here derived from interleave_moe_layer_step: not stored), rotary/NoPE (no_rope_layers)
     and chunked/full (layer_types) blocks: each new block is of its original's kind, listed explicitly."""
@@ -126,7 +140,7 @@ def test_doge_quirks_are_exercised():
 def test_hrm_text_stacks_grow_together_and_count_their_calls(tmp_path):
     """Both stacks get the new blocks; num_hidden_layers (every block call of the cycles: the cache's slots) is
     rewritten with them, and the grown model generates with its cache as the small one does."""
-    src = build_model(tmp_path / "small", "HrmTextForCausalLM")
+    src = saved(tmp_path / "small", "HrmTextForCausalLM", "z_L_init")  # a frozen parameter: the low stack's initial state
     assert json.loads((src / "config.json").read_text())["num_hidden_layers"] == 2 * 2 * 3  # blocks × H_cycles × (L_cycles + 1)
     report = check(src, tmp_path / "big", 2, layers=3)
     grown = json.loads((tmp_path / "big" / "config.json").read_text())
@@ -146,3 +160,13 @@ def test_hrm_text_refuses_what_its_weightless_norms_cannot_carry(tmp_path):
     tied = build_model(tmp_path / "tied", "HrmTextForCausalLM", tie_word_embeddings=True)
     with pytest.raises(hfgrow.GrowthError, match="tie_word_embeddings"):
         hfgrow.grow(tied, tmp_path / "t", factor=2)
+
+
+def test_beam_gates_routing_and_depth(tmp_path):
+    """Beam's per-element attention gate (and its per-head bias), the routers' score correction (randomised) and
+    group-limited choice: exact, every token keeping its experts; a new block is refused with the reason."""
+    src = saved(tmp_path / "small", "BeamForCausalLM", "e_score_correction_bias")
+    report = check(src, tmp_path / "big", None, hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)
+    assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
+    with pytest.raises(hfgrow.GrowthError, match=r"scales the stream by √\(\(i−1\)/i\).*no --layers"):
+        hfgrow.grow(src, tmp_path / "deep", factor=2, layers=3)
