@@ -120,6 +120,18 @@ class WeightlessHeadNorm(Constraint):
 
 
 @dataclass(frozen=True)
+class HeadDimFixed(Constraint):
+    """head_dim cannot grow, for ``reason`` (ESMC's q/k LayerNorms over the whole width: the queries' zero slots would
+    move their mean); the heads may."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (d, big_d) = growth.widths.head_dim
+        return [f"{self.reason}: head_dim growth is not supported; grow the heads (--attention heads)"] if d != big_d else []
+
+
+@dataclass(frozen=True)
 class LatentAttention(Constraint):
     """Multi-head latent attention (DeepSeek-V2/V3): every head has its own keys and values, expanded from latents; the
     per-head sizes are kept (docs/design.md §Latent attention). Refused outright, not lossy: no such model can be built."""

@@ -170,3 +170,15 @@ def test_beam_gates_routing_and_depth(tmp_path):
     assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
     with pytest.raises(hfgrow.GrowthError, match=r"scales the stream by √\(\(i−1\)/i\).*no --layers"):
         hfgrow.grow(src, tmp_path / "deep", factor=2, layers=3)
+
+
+def test_esmc_refusals_are_real(tmp_path):
+    """ESMC: new blocks would change every block's 1/√(layers/36); head_dim growth would move the whole-width q
+    LayerNorm's mean. Both refused, and both measurably inexact with --allow-lossy."""
+    src = build_model(tmp_path / "small", "EsmcForMaskedLM")
+    for i, (growth, reason) in enumerate([(dict(layers=3), r"√\(num_hidden_layers / 36\)"),
+                                          (dict(attention="head-dim"), "LayerNorms over the whole query")]):
+        with pytest.raises(hfgrow.GrowthError, match=reason):
+            hfgrow.grow(src, tmp_path / f"r{i}", factor=2, **growth)
+        lossy = hfgrow.grow(src, tmp_path / f"l{i}", factor=2, allow_lossy=True, **growth)
+        assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-3
