@@ -184,6 +184,8 @@ FAMILIES = [
     ("beam", like_llama("beam", num_experts=4, n_group=2, topk_group=1, sliding_window=8, **MOE), ["BeamModel", "BeamForCausalLM"]),
     ("esmc", like_llama("esmc", num_key_value_heads=4), ["EsmcModel", "EsmcForMaskedLM", "EsmcForSequenceClassification",
                                                          "EsmcForTokenClassification"]),
+    ("cosmos3_edge_text", like_llama("cosmos3_edge_text", rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                           "mrope_section": [4, 2, 2]}), ["Cosmos3EdgeTextModel"]),
     ("minicpm3", like_llama("minicpm3", dim_model_base=32, **{k: v for k, v in MLA.items() if k not in ("n_routed_experts", "moe_intermediate_size")}),
      ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"]),
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,

@@ -214,6 +214,9 @@ TINY["beam"] = dict(TINY["llama"], num_experts=4, num_experts_per_tok=2, moe_int
 # ESMC: a bidirectional encoder; its whole-width q/k LayerNorms are sized by the hidden size (as many KV heads as heads)
 TINY["esmc"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "rms_norm_eps")}, num_key_value_heads=4,
                     mask_token_id=3, bos_token_id=1, eos_token_id=2, classifier_dropout=0.0)
+# Cosmos3 Edge (text): ReLU² MLP, rotary sections over head_dim 4's 2 frequency slots (time, height)
+TINY["cosmos3_edge_text"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2,
+                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0]})
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

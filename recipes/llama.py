@@ -11,7 +11,7 @@ correction, and keys are plain copies; the norm weights are copied along the hea
 
 import dataclasses
 
-from hfgrow.policy import NormsWithoutWeights, RotaryHeadDim
+from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -163,3 +163,12 @@ HRM_TEXT = dataclasses.replace(HRM_TEXT, body=(
     TensorRule(f"{HRM}.attn.gqkv_proj.weight", (Packed((writes("gate"), writes("q"), writes("k"), writes("v"))), reads("hidden"))),
     TensorRule(f"{HRM}.mlp.gate_up_proj.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
     *linear(f"{HRM}.attn.o_proj", "hidden", "o")))
+# Cosmos3 Edge's text model: Llama's blocks with a ReLU² MLP (fc1, fc2) and multimodal rotary sections laid out
+# slot by slot (slot j of the first 3·section slots follows the height or width stream by j mod 3): growing head_dim
+# would move slots between streams, so heads only
+COSMOS3_EDGE_TEXT = RECIPE.extend(
+    name="cosmos3_edge_text", model_types=("cosmos3_edge_text",), classes=("Cosmos3EdgeTextModel",),
+    body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden"), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn")),
+    constraints=(HeadDimFixed("the rotary sections (mrope_section) interleave the position streams slot by slot, and a "
+                              "longer head would move slots between streams"), *RECIPE.constraints),
+)

@@ -118,6 +118,7 @@ CLASSES = {
     "hrm_text": ["HrmTextModel", "HrmTextForCausalLM"],
     "beam": ["BeamModel", "BeamForCausalLM"],
     "esmc": ["EsmcModel", "EsmcForMaskedLM", "EsmcForSequenceClassification", "EsmcForTokenClassification"],
+    "cosmos3_edge_text": ["Cosmos3EdgeTextModel"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
@@ -213,6 +214,7 @@ def check(src, out, k, **options):
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "esmc": "q_norm and k_norm are LayerNorms over the whole query",
+    "cosmos3_edge_text": "rotary sections .* interleave the position streams",
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3")},

@@ -182,3 +182,21 @@ def test_esmc_refusals_are_real(tmp_path):
             hfgrow.grow(src, tmp_path / f"r{i}", factor=2, **growth)
         lossy = hfgrow.grow(src, tmp_path / f"l{i}", factor=2, allow_lossy=True, **growth)
         assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-3
+
+
+def test_cosmos3_edge_text_sections_refuse_head_dim_growth(tmp_path):
+    """Given a position stream per section (as the multimodal model passes them), head_dim growth would move rotary
+    slots between streams: refused, and measurably inexact with --allow-lossy (on text positions alone it is not)."""
+    from hfgrow.testing import load
+    src = build_model(tmp_path / "small", "Cosmos3EdgeTextModel")
+    with pytest.raises(hfgrow.GrowthError, match="interleave the position streams slot by slot"):
+        hfgrow.grow(src, tmp_path / "r", factor=2, attention="head-dim")
+    hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim", allow_lossy=True)
+    small, big = (load(f) for f in (src, tmp_path / "big"))
+
+    def gap(positions):
+        with torch.no_grad():
+            a, b = (m(input_ids=IDS, position_ids=positions.expand(3, 2, 9)).last_hidden_state for m in (small, big))
+        return ((a - b.reshape(2, 9, 16, 2).sum(-1)).abs().max() / a.abs().max()).item()  # the final norm's two copies carry 1/2
+    assert gap(torch.arange(9)[None, None]) < 1e-5  # one stream for all sections: text
+    assert gap(torch.stack([torch.arange(9), torch.arange(9) % 3, torch.arange(9) // 3])[:, None]) > 1e-3
