@@ -738,3 +738,19 @@ def rounds_in_storage(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bo
             if not all(is_power_of_two(s) for s in _scales(a, maps[a.space]).unique().tolist()):
                 return True
     return False
+
+
+def hidden_ratio(value: int, hidden: tuple[int, int], name: str) -> int:
+    """A size that keeps its ratio to the hidden size (MiniCPM's dim_model_base, whose quotient hidden / dim_model_base
+    divides the logits): value · hidden'/hidden, which must be whole."""
+    big, rest = divmod(value * hidden[1], hidden[0])
+    if rest:
+        raise GrowthError(f"{name}={value} must grow with the hidden size ({hidden[0]} → {hidden[1]}) to keep hidden / {name} "
+                          f"(the logits' divisor), and {value} × {hidden[1]}/{hidden[0]} is not whole")
+    return big
+
+
+def depth_root(value: float, blocks: tuple[int, int]) -> float:
+    """A multiplier the model divides by √(number of blocks) (MiniCPM's scale_depth): × √(blocks'/blocks) keeps the
+    quotient, every block's residual scale, as it is."""
+    return value * math.sqrt(blocks[1] / blocks[0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from . import algebra
 from .algebra import Widths
 from .errors import GrowthError
 from .options import GrowthOptions
@@ -69,6 +70,7 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     for twin, name in fields.twins.items():
         if twin in config:
             new_config[twin] = new_config.get(name, config.get(name))
+    _ratios(config, new_config, recipe, widths)
     for name in fields.eps:
         if config.get(name) is not None:  # one of two norms' eps fields may be unset (Cohere2-MoE)
             if not isinstance(config[name], (int, float)) or isinstance(config[name], bool) or config[name] < 0:
@@ -93,6 +95,23 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     new_config.pop("auto_map", None)
     check_config(new_config, widths, options)
     return new_config
+
+
+def _ratios(config: dict[str, Any], new_config: dict[str, Any], recipe: Recipe, widths: Widths) -> None:
+    """Fields that keep a ratio to the hidden size or that the model divides by √(number of blocks), rewritten so that
+    the quantities the model computes from them stay (None: derived from what grows, and harmless: kept)."""
+    def number(name: str) -> bool:
+        return isinstance(config.get(name), (int, float)) and not isinstance(config[name], bool)
+    for name in recipe.config.hidden_ratio:
+        if number(name) and widths.hidden[0] != widths.hidden[1]:
+            new_config[name] = algebra.hidden_ratio(config[name], widths.hidden, name)
+    stack = recipe.stacks[0][1] if recipe.stacks else None
+    for name in recipe.config.depth_root:
+        if number(name) and stack and new_config.get(stack) != config.get(stack):
+            new_config[name] = algebra.depth_root(config[name], (config[stack], new_config[stack]))
+    for name in recipe.config.depth_multiple:
+        if number(name) and stack and new_config.get(stack) != config.get(stack):
+            new_config[name] = config[name] * new_config[stack] // config[stack]  # a whole multiple of the blocks
 
 
 def check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions) -> None:

@@ -77,7 +77,7 @@ def skeleton_model(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module
         raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {first_line(e)}") from None
 
 
-def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]:
+def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     """A stored key as transformers names it once loaded (its checkpoint conversion mapping: Mixtral's
     per-expert ``block_sparse_moe.experts.N.w1`` become ``mlp.experts.gate_up_proj``), and whether it is
     merged with other keys there (its loaded shape is then not its own)."""
@@ -99,19 +99,20 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]
         merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
         for source in t.source_patterns:
             rx = re.escape(source).replace(r"\*", r"\d+") if isinstance(t, WeightConverter) else source
-            steps.append((re.compile(rx), t.target_patterns[0], merged))
+            steps.append((re.compile(rx), tuple(t.target_patterns), merged))
 
-    def loaded(name: str) -> tuple[str, bool]:
-        any_merged = False
-        for rx, target, merged in steps:
-            new = rx.sub(target, name)
-            any_merged |= merged and new != name
-            name = new
-        return name, any_merged
+    def loaded(name: str, every: bool = False) -> tuple[str, bool]:
+        """(``every``: the names of all the parts a converter splits it into, HRM's gate|q|k|v, as a tuple)"""
+        any_merged, names = False, [name]
+        for rx, targets, merged in steps:
+            new = [rx.sub(target, n) for n in names for target in (targets if every else targets[:1])]
+            any_merged |= merged and new[0] != names[0]
+            names = list(dict.fromkeys(new))
+        return (tuple(names) if every else names[0]), any_merged
     return loaded
 
 
-def _submodel_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]] | None:
+def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]] | None:
     """Stored keys as transformers renames them with the conversion mappings of the sub-models a class holds, each
     scoped to its sub-model's prefix (ViTForImageClassification's ViTModel under ``vit``), by transformers' own
     renaming; None where this transformers has no such API or no sub-model has a mapping."""
@@ -126,9 +127,9 @@ def _submodel_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, boo
     renamings = [t for t in transforms if not isinstance(t, WeightConverter)]
     converters = [t for t in transforms if isinstance(t, WeightConverter)]
 
-    def loaded(name: str) -> tuple[str, bool]:
+    def loaded(name: str, every: bool = False) -> tuple[str, bool]:
         new, converted = rename_source_key(name, renamings, converters)
-        return new, converted is not None
+        return ((new,) if every else new), converted is not None
     return loaded
 
 
@@ -221,7 +222,7 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
     expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
     plain = plain_names(recipe, skeleton)
     loaded = loaded_names(skeleton)
-    stored = {plain(loaded(name)[0]) for name in reader.tensors}
+    stored = {plain(part) for name in reader.tensors for part in loaded(name, every=True)[0]}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
     absent = []

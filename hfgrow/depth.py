@@ -17,7 +17,8 @@ from .widths import config_int
 
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
-INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
+INDEX_LISTS = ("mlp_only_layers", "moe_layers")  # config lists of block numbers (Qwen-MoE's dense blocks, Llama 4's sparse
+# ones, derived from interleave_moe_layer_step where not stored): renumbered, new blocks included
 # the first k blocks are of another kind (GLM-4.5's dense blocks; ERNIE 4.5 MoE's sparse ones start at k): new copies counted
 PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_layers")
 LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
@@ -115,8 +116,8 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
         added.append(new_index[a] + 1 + before.get(a, 0))
         before[a] = before.get(a, 0) + 1
 
-    def zero(tp: Any) -> bool:
-        return tp.rule.norm_input is None and any(
+    def zero(tp: Any) -> bool:  # (or set to the rule's identity value)
+        return tp.rule.identity is not None or tp.rule.norm_input is None and any(
             isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
             for ax in tp.rule.axes)
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)
@@ -149,7 +150,7 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
         if isinstance(values, list) and len(values) == n_old:
             lists[name] = list(values) * repeats
     for name in INDEX_LISTS:
-        values = config.get(name)
+        values = config.get(name) or getattr(cfg, name, None)  # stored, or as transformers derives it
         if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
             lists[name] = sorted(i + r * n_old for i in values for r in range(repeats))
     for name in PREFIX_COUNTS:
@@ -182,7 +183,7 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
         if isinstance(values, list) and len(values) == n_old:
             lists[name] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]
     for name in INDEX_LISTS:  # a new block is listed where its original is
-        values = config.get(name)
+        values = config.get(name) or getattr(cfg, name, None)  # stored, or as transformers derives it
         if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
             lists[name] = sorted(new_index[i] + j for i in values for j in range(1 + copies.get(i, 0)))
     for name in PREFIX_COUNTS:

@@ -103,6 +103,35 @@ class NormsWithoutWeights(Constraint):
 
 
 @dataclass(frozen=True)
+class WeightlessHeadNorm(Constraint):
+    """Under a config flag, queries and keys are normalised over each head by a norm with no weight that shares the
+    hidden norms' eps field (Llama 4's L2 q/k norm): the copy convention only, and the residual copies keep their mean
+    square (1/√fill) so that eps stays, for the hidden norms and this one alike. Exact under heads and head_dim growth
+    (docs/design.md §Norms without weights)."""
+
+    flag: str
+    keeps_mean_square = True
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if getattr(growth.cfg, self.flag, False) and growth.options.convention != "copy":
+            return [f"{self.flag} is set: q and k are normalised per head by a norm without weight whose eps is the hidden "
+                    f"norms' own; only the copy convention keeps both eps exact"]
+        return []
+
+
+@dataclass(frozen=True)
+class HeadDimFixed(Constraint):
+    """head_dim cannot grow, for ``reason`` (ESMC's q/k LayerNorms over the whole width: the queries' zero slots would
+    move their mean); the heads may."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (d, big_d) = growth.widths.head_dim
+        return [f"{self.reason}: head_dim growth is not supported; grow the heads (--attention heads)"] if d != big_d else []
+
+
+@dataclass(frozen=True)
 class LatentAttention(Constraint):
     """Multi-head latent attention (DeepSeek-V2/V3): every head has its own keys and values, expanded from latents; the
     per-head sizes are kept (docs/design.md §Latent attention). Refused outright, not lossy: no such model can be built."""

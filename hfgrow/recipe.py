@@ -87,6 +87,9 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
+    # the value it takes in a new block (--layers), so that the block is the identity: Doge's per-unit gains on the
+    # residual (x ⊙ g + branch) are 1 there; None: copied from the block before (zero where it writes the stream)
+    identity: float | None = None
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
@@ -187,6 +190,14 @@ class ConfigFields:
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # sizes that keep their ratio to the hidden size (MiniCPM's dim_model_base: the logits are divided by hidden / base)
+    hidden_ratio: tuple[str, ...] = ()
+    # multipliers the model divides by √(number of blocks) (MiniCPM's scale_depth: every block's residual scale is
+    # scale_depth / √num_hidden_layers): rewritten so that the quotient stays under --layers
+    depth_root: tuple[str, ...] = ()
+    # counts in proportion to the number of blocks (HRM's num_hidden_layers: the blocks of a stack × its cycles, the
+    # cache's slots), rewritten with them under --layers
+    depth_multiple: tuple[str, ...] = ()
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

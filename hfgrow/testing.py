@@ -194,6 +194,12 @@ TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_expert
 TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
                                                                   for t in ("sliding_attention", "full_attention")})
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
+# Llama 4's text model: a dense block (MLP of intermediate_size_mlp), then a sparse one (routed experts and a shared expert of
+# intermediate_size); block 1 without rotary (NoPE, temperature-tuned queries: floor_scale 2 makes it vary over 9 tokens),
+# block 0 rotary, chunked (chunks of 4) and with weightless L2 q/k norms
+TINY["llama4_text"] = dict(TINY["llama"], intermediate_size=12, intermediate_size_mlp=24, num_local_experts=3, num_experts_per_tok=2,
+                           interleave_moe_layer_step=2, no_rope_layers=[1, 0], attention_chunk_size=4, floor_scale=2, attn_scale=0.5,
+                           bos_token_id=1, eos_token_id=2)
 # multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
 # value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)
 TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, num_key_value_heads=4, q_lora_rank=8,
@@ -213,6 +219,26 @@ TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k !
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding
+# MiniCPM3: Youtu's dense latent attention with µP scalars that differ from 1 (embedding ×2.5, branches ×1.4/√2, logits
+# ÷ 16/8); its LM head tied to the embedding by default
+TINY["minicpm3"] = dict(TINY["youtu"], scale_emb=2.5, scale_depth=1.4, dim_model_base=8)
+# Doge: the dynamic mask keeps the 4 best of the tests' 9 keys; is_moe adds 16 one-unit experts (4 × 4 product keys), 2 per token
+TINY["doge"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"}, keep_window_size=4, num_experts=16,
+                    num_experts_per_tok=2)
+# HRM (text): two stacks of 2 blocks each, in 2 high cycles of 2 low cycles; weightless norms
+TINY["hrm_text"] = dict({k: v for k, v in TINY["llama"].items() if k != "num_key_value_heads"}, H_cycles=2, L_cycles=2,
+                        embedding_scale=2.0)
+# Beam: a dense block, then a sparse one (4 experts in 2 groups, 2 per token); a sliding-window rotary block, then a NoPE
+# full-attention one; final logits soft-capped
+TINY["beam"] = dict(TINY["llama"], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12, n_group=2, topk_group=1,
+                    mlp_layer_types=["dense", "sparse"], layer_types=["sliding_attention", "full_attention"], sliding_window=4,
+                    final_logit_softcapping=10.0)
+# ESMC: a bidirectional encoder; its whole-width q/k LayerNorms are sized by the hidden size (as many KV heads as heads)
+TINY["esmc"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "rms_norm_eps")}, num_key_value_heads=4,
+                    mask_token_id=3, bos_token_id=1, eos_token_id=2, classifier_dropout=0.0)
+# Cosmos3 Edge (text): ReLU² MLP, rotary sections over head_dim 4's 2 frequency slots (time, height)
+TINY["cosmos3_edge_text"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2,
+                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0]})
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

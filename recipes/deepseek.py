@@ -89,3 +89,15 @@ GLM_MOE_DSA = DEEPSEEK_V32.extend(
     name="glm_moe_dsa", model_types=("glm_moe_dsa",), classes=("GlmMoeDsaModel", "GlmMoeDsaForCausalLM"),
     constraints=(LatentAttention(), NoNewBlocks("indexer_types: a 'shared' block reuses the tokens chosen by the 'full' block "
                                                 "before it, which a new block in between would replace")))
+
+# MiniCPM3: DeepSeek-V2's latent attention (rotate-half rotary on the decoupled part) before dense gated MLPs, with
+# MiniCPM's µP scalars: the embedding times scale_emb (a constant: kept), every branch times scale_depth /
+# √num_hidden_layers before the residual add, and the final norm's output divided by hidden_size / dim_model_base before
+# the LM head (tied by default). dim_model_base grows with the hidden size, so that divisor stays (refused where
+# dim_model_base · hidden'/hidden is not whole); scale_depth is multiplied by √(layers'/layers) under --layers, so that
+# every block's residual scale stays (the new blocks are the identity whatever it is)
+MINICPM3 = dataclasses.replace(
+    YOUTU, name="minicpm3", model_types=("minicpm3",),
+    classes=("MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"),
+    config=dataclasses.replace(YOUTU.config, hidden_ratio=("dim_model_base",), depth_root=("scale_depth",)),
+)

@@ -9,8 +9,10 @@ square over head_dim' is the small one's: the normalised query keeps that factor
 correction, and keys are plain copies; the norm weights are copied along the head layout and eps stays.
 """
 
-from hfgrow.policy import NormsWithoutWeights, RotaryHeadDim
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, writes
+import dataclasses
+
+from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -124,4 +126,49 @@ NANOCHAT = RECIPE.extend(
     spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL)}, requires={"tie_word_embeddings": False},
     constraints=(NormsWithoutWeights(), *RECIPE.constraints),
     body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn", bias=False)),
+)
+# Doge: Qwen3's attention (per-head q/k norms before the rotation) with a dynamic mask: dt_proj reads the values and
+# writes one logit per KV head, exp(A · softplus(·)) is added to that head's scores (the keep_window_size best keys
+# kept), so it is copied with its KV head; the residual is multiplied by a learned gain per hidden unit before each
+# branch is added (x ⊙ g + branch: copied with the unit, 1 in a new block); optionally (is_moe) a gated MLP plus a
+# product-key mixture of one-unit experts, down_embed reading the stream and up_embed writing it, router kept whole
+DOGE = QWEN3.extend(
+    name="doge", model_types=("doge",), classes=("DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"),
+    config=dataclasses.replace(QWEN3.config, head_dim=None),
+    spaces={**QWEN3.spaces, "gain": Space("hidden", Kind.ACTIVATION), "kv_per_head": Space("kv_heads", Kind.ACTIVATION)},
+    body=(*linear(f"{LAYER}.self_attn.dt_proj", "kv_per_head", "v"), TensorRule(f"{LAYER}.self_attn.A", (writes("kv_per_head"),)),
+          *(TensorRule(f"{LAYER}.{g}_residual", (writes("gain"),), identity=1.0) for g in ("input", "post_attention")),
+          *linear(f"{LAYER}.mlp.router_gate", None, "hidden", bias=False, split=False),
+          TensorRule(f"{LAYER}.mlp.down_embed.weight", (None, reads("hidden"))), *embedding(f"{LAYER}.mlp.up_embed", "hidden")),
+)
+# HRM (text): two stacks of Llama blocks (L_module, H_module, num_layers_per_stack each) run in nested cycles, each
+# stack's output a final norm's, fed back into the other's input; every norm is an RMS norm without weight
+# (rms_norm_eps), so, as NanoChat's, the copy convention with residual copies that keep their mean square, and an untied
+# LM head. The attention output is gated per element by sigmoid(gate_proj(x)) (an activation of the attention width:
+# exact copies); z_L_init, the low stack's initial state, is a vector of the stream. num_hidden_layers counts every
+# block call (the blocks × the cycles, the cache's slots) and is rewritten with the blocks
+HRM = "(L|H)_module.layers.*"
+HRM_TEXT = RECIPE.extend(
+    name="hrm_text", model_types=("hrm_text",), classes=("HrmTextModel", "HrmTextForCausalLM"), prefix="model",
+    config=dataclasses.replace(RECIPE.config, kv_heads=None, depth_multiple=("num_hidden_layers",)),
+    stacks=(("L_module.layers", "num_layers_per_stack", None), ("H_module.layers", "num_layers_per_stack", None)),
+    spaces={**RECIPE.spaces, "final": Space("hidden", Kind.RESIDUAL), "gate": Space("attention", Kind.ACTIVATION)},
+    requires={"tie_word_embeddings": False}, constraints=(NormsWithoutWeights(), *RECIPE.constraints),
+)
+HRM_TEXT = dataclasses.replace(HRM_TEXT, body=(
+    *embedding("embed_tokens", "hidden"), TensorRule("z_L_init", (writes("hidden"),)),
+    *(dataclasses.replace(r, pattern=r.pattern.replace(LAYER, HRM)) for r in RECIPE.body if r.pattern.startswith(LAYER) and "norm" not in r.pattern),
+    *linear(f"{HRM}.self_attn.gate_proj", "gate", "hidden"),
+    # as stored: gate|q|k|v and gate|up fused (transformers splits them on load), the output projection under attn
+    TensorRule(f"{HRM}.attn.gqkv_proj.weight", (Packed((writes("gate"), writes("q"), writes("k"), writes("v"))), reads("hidden"))),
+    TensorRule(f"{HRM}.mlp.gate_up_proj.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
+    *linear(f"{HRM}.attn.o_proj", "hidden", "o")))
+# Cosmos3 Edge's text model: Llama's blocks with a ReLU² MLP (fc1, fc2) and multimodal rotary sections laid out
+# slot by slot (slot j of the first 3·section slots follows the height or width stream by j mod 3): growing head_dim
+# would move slots between streams, so heads only
+COSMOS3_EDGE_TEXT = RECIPE.extend(
+    name="cosmos3_edge_text", model_types=("cosmos3_edge_text",), classes=("Cosmos3EdgeTextModel",),
+    body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden"), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn")),
+    constraints=(HeadDimFixed("the rotary sections (mrope_section) interleave the position streams slot by slot, and a "
+                              "longer head would move slots between streams"), *RECIPE.constraints),
 )

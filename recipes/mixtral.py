@@ -11,10 +11,10 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires, HeadDimFixedBy
+from hfgrow.policy import DepthRequires, HeadDimFixedBy, NoNewBlocks, WeightlessHeadNorm
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
-from .llama import ERNIE4_5, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .llama import ERNIE4_5, INTERLEAVED, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .gemma import GEMMA3
 from .olmo2 import RECIPE as OLMO2
 
@@ -260,4 +260,52 @@ MINIMAX_M3_VL_TEXT = LLAMA.extend(
     constraints=(*LLAMA.constraints, HeadDimFixedBy("minimax_m3_sparse", "the indexer rotates its queries and keys by the "
                                                     "first index_head_dim entries of the heads' rotary table, whose "
                                                     "frequencies follow head_dim")),
+)
+
+# Llama 4's text model: rotary on interleaved pairs, dense blocks (an MLP of intermediate_size_mlp) and sparse ones
+# (moe_layers, or every interleave_moe_layer_step-th block: routed experts and one shared expert, both of
+# intermediate_size). The router reads the stream (never split): each token's routed input is the stream times a
+# sigmoid of its router logit, a scalar per token and expert, the small model's. The experts are stored as the model
+# holds them, [experts, hidden, gate|up] and [experts, expert, hidden]. NoPE blocks (no_rope_layers) scale their
+# queries by a function of the position alone (attn_temperature_tuning); rotary blocks are chunked (layer_types) and may
+# normalise q and k over each head (use_qk_norm: an RMS norm without weight, after the rotation, whose eps is
+# rms_norm_eps: the copy convention only, with residual copies that keep their mean square). That norm is exact
+# under heads growth (whole heads copied) and under head_dim growth: a grown query holds √(head_dim'/head_dim) times the
+# small one in its aligned slots and zeros elsewhere, and a grown key copies of the small one, so both keep their mean
+# square over head_dim' and the norm divides by the small model's; the query's factor passes through it and is the
+# score correction.
+L4 = f"{LAYER}.feed_forward"
+LLAMA4_TEXT = dataclasses.replace(
+    LLAMA, name="llama4_text", model_types=("llama4_text",), classes=("Llama4TextModel", "Llama4ForCausalLM"), prefix="model",
+    config=dataclasses.replace(LLAMA.config, ffn="intermediate_size_mlp", expert_ffn="intermediate_size"),
+    spaces={**INTERLEAVED, "expert": EXPERT_SPACES["expert"]},
+    body=(*(r for r in LLAMA.body if ".mlp." not in r.pattern),
+          *linear(f"{L4}.gate_proj", "ffn", "hidden", bias=False), *linear(f"{L4}.up_proj", "ffn", "hidden", bias=False),
+          *linear(f"{L4}.down_proj", "hidden", "ffn", bias=False),
+          *linear(f"{L4}.router", None, "hidden", bias=False, split=False),
+          TensorRule(f"{L4}.experts.gate_up_proj", (None, reads("hidden"), Packed((writes("expert"), writes("expert"))))),
+          TensorRule(f"{L4}.experts.down_proj", (None, reads("expert"), writes("hidden"))),
+          *linear(f"{L4}.shared_expert.gate_proj", "expert", "hidden", bias=False),
+          *linear(f"{L4}.shared_expert.up_proj", "expert", "hidden", bias=False),
+          *linear(f"{L4}.shared_expert.down_proj", "hidden", "expert", bias=False)),
+    heads=linear("lm_head", None, "final", bias=False),
+    constraints=(WeightlessHeadNorm("use_qk_norm"), *LLAMA.constraints),
+)
+
+# Beam: Qwen3's attention (per-head q/k norms before the rotation; NoPE full-attention blocks whose queries are scaled
+# by a function of the position) with an output gate per element, sigmoid(gate_proj(x) + gate_bias[head]) (copied with
+# its head); norms after each branch as Gemma 2's; dense blocks, then sparse ones (mlp_layer_types) of DeepSeek-style
+# routing (sigmoid scores, groups, score correction) over experts of moe_intermediate_size. Each block adds its branches
+# as branch/√i + stream·√((i−1)/i), i = 2·(index+1) and one more for the MLP: exact for every width, but a new block would
+# shrink the stream and renumber the blocks after it, so no --layers
+BEAM = QWEN3.extend(
+    name="beam", model_types=("beam",), classes=("BeamModel", "BeamForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size"),
+    spaces={**QWEN3.spaces, "expert": EXPERT_SPACES["expert"], "gate": Space("attention", Kind.ACTIVATION), **PER_HEAD},
+    body=(*linear(f"{LAYER}.self_attn.gate_proj", "gate", "hidden", bias=False),
+          TensorRule(f"{LAYER}.self_attn.gate_bias", (writes("per_head"),)),
+          *(r for n in ("pre_feedforward", "post_feedforward") for r in norm(f"{LAYER}.{n}_layernorm", "hidden", bias=False)),
+          *experts("expert"), *keep(f"{LAYER}.mlp.gate.e_score_correction_bias")),
+    constraints=(NoNewBlocks("each block scales the stream by √((i−1)/i) and its branch by 1/√i, i counting the residual adds "
+                             "from the first block"), *QWEN3.constraints),
 )

@@ -8,7 +8,10 @@ Qwen3's), and their mean square is kept only when every head has the same number
 whole multiples here, other counts are refused (the norm's copies would not be uniform).
 """
 
-from hfgrow.recipe import Kind, Space, norm
+import dataclasses
+
+from hfgrow.policy import HeadDimFixed, NoNewBlocks
+from hfgrow.recipe import Kind, Space, linear, norm
 
 from .llama import HEADS as LLAMA_HEADS, LAYER, QWEN3, RECIPE as LLAMA
 
@@ -41,3 +44,24 @@ EXAONE4 = RECIPE.extend(
     spaces={**RECIPE.spaces, "head": QWEN3.spaces["head"]},
     body=tuple(r for r in QWEN3.body if ".self_attn.q_norm" in r.pattern or ".self_attn.k_norm" in r.pattern),
 )
+
+# ESMC: a bidirectional encoder of OLMo-2-like whole-width q/k norms, here LayerNorms without bias before the rotation,
+# pre-LayerNorm blocks (biases) and a final LayerNorm without bias, every eps PyTorch's default (fixed in code: the copy
+# convention, copies that keep their statistics). Its blocks divide each branch by √(num_hidden_layers / 36), which more
+# blocks would change for every block, with no config field to compensate: no --layers. The queries' zero slots under
+# head_dim growth would move the q norm's mean (a LayerNorm's, unlike an RMS norm's): heads only
+ESMC = RECIPE.extend(
+    name="esmc", model_types=("esmc",), prefix="esmc", norm="layer",
+    classes=("EsmcModel", "EsmcForMaskedLM", "EsmcForSequenceClassification", "EsmcForTokenClassification"),
+    config=dataclasses.replace(RECIPE.config, eps=()),
+    spaces={**RECIPE.spaces, "head": Space("hidden", Kind.ACTIVATION)},
+    body=(*norm(f"{LAYER}.input_layernorm", "hidden"), *norm(f"{LAYER}.post_attention_layernorm", "hidden"),
+          *norm("norm", "final", input="hidden", bias=False)),
+    heads=(*linear("lm_head.dense", "head", "final"), *norm("lm_head.layer_norm", "head"), *linear("lm_head.decoder", None, "head"),
+           *linear("classifier.dense", "head", "final"), *linear("classifier.out_proj", None, "head"), *linear("score", None, "final")),
+    constraints=(NoNewBlocks("each block divides its branches by √(num_hidden_layers / 36), the 36 fixed in code"),
+                 HeadDimFixed("q_norm and k_norm are LayerNorms over the whole query (key) width, and the queries' zero slots "
+                              "under head_dim growth would move their mean"), *RECIPE.constraints),
+)
+ESMC = dataclasses.replace(ESMC, body=tuple(r for r in ESMC.body if "post_feedforward" not in r.pattern),
+                           heads=tuple(r for r in ESMC.heads if not r.pattern.startswith(("lm_head.weight", "qa_outputs"))))

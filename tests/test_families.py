@@ -116,6 +116,13 @@ CLASSES = {
     "flint": ["FlintModel", "FlintForCausalLM"],
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
+    "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
+    "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
+    "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
+    "hrm_text": ["HrmTextModel", "HrmTextForCausalLM"],
+    "beam": ["BeamModel", "BeamForCausalLM"],
+    "esmc": ["EsmcModel", "EsmcForMaskedLM", "EsmcForSequenceClassification", "EsmcForTokenClassification"],
+    "cosmos3_edge_text": ["Cosmos3EdgeTextModel"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
@@ -210,9 +217,11 @@ def check(src, out, k, **options):
 
 NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
+    "esmc": "q_norm and k_norm are LayerNorms over the whole query",
+    "cosmos3_edge_text": "rotary sections .* interleave the position streams",
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
-       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa")},
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3")},
 }
 
 
@@ -594,6 +603,8 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
     **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
     "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
+    "beam": "each block scales the stream by",
+    "esmc": "k_norm.*copies are not uniform|each block divides its branches",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 
