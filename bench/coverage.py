@@ -32,6 +32,7 @@ from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
+from hfgrow.widths import stack_depth  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = [("heads ×2", dict(factor=2)), ("head_dim ×2", dict(factor=2, attention="head-dim")),
@@ -124,10 +125,11 @@ def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
     fields = recipe.config
     hidden = config[fields.hidden]
     ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
+    depth = stack_depth(config, *recipe.stacks[0][1:]) if recipe.stacks else 2  # the tiny models' blocks (Nemotron-H: 4)
     cells = {}
     for i, (name, options) in enumerate(MODES):
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
-            options = dict(hidden_size=hidden * 3 // 2, layers=3, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
+            options = dict(hidden_size=hidden * 3 // 2, layers=depth + 1, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
     exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes

@@ -185,6 +185,8 @@ class ConfigFields:
     mixer_expand: str | None = None
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
+    # a Mamba-2 mixer of a width of its own (Nemotron-H): its head_dim, the channels being mixer_heads × mixer_head_dim
+    mixer_head_dim: str | None = None
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields

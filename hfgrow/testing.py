@@ -215,6 +215,13 @@ TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddin
 TINY["mamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_heads=4, head_dim=8, n_groups=2, state_size=5,
                       conv_kernel=3, expand=2, chunk_size=4, layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True,
                       pad_token_id=0, bos_token_id=1, eos_token_id=2)  # two groups of two heads; chunks shorter than the inputs
+# Mamba-2 hybrids: a Mamba-2 block of two groups of two heads (head_dim 8, d_state 5), attention, and MLP or experts
+TINY["nemotron_h"] = dict(vocab_size=97, hidden_size=16, layers_block_type=["linear_attention", "moe", "full_attention", "mlp"],
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=4, intermediate_size=24, mamba_num_heads=4,
+                          mamba_head_dim=8, n_groups=2, ssm_state_size=5, conv_kernel=3, chunk_size=4, layer_norm_epsilon=0.05,
+                          n_routed_experts=4, n_group=2, topk_group=1, num_experts_per_tok=2, moe_intermediate_size=12,
+                          moe_shared_expert_intermediate_size=20, use_bias=True, use_conv_bias=True, mlp_bias=True,
+                          pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

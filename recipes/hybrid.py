@@ -1,0 +1,65 @@
+"""Hybrids of Mamba-2 mixers and attention (docs/design.md §Recurrent mixers): every block's mixer is the Mamba-2 table
+of ``recipes/mamba.py`` (whole factors only: the gated RMSNorm over groups of the mixer's channels), its attention and
+MLPs Llama's or Mixtral's.
+
+Nemotron-H: pre-RMSNorm blocks of one mixer each, its kind per block in ``layers_block_type`` (Mamba-2, attention
+without positions, a ReLU² MLP without a gate, or experts of the same up/down layout with a sigmoid router, its score
+correction bias and a shared expert); the depth is the list's length. The Mamba-2 mixer has a width of its own
+(``mamba_num_heads`` × ``mamba_head_dim``): its heads grow by the hidden size's whole factor and are kept otherwise.
+"""
+
+from hfgrow.recipe import ConfigFields, Recipe, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
+
+from .llama import RECIPE as LLAMA
+from .mamba import MIXER2_SPACES, mamba2
+from .mixtral import EXPERT_SPACES
+
+LAYER = "layers.*"
+MIXER = f"{LAYER}.mixer"
+
+
+def up_down_experts(module: str) -> tuple[TensorRule, ...]:
+    """A sigmoid router with its score correction bias (a buffer, per expert: kept), experts of an up/down MLP without a
+    gate (``expert`` space), stored one key per expert and merged into 3-D tensors in memory, and a shared expert."""
+    return (
+        *linear(f"{module}.gate", None, "hidden", bias=False, split=False),
+        *keep(f"{module}.gate.e_score_correction_bias"),
+        *linear(f"{module}.experts.*.up_proj", "expert", "hidden", bias=False),
+        *linear(f"{module}.experts.*.down_proj", "hidden", "expert", bias=False),
+        TensorRule(f"{module}.experts.up_proj", (None, writes("expert"), reads("hidden"))),
+        TensorRule(f"{module}.experts.down_proj", (None, writes("hidden"), reads("expert"))),
+        *linear(f"{module}.shared_experts.up_proj", "shared", "hidden"),
+        *linear(f"{module}.shared_experts.down_proj", "hidden", "shared"),
+    )
+
+
+NEMOTRON_H = Recipe(
+    name="nemotron_h",
+    model_types=("nemotron_h",),
+    classes=("NemotronHModel", "NemotronHForCausalLM"),
+    prefix=("backbone", "model"),  # stored under backbone, renamed to model on load
+    norm="rms",
+    stacks=(("layers", "num_hidden_layers", "layers_block_type"),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("layer_norm_epsilon",),
+                        expert_ffn="moe_intermediate_size", shared_ffn="moe_shared_expert_intermediate_size",
+                        mixer_heads="mamba_num_heads", mixer_head_dim="mamba_head_dim", mixer_state=("n_groups", "ssm_state_size")),
+    spaces={**block_spaces(grouped=True), "final": LLAMA.spaces["final"], **EXPERT_SPACES, **MIXER2_SPACES},
+    outputs=LLAMA.outputs,
+    # experts that read a latent of their own (moe_latent_size) would need rules that depend on the config
+    requires={"moe_latent_size": None},
+    body=(
+        *embedding("embeddings", "hidden"),
+        *norm(f"{LAYER}.norm", "hidden", bias=False),
+        *mamba2(MIXER),
+        *linear(f"{MIXER}.q_proj", "q", "hidden", bias=False),
+        *linear(f"{MIXER}.k_proj", "k", "hidden", bias=False),
+        *linear(f"{MIXER}.v_proj", "v", "hidden", bias=False),
+        *linear(f"{MIXER}.o_proj", "hidden", "o", bias=False),
+        *linear(f"{MIXER}.up_proj", "ffn", "hidden"),
+        *linear(f"{MIXER}.down_proj", "hidden", "ffn"),
+        *up_down_experts(MIXER),
+        *norm("norm_f", "final", input="hidden", bias=False),
+    ),
+    heads=linear("lm_head", None, "final", bias=False),
+)
