@@ -222,6 +222,10 @@ TINY["nemotron_h"] = dict(vocab_size=97, hidden_size=16, layers_block_type=["lin
                           n_routed_experts=4, n_group=2, topk_group=1, num_experts_per_tok=2, moe_intermediate_size=12,
                           moe_shared_expert_intermediate_size=20, use_bias=True, use_conv_bias=True, mlp_bias=True,
                           pad_token_id=0, bos_token_id=1, eos_token_id=2)
+MAMBA2_MIXER = dict(mamba_n_heads=4, mamba_d_head=8, mamba_n_groups=2, mamba_d_state=5, mamba_d_conv=3, mamba_expand=2,
+                    mamba_chunk_size=4, mamba_proj_bias=True, mamba_conv_bias=True)  # expand × hidden = 4 heads of 8
+TINY["granitemoehybrid"] = dict(TINY["granitemoeshared"], **MAMBA2_MIXER, layer_types=["linear_attention", "full_attention"],
+                                position_embedding_type="rope")
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -6,12 +6,19 @@ Nemotron-H: pre-RMSNorm blocks of one mixer each, its kind per block in ``layers
 without positions, a ReLU² MLP without a gate, or experts of the same up/down layout with a sigmoid router, its score
 correction bias and a shared expert); the depth is the list's length. The Mamba-2 mixer has a width of its own
 (``mamba_num_heads`` × ``mamba_head_dim``): its heads grow by the hidden size's whole factor and are kept otherwise.
+
+Granite-4 hybrid (granitemoehybrid): Granite-MoE-Shared's blocks (Granite's multipliers, experts and a shared gated MLP
+after every mixer; dense without experts) whose mixer is attention (rotary or none) or a Mamba-2 mixer of expand × hidden
+channels, by ``layer_types``.
 """
+
+import dataclasses
 
 from hfgrow.recipe import ConfigFields, Recipe, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
+from .granite import GRANITEMOESHARED
 from .llama import RECIPE as LLAMA
-from .mamba import MIXER2_SPACES, mamba2
+from .mamba import MIXER2_SPACES, WHOLE_GROUPS, mamba2
 from .mixtral import EXPERT_SPACES
 
 LAYER = "layers.*"
@@ -62,4 +69,13 @@ NEMOTRON_H = Recipe(
         *norm("norm_f", "final", input="hidden", bias=False),
     ),
     heads=linear("lm_head", None, "final", bias=False),
+)
+
+GRANITEMOEHYBRID = GRANITEMOESHARED.extend(
+    name="granitemoehybrid", model_types=("granitemoehybrid",), classes=("GraniteMoeHybridModel", "GraniteMoeHybridForCausalLM"),
+    config=dataclasses.replace(GRANITEMOESHARED.config, mixer_expand="mamba_expand", mixer_heads="mamba_n_heads",
+                               mixer_state=("mamba_n_groups", "mamba_d_state")),
+    spaces={**GRANITEMOESHARED.spaces, **MIXER2_SPACES},
+    body=mamba2(f"{LAYER}.mamba"),
+    constraints=(WHOLE_GROUPS, *GRANITEMOESHARED.constraints),
 )

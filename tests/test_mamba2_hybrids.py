@@ -16,17 +16,22 @@ from test_speech import key
 
 CLASSES = {
     "nemotron_h": ["NemotronHModel", "NemotronHForCausalLM"],
+    "granitemoehybrid": ["GraniteMoeHybridModel", "GraniteMoeHybridForCausalLM"],
 }
-MAIN = {"nemotron_h": "NemotronHForCausalLM"}
+MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+# a mixer of expand × hidden channels: whole multiples only (a new block after each block instead of a non-multiple)
+WHOLE = (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(factor=2, layers=4))
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 # heads ×2 and ×3, head_dim ×2, a hidden size that is not a multiple (the mixer of a width of its own kept), a new block
 # after each of the four (one of each kind)
 GROWTHS = {
     "nemotron_h": (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"),
                    dict(hidden_size=24, intermediate_size=36), dict(factor=2, layers=8)),
+    "granitemoehybrid": WHOLE,
 }
-FAST = {(MAIN["nemotron_h"], "factor=2,layers=8"), (MAIN["nemotron_h"], "hidden_size=24,intermediate_size=36"),
-        ("NemotronHModel", "factor=3")}
+# the default run: each base class ×3, Granite-4 hybrid's main class ×2 with a new block; Nemotron-H's main class in the
+# tests below (new blocks, latent experts), Granite-4 hybrid's variants
+FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4")}
 
 
 def build(folder, cls, **overrides):
@@ -73,4 +78,23 @@ def test_nemotron_h_latent_experts_refused(tmp_path):
     assert result.exit_code == 2, result.output
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1 and "moe_latent_size" in err and "Traceback" not in result.output, err
+    assert not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("overrides", [dict(position_embedding_type=None, num_local_experts=0),
+                                       pytest.param(dict(tie_word_embeddings=True), marks=pytest.mark.exhaustive)],
+                         ids=["no-rope-dense", "tied"])
+def test_granite_hybrid_variants(tmp_path, overrides):
+    """Attention without positions and blocks without experts (the shared MLP alone); the LM head tied to the embedding."""
+    check(build(tmp_path / "small", "GraniteMoeHybridForCausalLM", **overrides), tmp_path / "big", factor=2,
+          attention="head-dim")
+
+
+@pytest.mark.parametrize("cls", ["GraniteMoeHybridForCausalLM"])
+def test_mixers_of_expand_times_hidden_refuse_a_hidden_size_that_is_not_a_multiple(tmp_path, cls):
+    build(tmp_path / "small", cls)
+    result = CliRunner().invoke(main, [str(tmp_path / "small"), "--out", str(tmp_path / "big"), "--hidden-size", "24"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1 and "gated RMSNorm" in err and "whole multiples" in err, err
     assert not (tmp_path / "big").exists()
