@@ -226,6 +226,9 @@ MAMBA2_MIXER = dict(mamba_n_heads=4, mamba_d_head=8, mamba_n_groups=2, mamba_d_s
                     mamba_chunk_size=4, mamba_proj_bias=True, mamba_conv_bias=True)  # expand × hidden = 4 heads of 8
 TINY["granitemoehybrid"] = dict(TINY["granitemoeshared"], **MAMBA2_MIXER, layer_types=["linear_attention", "full_attention"],
                                 position_embedding_type="rope")
+TINY["bamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, rms_norm_eps=0.05, attn_layer_indices=[1], attention_bias=True, mlp_bias=True,
+                     **MAMBA2_MIXER, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

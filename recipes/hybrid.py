@@ -10,6 +10,10 @@ correction bias and a shared expert); the depth is the list's length. The Mamba-
 Granite-4 hybrid (granitemoehybrid): Granite-MoE-Shared's blocks (Granite's multipliers, experts and a shared gated MLP
 after every mixer; dense without experts) whose mixer is attention (rotary or none) or a Mamba-2 mixer of expand × hidden
 channels, by ``layer_types``.
+
+Bamba: Jamba's block layout (input_layernorm, pre_ff_layernorm, a gated MLP under ``feed_forward``, final_layernorm)
+with rotary attention (half of each head) in the blocks ``attn_layer_indices`` lists and a Mamba-2 mixer of expand ×
+hidden channels in the others; a new block is listed where its original is.
 """
 
 import dataclasses
@@ -17,7 +21,7 @@ import dataclasses
 from hfgrow.recipe import ConfigFields, Recipe, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
 from .granite import GRANITEMOESHARED
-from .llama import RECIPE as LLAMA
+from .llama import LAYER as BLOCK, RECIPE as LLAMA
 from .mamba import MIXER2_SPACES, WHOLE_GROUPS, mamba2
 from .mixtral import EXPERT_SPACES
 
@@ -78,4 +82,19 @@ GRANITEMOEHYBRID = GRANITEMOESHARED.extend(
     spaces={**GRANITEMOESHARED.spaces, **MIXER2_SPACES},
     body=mamba2(f"{LAYER}.mamba"),
     constraints=(WHOLE_GROUPS, *GRANITEMOESHARED.constraints),
+)
+
+BAMBA = LLAMA.extend(
+    name="bamba", model_types=("bamba",), classes=("BambaModel", "BambaForCausalLM"), prefix="model",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="mamba_n_heads", mixer_state=("mamba_n_groups", "mamba_d_state")),
+    spaces={**LLAMA.spaces, **MIXER2_SPACES},
+    body=(
+        *norm(f"{BLOCK}.pre_ff_layernorm", "hidden", bias=False),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+        *(TensorRule(r.pattern.replace(".mlp.", ".feed_forward."), r.axes) for r in LLAMA.body if ".mlp." in r.pattern),
+        *mamba2(f"{BLOCK}.mamba"),
+    ),
+    constraints=(WHOLE_GROUPS, *LLAMA.constraints),
 )

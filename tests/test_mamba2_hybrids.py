@@ -17,8 +17,9 @@ from test_speech import key
 CLASSES = {
     "nemotron_h": ["NemotronHModel", "NemotronHForCausalLM"],
     "granitemoehybrid": ["GraniteMoeHybridModel", "GraniteMoeHybridForCausalLM"],
+    "bamba": ["BambaModel", "BambaForCausalLM"],
 }
-MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM"}
+MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM", "bamba": "BambaForCausalLM"}
 # a mixer of expand × hidden channels: whole multiples only (a new block after each block instead of a non-multiple)
 WHOLE = (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(factor=2, layers=4))
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -28,10 +29,12 @@ GROWTHS = {
     "nemotron_h": (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"),
                    dict(hidden_size=24, intermediate_size=36), dict(factor=2, layers=8)),
     "granitemoehybrid": WHOLE,
+    "bamba": WHOLE,
 }
 # the default run: each base class ×3, Granite-4 hybrid's main class ×2 with a new block; Nemotron-H's main class in the
 # tests below (new blocks, latent experts), Granite-4 hybrid's variants
-FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4")}
+FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4"),
+        ("BambaModel", "factor=3")}
 
 
 def build(folder, cls, **overrides):
@@ -90,7 +93,15 @@ def test_granite_hybrid_variants(tmp_path, overrides):
           attention="head-dim")
 
 
-@pytest.mark.parametrize("cls", ["GraniteMoeHybridForCausalLM"])
+def test_bamba_new_blocks_are_listed_where_their_original_is(tmp_path):
+    """attn_layer_indices names the attention blocks: a new block after the attention block is attention too."""
+    check(build(tmp_path / "small", "BambaForCausalLM"), tmp_path / "big", factor=2, layers=3, insert_at=(1,))
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert grown["attn_layer_indices"] == [1, 2] and grown["num_hidden_layers"] == 3
+    assert "layers_block_type" not in grown and "layer_types" not in grown  # derived from the indices
+
+
+@pytest.mark.parametrize("cls", ["GraniteMoeHybridForCausalLM", pytest.param("BambaForCausalLM", marks=pytest.mark.exhaustive)])
 def test_mixers_of_expand_times_hidden_refuse_a_hidden_size_that_is_not_a_multiple(tmp_path, cls):
     build(tmp_path / "small", cls)
     result = CliRunner().invoke(main, [str(tmp_path / "small"), "--out", str(tmp_path / "big"), "--hidden-size", "24"])
