@@ -229,6 +229,11 @@ TINY["granitemoehybrid"] = dict(TINY["granitemoeshared"], **MAMBA2_MIXER, layer_
 TINY["bamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
                      num_key_value_heads=2, rms_norm_eps=0.05, attn_layer_indices=[1], attention_bias=True, mlp_bias=True,
                      **MAMBA2_MIXER, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+# every µP multiplier away from 1 (ssm_multipliers: one per part of in_proj, z | x | B | C | dt)
+TINY["falcon_h1"] = dict(TINY["bamba"], attn_layer_indices=None, mamba_d_ssm=32, mamba_rms_norm=True, mamba_norm_before_gate=False,
+                         projectors_bias=True, embedding_multiplier=2.5, lm_head_multiplier=0.6, mlp_multipliers=[1.3, 0.7],
+                         key_multiplier=0.8, attention_in_multiplier=1.2, attention_out_multiplier=0.9,
+                         ssm_multipliers=[0.9, 1.1, 1.2, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

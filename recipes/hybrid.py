@@ -14,6 +14,12 @@ channels, by ``layer_types``.
 Bamba: Jamba's block layout (input_layernorm, pre_ff_layernorm, a gated MLP under ``feed_forward``, final_layernorm)
 with rotary attention (half of each head) in the blocks ``attn_layer_indices`` lists and a Mamba-2 mixer of expand ×
 hidden channels in the others; a new block is listed where its original is.
+
+Falcon-H1: Bamba's layout with attention and a Mamba-2 mixer side by side in every block (their outputs summed), the
+mixer of a width of its own (``mamba_d_ssm``, else expand × hidden: written out) and its gated RMSNorm optional
+(``mamba_rms_norm``; without it, y ⊙ SiLU(z)). Its µP multipliers (embedding, LM head, attention in and out, keys,
+the MLP's gate and down, the mixer's in and out and one per part of in_proj, ``ssm_multipliers``, applied through a
+buffer rebuilt at the grown sizes) are scalars that no width enters: they stay, and every growth keeps them exact.
 """
 
 import dataclasses
@@ -97,4 +103,11 @@ BAMBA = LLAMA.extend(
         *mamba2(f"{BLOCK}.mamba"),
     ),
     constraints=(WHOLE_GROUPS, *LLAMA.constraints),
+)
+
+FALCON_H1 = BAMBA.extend(
+    name="falcon_h1", model_types=("falcon_h1",), classes=("FalconH1Model", "FalconH1ForCausalLM"),
+    config=dataclasses.replace(BAMBA.config, mixer_expand=None, mixer_heads="mamba_n_heads", mixer_head_dim="mamba_d_head",
+                               mixer_size="mamba_d_ssm"),
+    constraints=LLAMA.constraints,  # the mixer is kept at a hidden size that is not a multiple
 )

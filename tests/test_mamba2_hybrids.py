@@ -18,8 +18,10 @@ CLASSES = {
     "nemotron_h": ["NemotronHModel", "NemotronHForCausalLM"],
     "granitemoehybrid": ["GraniteMoeHybridModel", "GraniteMoeHybridForCausalLM"],
     "bamba": ["BambaModel", "BambaForCausalLM"],
+    "falcon_h1": ["FalconH1Model", "FalconH1ForCausalLM"],
 }
-MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM", "bamba": "BambaForCausalLM"}
+MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM", "bamba": "BambaForCausalLM",
+        "falcon_h1": "FalconH1ForCausalLM"}
 # a mixer of expand × hidden channels: whole multiples only (a new block after each block instead of a non-multiple)
 WHOLE = (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(factor=2, layers=4))
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -30,11 +32,13 @@ GROWTHS = {
                    dict(hidden_size=24, intermediate_size=36), dict(factor=2, layers=8)),
     "granitemoehybrid": WHOLE,
     "bamba": WHOLE,
+    # a mixer of its own width: kept at a hidden size that is not a multiple, where the hidden norms keep eps too
+    "falcon_h1": (*WHOLE, dict(hidden_size=24, intermediate_size=36, layers=3)),
 }
 # the default run: each base class ×3, Granite-4 hybrid's main class ×2 with a new block; Nemotron-H's main class in the
 # tests below (new blocks, latent experts), Granite-4 hybrid's variants
 FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4"),
-        ("BambaModel", "factor=3")}
+        ("BambaModel", "factor=3"), ("FalconH1Model", "factor=3"), (MAIN["falcon_h1"], "hidden_size=24,intermediate_size=36,layers=3")}
 
 
 def build(folder, cls, **overrides):
@@ -91,6 +95,21 @@ def test_granite_hybrid_variants(tmp_path, overrides):
     """Attention without positions and blocks without experts (the shared MLP alone); the LM head tied to the embedding."""
     check(build(tmp_path / "small", "GraniteMoeHybridForCausalLM", **overrides), tmp_path / "big", factor=2,
           attention="head-dim")
+
+
+FALCON_H1_MIXERS = [(dict(mamba_d_ssm=None, mamba_rms_norm=False), "expand-no-norm"), (dict(mamba_norm_before_gate=True), "norm-before-gate")]
+
+
+@pytest.mark.parametrize("overrides,options", [
+    pytest.param(overrides, options, id=f"{name}-{key(options)}",
+                 marks=() if (name, key(options)) == ("expand-no-norm", "hidden_size=24") else pytest.mark.exhaustive)
+    for overrides, name in FALCON_H1_MIXERS for options in (dict(factor=2), dict(hidden_size=24))])
+def test_falcon_h1_mixer_variants(tmp_path, overrides, options):
+    """The mixer of expand × hidden channels (mamba_d_ssm None, written out when grown) without its gated norm, or the
+    norm before the gate; every µP multiplier away from 1 (hfgrow.testing.TINY)."""
+    check(build(tmp_path / "small", "FalconH1ForCausalLM", **overrides), tmp_path / "big", **options)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (grown["mamba_d_ssm"], grown["mamba_n_heads"]) == ((64, 8) if "factor" in options else (32, 4))
 
 
 def test_bamba_new_blocks_are_listed_where_their_original_is(tmp_path):
