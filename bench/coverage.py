@@ -52,7 +52,7 @@ def build(folder: Path, cls: str, model_type: str) -> Path:
 
 
 def reason(e: Exception) -> str:
-    text = str(e).removeprefix("not lossless: ")
+    text = str(e).removeprefix("not lossless: ").removeprefix("not supported: ")
     if "cannot keep eps exact for" in text:  # the cause follows the class name
         text = text.split(": ", 1)[1]
     text = text.replace(".(weight|gamma)", "").replace("|", "/")  # a rule's pattern: no table separators in a cell

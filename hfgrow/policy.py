@@ -175,6 +175,22 @@ class NoNewBlocks(Constraint):
 
 
 @dataclass(frozen=True)
+class AttentionWidthIs(Constraint):
+    """The model derives head_dim from the hidden size: heads × head_dim must stay ``ratio`` × hidden (Zamba 2: 2)."""
+
+    ratio: int
+    reason: str
+    lossy_fallback = False  # the model would not load: its head_dim is not the grown one
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (_, heads), (_, d), (_, hidden) = growth.widths.heads, growth.widths.head_dim, growth.widths.hidden
+        if heads * d != self.ratio * hidden:
+            return [f"{self.reason}: {heads} heads of {d} for a hidden size of {hidden} (give a number of heads that "
+                    f"divides {self.ratio * hidden})"]
+        return []
+
+
+@dataclass(frozen=True)
 class DepthRequires(Constraint):
     """Blocks independent of their index only where a config field has this value (else no --layers)."""
 

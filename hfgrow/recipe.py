@@ -188,6 +188,9 @@ class ConfigFields:
     # a Mamba-2 mixer of a width of its own (Nemotron-H): its head_dim, the channels being mixer_heads × mixer_head_dim
     mixer_head_dim: str | None = None
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # fields transformers derives from the others on load but stores anyway, and whose stored value would win over the
+    # derivation (Zamba 2's attention_hidden_size = 2 × hidden_size): left out of the grown config.json
+    derived: tuple[str, ...] = ()
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

@@ -234,6 +234,12 @@ TINY["falcon_h1"] = dict(TINY["bamba"], attn_layer_indices=None, mamba_d_ssm=32,
                          projectors_bias=True, embedding_multiplier=2.5, lm_head_multiplier=0.6, mlp_multipliers=[1.3, 0.7],
                          key_multiplier=0.8, attention_in_multiplier=1.2, attention_out_multiplier=0.9,
                          ssm_multipliers=[0.9, 1.1, 1.2, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7)
+# two shared blocks, each with its adapters, before the Mamba-2 mixers of blocks 1 and 3; rotary attention
+TINY["zamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=4, layers_block_type=["mamba", "hybrid", "mamba", "hybrid"],
+                      n_mamba_heads=4, mamba_expand=2, mamba_ngroups=2, mamba_d_state=5, mamba_d_conv=3, chunk_size=4,
+                      num_attention_heads=4, num_key_value_heads=4, intermediate_size=24, rms_norm_eps=0.05, num_mem_blocks=2,
+                      use_shared_attention_adapter=True, adapter_rank=3, use_mem_rope=True, add_bias_linear=True, num_labels=3,
+                      pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -20,11 +20,20 @@ mixer of a width of its own (``mamba_d_ssm``, else expand × hidden: written out
 (``mamba_rms_norm``; without it, y ⊙ SiLU(z)). Its µP multipliers (embedding, LM head, attention in and out, keys,
 the MLP's gate and down, the mixer's in and out and one per part of in_proj, ``ssm_multipliers``, applied through a
 buffer rebuilt at the grown sizes) are scalars that no width enters: they stay, and every growth keeps them exact.
+
+Zamba 2: Mamba-2 blocks, some of them (``layers_block_type`` "hybrid") preceded by a shared transformer block whose
+attention reads the stream and the embedding's output side by side (2 × hidden: head_dim is 2 × hidden / heads), with
+LoRA adapters per hybrid block on q, k, v and the MLP's gate|up (their rank kept), and a linear layer of its own that
+adds the block's output to the Mamba block's input. The shared blocks are reused in a cycle of ``num_mem_blocks`` by
+every hybrid block, and their adapters are indexed by the hybrid block's rank: a new block would be both the identity
+and a block that changes the others, so no --layers.
 """
 
 import dataclasses
 
-from hfgrow.recipe import ConfigFields, Recipe, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
+from hfgrow.policy import AttentionWidthIs, NoNewBlocks
+from hfgrow.recipe import (ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads,
+                           writes)
 
 from .granite import GRANITEMOESHARED
 from .llama import LAYER as BLOCK, RECIPE as LLAMA
@@ -110,4 +119,56 @@ FALCON_H1 = BAMBA.extend(
     config=dataclasses.replace(BAMBA.config, mixer_expand=None, mixer_heads="mamba_n_heads", mixer_head_dim="mamba_d_head",
                                mixer_size="mamba_d_ssm"),
     constraints=LLAMA.constraints,  # the mixer is kept at a hidden size that is not a multiple
+)
+
+SHARED = f"{BLOCK}.shared_transformer"
+STREAM_AND_EMBEDDING = Packed((reads("hidden"), reads("hidden")))  # [hidden states | the embedding's output]
+BOTH = Packed((writes("hidden"), writes("hidden")))
+GATE_UP = Packed((writes("ffn"), writes("ffn")))
+SHARED_BLOCKS = ("Zamba 2's hybrid blocks reuse num_mem_blocks shared transformer blocks in a cycle and index their "
+                 "adapters by the hybrid block's rank: a new block would shift both for the blocks after it")
+
+
+def lora(module: str, out: Packed | str, inp: Packed | str) -> tuple[TensorRule, ...]:
+    """A Zamba 2 adapter (per hybrid block, stored in its shared block: ``module.N.0``, ``module.N.1``) beside a
+    projection from ``inp`` to ``out``: down to the adapter's rank (kept) and up again."""
+    def axis(a: Packed | str, reading: bool):
+        return a if isinstance(a, Packed) else reads(a) if reading else writes(a)
+    return (TensorRule(f"{module}.*.0.weight", (writes("adapter"), axis(inp, True))),
+            TensorRule(f"{module}.*.1.weight", (axis(out, False), reads("adapter"))))
+
+
+ZAMBA2 = Recipe(
+    name="zamba2", model_types=("zamba2",), classes=("Zamba2Model", "Zamba2ForCausalLM", "Zamba2ForSequenceClassification"),
+    prefix="model", norm="rms", stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        head_dim="attention_head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="n_mamba_heads", mixer_state=("mamba_ngroups", "mamba_d_state"),
+                        fixed={"adapter": "adapter_rank"},
+                        derived=("attention_hidden_size", "kv_channels", "num_query_groups", "mamba_headdim", "hybrid_layer_ids")),
+    spaces={**block_spaces(rope="half", grouped=True), "final": LLAMA.spaces["final"], **MIXER2_SPACES,
+            "adapter": Space("adapter", Kind.ACTIVATION)},
+    outputs=LLAMA.outputs,
+    body=(
+        *embedding("embed_tokens", "hidden"),
+        *norm(f"{BLOCK}.input_layernorm", "hidden", bias=False),
+        *mamba2(f"{BLOCK}.mamba"),
+        *norm(f"{BLOCK}.mamba_decoder.input_layernorm", "hidden", bias=False),
+        *mamba2(f"{BLOCK}.mamba_decoder.mamba"),
+        *linear(f"{BLOCK}.linear", "hidden", "hidden", bias=False),
+        TensorRule(f"{SHARED}.input_layernorm.weight", (BOTH,), norm_input="hidden"),
+        *(TensorRule(f"{SHARED}.self_attn.{p}_proj.weight", (writes(p), STREAM_AND_EMBEDDING)) for p in "qkv"),
+        *(r for p in "qkv" for r in lora(f"{SHARED}.self_attn.linear_{p}_adapter_list", p, STREAM_AND_EMBEDDING)),
+        *linear(f"{SHARED}.self_attn.o_proj", "hidden", "o", bias=False),
+        *norm(f"{SHARED}.pre_ff_layernorm", "hidden", bias=False),
+        TensorRule(f"{SHARED}.feed_forward.gate_up_proj.weight", (GATE_UP, reads("hidden"))),
+        TensorRule(f"{SHARED}.feed_forward.gate_up_proj.bias", (GATE_UP,)),
+        *lora(f"{SHARED}.feed_forward.gate_up_proj_adapter_list", GATE_UP, "hidden"),
+        *linear(f"{SHARED}.feed_forward.down_proj", "hidden", "ffn"),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+    ),
+    heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final", bias=False)),
+    constraints=(WHOLE_GROUPS, AttentionWidthIs(2, "Zamba 2's attention reads the stream and the embedding side by side: its "
+                                                   "head_dim is 2 × hidden_size / num_attention_heads"),
+                 NoNewBlocks(SHARED_BLOCKS), *LLAMA.constraints),
 )
