@@ -140,7 +140,8 @@ def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
 
 def main(only: list[str]) -> None:
     """The whole sweep, or (``only``) those model types measured again and merged into the last sweep's results."""
-    tried = sorted(set(tp_plan_types()) | {t for r in RECIPES for t in r.model_types})
+    # and the model types refused with a reason (Zamba: no tp plan, but its refusal is measured too)
+    tried = sorted(set(tp_plan_types()) | {t for r in RECIPES for t in r.model_types} | {t for t in REFUSED if t in CONFIG_MAPPING_NAMES})
     out = ROOT / "bench" / "results" / "coverage.json"
     results = {t: r for t, r in json.loads(out.read_text())["results"].items() if t in tried} if only else {}
     rows = []

@@ -17,6 +17,9 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
+    "zamba": "Zamba's Mamba mixer gives each of its n_mamba_heads heads its own x_proj and dt_proj over the head's channels: an "
+             "exact growth needs whole-head copies of the mixer's channels, a layout the mixer space does not have (it copies "
+             "channels one by one)",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import hfgrow
 from hfgrow.cli import main
+from hfgrow.plan import find_recipe
 from hfgrow.testing import make_model
 
 from test_hybrid import check
@@ -185,3 +186,9 @@ def test_zamba2_refusals(tmp_path, option, reason):
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1 and reason in err and "Traceback" not in result.output, err
     assert not (tmp_path / "big").exists()
+
+
+def test_zamba_refused_with_its_reason():
+    with pytest.raises(hfgrow.GrowthError) as e:
+        find_recipe({"model_type": "zamba", "architectures": ["ZambaForCausalLM"]})
+    assert "\n" not in str(e.value) and "x_proj" in str(e.value) and "whole-head copies" in str(e.value)
