@@ -37,6 +37,7 @@ from hfgrow.towers import tower_subs  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
+from hfgrow.widths import stack_depth  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = [("heads ×2", dict(factor=2)), ("head_dim ×2", dict(factor=2, attention="head-dim")),
@@ -71,6 +72,8 @@ def modalities() -> dict[str, str]:
         guess = ("vision" if "Vision" in cls or "Image" in cls else "speech" if "Speech" in cls or "CTC" in cls
                  else "text encoders" if "MaskedLM" in cls or "TextModel" in cls or "Conditional" in cls else "text decoders")
         found.update((t, guess) for t in recipe.model_types if t not in found)
+    found.update((t, "text decoders" if t in listed("CAUSAL_LM") else "text encoders")  # refused with a reason (Zamba)
+                 for t in REFUSED if t in CONFIG_MAPPING_NAMES and t not in found)
     return found
 
 
@@ -83,7 +86,7 @@ def build(folder: Path, cls: str, model_type: str) -> Path:
 
 
 def reason(e: Exception) -> str:
-    text = str(e).removeprefix("not lossless: ")
+    text = str(e).removeprefix("not lossless: ").removeprefix("not supported: ")
     if "cannot keep eps exact for" in text:  # the cause follows the class name
         text = text.split(": ", 1)[1]
     text = text.replace(".(weight|gamma)", "").replace("|", "/")  # a rule's pattern: no table separators in a cell
@@ -199,10 +202,11 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
     fields = recipe.config
     hidden = config[fields.hidden]
     ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
+    depth = stack_depth(config, *recipe.stacks[0][1:]) if recipe.stacks else 2  # the tiny models' blocks (Nemotron-H: 4)
     cells = {}
     for i, (name, options) in enumerate(MODES):
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
-            options = dict(hidden_size=hidden * 3 // 2, layers=3, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
+            options = dict(hidden_size=hidden * 3 // 2, layers=depth + 1, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
     exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes

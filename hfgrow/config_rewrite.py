@@ -58,6 +58,8 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    for name in fields.derived:  # recomputed on load from the grown sizes
+        new_config.pop(name, None)
     if fields.heads and not fields.head_dim and isinstance(config.get("head_dim"), int):  # (Mamba-2's is its mixer's: kept)
         # a head_dim the family derives, stored anyway: it would win over the derivation on load
         new_config["head_dim"] = widths.head_dim[1]

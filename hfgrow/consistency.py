@@ -12,7 +12,7 @@ from .checkpoint import CheckpointReader, TensorInfo
 from .errors import GrowthError, first_line
 from .options import MAX_BLOCKS
 from .recipe import Recipe, TensorRule
-from .widths import config_int
+from .widths import stack_depth
 
 Rules = list[tuple[re.Pattern[str], TensorRule]]
 
@@ -161,7 +161,7 @@ def check_blocks(reader: CheckpointReader, recipe: Recipe, config: dict[str, Any
     """The stored blocks are exactly those the config declares (transformers would ignore extra ones and
     initialise missing ones at random); checked before a model is built from the config."""
     for stack, field_name, fallback in recipe.stacks:
-        n = config_int(config, field_name, config.get(fallback) if fallback else None)
+        n = stack_depth(config, field_name, fallback)
         rx = stack_regex(recipe, stack)
         stored = {int(m.group(2)): name for name in reader.tensors if (m := rx.match(name))}
         beyond = sorted(i for i in stored if i >= n)

@@ -13,12 +13,13 @@ from .consistency import loaded_names, skeleton_model, stack_regex
 from .errors import GrowthError
 from .options import MAX_BLOCKS, GrowthOptions
 from .recipe import Recipe
-from .widths import config_int
+from .widths import stack_depth
 
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
-INDEX_LISTS = ("mlp_only_layers", "moe_layers")  # config lists of block numbers (Qwen-MoE's dense blocks, Llama 4's sparse
-# ones, derived from interleave_moe_layer_step where not stored): renumbered, new blocks included
+INDEX_LISTS = ("mlp_only_layers", "moe_layers", "attn_layer_indices")  # config lists of block numbers (Qwen-MoE's dense
+# blocks, Llama 4's sparse ones, derived from interleave_moe_layer_step where not stored, Bamba's attention blocks):
+# renumbered, new blocks included
 # the first k blocks are of another kind (GLM-4.5's dense blocks; ERNIE 4.5 MoE's sparse ones start at k): new copies counted
 PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_layers")
 LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
@@ -58,7 +59,7 @@ def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: 
         raise GrowthError(f"the {recipe.name} recipe does not declare its stacks of blocks: --layers is not supported")
     layers, new_blocks, changes = {}, {}, {}
     for stack, field_name, fallback in recipe.stacks:
-        n_old = config_int(config, field_name, config.get(fallback) if fallback else None)
+        n_old = stack_depth(config, field_name, fallback)
         if n_old == options.layers and options.insert_at is None:
             continue  # this stack already has that many blocks
         grow = _stacked if options.new_blocks == "stack" else _identities
@@ -145,9 +146,9 @@ def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options
 def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -> dict[str, Any]:
     """The config fields that describe blocks by their position, for the stack repeated ``repeats`` times."""
     lists: dict[str, Any] = {}
-    for name in PER_LAYER_LISTS:
+    for name in map(lambda n: _stored(cfg, n), PER_LAYER_LISTS):
         values = getattr(cfg, name, None) if cfg is not None else config.get(name)
-        if isinstance(values, list) and len(values) == n_old:
+        if isinstance(values, list) and len(values) == n_old and not _derived(cfg, name):
             lists[name] = list(values) * repeats
     for name in INDEX_LISTS:
         values = config.get(name) or getattr(cfg, name, None)  # stored, or as transformers derives it
@@ -170,15 +171,26 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
     return lists
 
 
+def _stored(cfg: Any, name: str) -> str:
+    """The field a per-layer list is stored under: transformers' ``attribute_map`` may alias it (Nemotron-H's layer_types
+    is layers_block_type)."""
+    return getattr(cfg, "attribute_map", {}).get(name, name) if cfg is not None else name
+
+
+def _derived(cfg: Any, name: str) -> bool:
+    """A per-layer list the config computes from other fields (a property without a setter): never written."""
+    prop = getattr(type(cfg), name, None)
+    return isinstance(prop, property) and prop.fset is None
+
+
 def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int], new_index: dict[int, int]) -> dict[str, Any]:
     """The config fields that describe blocks by their position, for the grown stack: a new block (after block a) is
     of a's kind. ``cfg``: the loaded config, whose derived per-layer lists count too (one stack only)."""
     copies = {a: after.count(a) for a in after}
     lists: dict[str, Any] = {}
-    for name in PER_LAYER_LISTS:  # one entry per block, as transformers derives them
-        derived = getattr(type(cfg), name, None)
-        if isinstance(derived, property) and derived.fset is None:
-            continue  # computed from other fields (Jamba's periods), which the family's constraints check
+    for name in map(lambda n: _stored(cfg, n), PER_LAYER_LISTS):  # one entry per block, as transformers derives them
+        if _derived(cfg, name):
+            continue  # computed from other fields (Jamba's periods, Bamba's attn_layer_indices), which are rewritten or checked
         values = getattr(cfg, name, None) if cfg is not None else config.get(name)
         if isinstance(values, list) and len(values) == n_old:
             lists[name] = [v for old, v in enumerate(values) for _ in range(1 + copies.get(old, 0))]

@@ -28,7 +28,7 @@ from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F40
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
 from .recipe import Recipe, TensorRule, scoped
 from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
-from .widths import config_int, grown_widths
+from .widths import config_int, grown_widths, stack_depth
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
+    rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

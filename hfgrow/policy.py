@@ -216,6 +216,21 @@ class HeadDimFixedBy(Constraint):
         (d, big_d), types = growth.widths.head_dim, getattr(growth.cfg, "layer_types", None) or []
         if d != big_d and self.layer_type in types:
             return [f"{self.layer_type} layers: {self.reason}; grow the heads (--attention heads)"]
+
+
+@dataclass(frozen=True)
+class AttentionWidthIs(Constraint):
+    """The model derives head_dim from the hidden size: heads × head_dim must stay ``ratio`` × hidden (Zamba 2: 2)."""
+
+    ratio: int
+    reason: str
+    lossy_fallback = False  # the model would not load: its head_dim is not the grown one
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (_, heads), (_, d), (_, hidden) = growth.widths.heads, growth.widths.head_dim, growth.widths.hidden
+        if heads * d != self.ratio * hidden:
+            return [f"{self.reason}: {heads} heads of {d} for a hidden size of {hidden} (give a number of heads that "
+                    f"divides {self.ratio * hidden})"]
         return []
 
 

@@ -189,6 +189,8 @@ class ConfigFields:
     mixer_expand: str | None = None
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
+    # a Mamba-2 mixer of a width of its own (Nemotron-H): its head_dim, the channels being mixer_heads × mixer_head_dim
+    mixer_head_dim: str | None = None
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
     # sizes that keep their ratio to the hidden size (MiniCPM's dim_model_base: the logits are divided by hidden / base)
     hidden_ratio: tuple[str, ...] = ()
@@ -198,6 +200,9 @@ class ConfigFields:
     # counts in proportion to the number of blocks (HRM's num_hidden_layers: the blocks of a stack × its cycles, the
     # cache's slots), rewritten with them under --layers
     depth_multiple: tuple[str, ...] = ()
+    # fields transformers derives from the others on load but stores anyway, and whose stored value would win over the
+    # derivation (Zamba 2's attention_hidden_size = 2 × hidden_size): left out of the grown config.json
+    derived: tuple[str, ...] = ()
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

@@ -10,8 +10,9 @@ from .plan import GrowthOptions, GrowthPlan, find_recipe, make_plan
 
 
 def _stack_layers(config: dict[str, Any], recipe: Any) -> dict[str, int]:
-    return {stack: config.get(field) or (config.get(fallback) if fallback else None)
-            for stack, field, fallback in recipe.stacks}
+    other = {stack: config.get(fallback) if fallback else None for stack, _, fallback in recipe.stacks}
+    return {stack: config.get(field) or (len(other[stack]) if isinstance(other[stack], list) else other[stack])
+            for stack, field, _ in recipe.stacks}
 
 
 def relate(reader: Any, big_cfg: dict[str, Any], unrelated: str) -> GrowthPlan:

@@ -265,6 +265,31 @@ TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddin
 TINY["mamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_heads=4, head_dim=8, n_groups=2, state_size=5,
                       conv_kernel=3, expand=2, chunk_size=4, layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True,
                       pad_token_id=0, bos_token_id=1, eos_token_id=2)  # two groups of two heads; chunks shorter than the inputs
+# Mamba-2 hybrids: a Mamba-2 block of two groups of two heads (head_dim 8, d_state 5), attention, and MLP or experts
+TINY["nemotron_h"] = dict(vocab_size=97, hidden_size=16, layers_block_type=["linear_attention", "moe", "full_attention", "mlp"],
+                          num_attention_heads=4, num_key_value_heads=2, head_dim=4, intermediate_size=24, mamba_num_heads=4,
+                          mamba_head_dim=8, n_groups=2, ssm_state_size=5, conv_kernel=3, chunk_size=4, layer_norm_epsilon=0.05,
+                          n_routed_experts=4, n_group=2, topk_group=1, num_experts_per_tok=2, moe_intermediate_size=12,
+                          moe_shared_expert_intermediate_size=20, use_bias=True, use_conv_bias=True, mlp_bias=True,
+                          pad_token_id=0, bos_token_id=1, eos_token_id=2)
+MAMBA2_MIXER = dict(mamba_n_heads=4, mamba_d_head=8, mamba_n_groups=2, mamba_d_state=5, mamba_d_conv=3, mamba_expand=2,
+                    mamba_chunk_size=4, mamba_proj_bias=True, mamba_conv_bias=True)  # expand × hidden = 4 heads of 8
+TINY["granitemoehybrid"] = dict(TINY["granitemoeshared"], **MAMBA2_MIXER, layer_types=["linear_attention", "full_attention"],
+                                position_embedding_type="rope")
+TINY["bamba"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, rms_norm_eps=0.05, attn_layer_indices=[1], attention_bias=True, mlp_bias=True,
+                     **MAMBA2_MIXER, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+# every µP multiplier away from 1 (ssm_multipliers: one per part of in_proj, z | x | B | C | dt)
+TINY["falcon_h1"] = dict(TINY["bamba"], attn_layer_indices=None, mamba_d_ssm=32, mamba_rms_norm=True, mamba_norm_before_gate=False,
+                         projectors_bias=True, embedding_multiplier=2.5, lm_head_multiplier=0.6, mlp_multipliers=[1.3, 0.7],
+                         key_multiplier=0.8, attention_in_multiplier=1.2, attention_out_multiplier=0.9,
+                         ssm_multipliers=[0.9, 1.1, 1.2, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7)
+# two shared blocks, each with its adapters, before the Mamba-2 mixers of blocks 1 and 3; rotary attention
+TINY["zamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=4, layers_block_type=["mamba", "hybrid", "mamba", "hybrid"],
+                      n_mamba_heads=4, mamba_expand=2, mamba_ngroups=2, mamba_d_state=5, mamba_d_conv=3, chunk_size=4,
+                      num_attention_heads=4, num_key_value_heads=4, intermediate_size=24, rms_norm_eps=0.05, num_mem_blocks=2,
+                      use_shared_attention_adapter=True, adapter_rank=3, use_mem_rope=True, add_bias_linear=True, num_labels=3,
+                      pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

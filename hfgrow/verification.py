@@ -404,6 +404,8 @@ TOP_K_FIELDS = ("num_experts_per_tok", "moe_topk", "moe_k")  # how many experts 
 
 def top_k(config: Any) -> int | None:
     k = next((getattr(config, f) for f in TOP_K_FIELDS if isinstance(getattr(config, f, None), int)), None)
+    if getattr(config, "num_local_experts", None) == 0:  # dense (Granite-4 hybrid without experts): no router to ask
+        return None
     return k if k and k > 0 else None
 
 

@@ -21,6 +21,12 @@ def config_int(config: dict[str, Any], name: str | None, default: int | None = N
     return value
 
 
+def stack_depth(config: dict[str, Any], name: str, fallback: str | None = None) -> int:
+    """A stack's number of blocks: its field, else its fallback field, or the length of the per-layer list the fallback
+    names (Nemotron-H's depth is len(layers_block_type))."""
+    other = config.get(fallback) if fallback else None
+    return config_int(config, name, len(other) if isinstance(other, list) else other)
+
 
 def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: Any) -> Widths:
     """Small and big sizes of every dimension, from the config (``cfg``: as transformers reads it) and the options."""
@@ -85,12 +91,17 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
 
 
 def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:
-    """A Mamba mixer's channels before and after (expand × hidden, the expansion kept), and a Mamba-2 mixer's heads (of
-    a head_dim that is kept) and its B width (kept)."""
-    if not f.mixer_expand:
+    """A Mamba mixer's channels before and after (expand × hidden, the expansion kept; or, for a Mamba-2 mixer of a
+    width of its own, heads × a head_dim that is kept, its heads grown by the hidden size's whole factor and kept
+    otherwise), a Mamba-2 mixer's heads (of a head_dim that is kept) and its B width (kept)."""
+    if not f.mixer_expand and not f.mixer_head_dim:
         return {}
-    expand = config_int(config, f.mixer_expand)
-    channels, big = expand * hidden, expand * big_hidden
+    if f.mixer_expand:
+        expand = config_int(config, f.mixer_expand)
+        channels, big = expand * hidden, expand * big_hidden
+    else:
+        channels = config_int(config, f.mixer_heads) * config_int(config, f.mixer_head_dim)
+        big = channels * (big_hidden // hidden if big_hidden % hidden == 0 else 1)
     out = {"mixer": (channels, big)}
     if f.mixer_heads:
         heads = config_int(config, f.mixer_heads)

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, jamba, llama, mamba, mixtral, modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
+from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, mamba, mixtral, modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -15,7 +15,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION,
            vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION,
-           llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3)
+           llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
+           hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -37,4 +38,7 @@ REFUSED = {
     "neomme": "NeoMME's heads read hidden units themselves: the masked-LM head through the tied embedding projection "
               "after a weightless norm (each unit's copies would be summed, with no norm weight to carry 1/k), the "
               "retrieval head by a prefix of the hidden vector (dense_dim)",
+    "zamba": "Zamba's Mamba mixer gives each of its n_mamba_heads heads its own x_proj and dt_proj over the head's channels: an "
+             "exact growth needs whole-head copies of the mixer's channels, a layout the mixer space does not have (it copies "
+             "channels one by one)",
 }

@@ -63,21 +63,34 @@ RECIPE = Recipe(
 FALCON_MAMBA = RECIPE.extend(name="falcon_mamba", model_types=("falcon_mamba",),
                              classes=("FalconMambaModel", "FalconMambaForCausalLM"))
 
-MIXER2 = f"{LAYER}.mixer"
 X_B_C = (writes("mixer"), writes("mixer_state"), writes("mixer_state"))  # what the convolution runs over
+MIXER2_SPACES = {**MIXER_SPACES, "mixer_heads": Space("mixer_heads", Kind.ACTIVATION),
+                 "mixer_state": Space("mixer_state", Kind.ACTIVATION)}
+WHOLE_GROUPS = WholeMultiplesOnly("the gated RMSNorm over each group of the mixer's channels needs every channel copied as "
+                                  "often (docs/design.md §Recurrent mixers)")
+
+
+def mamba2(module: str, out_bias: bool = True) -> tuple[TensorRule, ...]:
+    """A Mamba-2 mixer under ``module`` (the table every Mamba-2 hybrid shares): in_proj writes z | x | B | C | dt, the
+    convolution runs over x | B | C, dt_bias, A_log and D are per head, a gated RMSNorm over groups of the channels,
+    out_proj reads the channels back."""
+    parts = Packed((writes("mixer"), *X_B_C, writes("mixer_heads")))
+    return (
+        TensorRule(f"{module}.in_proj.weight", (parts, reads("hidden"))),
+        TensorRule(f"{module}.in_proj.bias", (parts,)),
+        TensorRule(f"{module}.conv1d.weight", (Packed(X_B_C), None, None)),
+        TensorRule(f"{module}.conv1d.bias", (Packed(X_B_C),)),
+        *(TensorRule(f"{module}.{name}", (writes("mixer_heads"),)) for name in ("dt_bias", "A_log", "D")),
+        *norm(f"{module}.norm", "mixer", bias=False),  # the gated RMSNorm over groups of channels
+        *linear(f"{module}.out_proj", "hidden", "mixer", bias=out_bias),
+    )
+
+
 MAMBA2 = RECIPE.extend(
     name="mamba2", model_types=("mamba2",), classes=("Mamba2Model", "Mamba2ForCausalLM"),
     config=ConfigFields(hidden="hidden_size", ffn=None, heads=None, eps=("layer_norm_epsilon",), mixer_expand="expand",
                         mixer_heads="num_heads", mixer_state=("n_groups", "state_size")),
-    spaces={**RECIPE.spaces, "mixer_heads": Space("mixer_heads", Kind.ACTIVATION), "mixer_state": Space("mixer_state", Kind.ACTIVATION)},
-    body=(
-        TensorRule(f"{MIXER2}.in_proj.weight", (Packed((writes("mixer"), *X_B_C, writes("mixer_heads"))), reads("hidden"))),
-        TensorRule(f"{MIXER2}.in_proj.bias", (Packed((writes("mixer"), *X_B_C, writes("mixer_heads"))),)),
-        TensorRule(f"{MIXER2}.conv1d.weight", (Packed(X_B_C), None, None)),
-        TensorRule(f"{MIXER2}.conv1d.bias", (Packed(X_B_C),)),
-        *(TensorRule(f"{MIXER2}.{name}", (writes("mixer_heads"),)) for name in ("dt_bias", "A_log", "D")),
-        *norm(f"{MIXER2}.norm", "mixer", bias=False),  # the gated RMSNorm over groups of channels
-    ),
-    constraints=(WholeMultiplesOnly("the gated RMSNorm over each group of the mixer's channels needs every channel copied as "
-                                    "often (docs/design.md §Recurrent mixers)"),),
+    spaces={**RECIPE.spaces, **MIXER2_SPACES},
+    body=mamba2(f"{LAYER}.mixer"),
+    constraints=(WHOLE_GROUPS,),
 )

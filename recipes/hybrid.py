@@ -1,0 +1,174 @@
+"""Hybrids of Mamba-2 mixers and attention (docs/design.md §Recurrent mixers): every block's mixer is the Mamba-2 table
+of ``recipes/mamba.py`` (whole factors only: the gated RMSNorm over groups of the mixer's channels), its attention and
+MLPs Llama's or Mixtral's.
+
+Nemotron-H: pre-RMSNorm blocks of one mixer each, its kind per block in ``layers_block_type`` (Mamba-2, attention
+without positions, a ReLU² MLP without a gate, or experts of the same up/down layout with a sigmoid router, its score
+correction bias and a shared expert); the depth is the list's length. The Mamba-2 mixer has a width of its own
+(``mamba_num_heads`` × ``mamba_head_dim``): its heads grow by the hidden size's whole factor and are kept otherwise.
+
+Granite-4 hybrid (granitemoehybrid): Granite-MoE-Shared's blocks (Granite's multipliers, experts and a shared gated MLP
+after every mixer; dense without experts) whose mixer is attention (rotary or none) or a Mamba-2 mixer of expand × hidden
+channels, by ``layer_types``.
+
+Bamba: Jamba's block layout (input_layernorm, pre_ff_layernorm, a gated MLP under ``feed_forward``, final_layernorm)
+with rotary attention (half of each head) in the blocks ``attn_layer_indices`` lists and a Mamba-2 mixer of expand ×
+hidden channels in the others; a new block is listed where its original is.
+
+Falcon-H1: Bamba's layout with attention and a Mamba-2 mixer side by side in every block (their outputs summed), the
+mixer of a width of its own (``mamba_d_ssm``, else expand × hidden: written out) and its gated RMSNorm optional
+(``mamba_rms_norm``; without it, y ⊙ SiLU(z)). Its µP multipliers (embedding, LM head, attention in and out, keys,
+the MLP's gate and down, the mixer's in and out and one per part of in_proj, ``ssm_multipliers``, applied through a
+buffer rebuilt at the grown sizes) are scalars that no width enters: they stay, and every growth keeps them exact.
+
+Zamba 2: Mamba-2 blocks, some of them (``layers_block_type`` "hybrid") preceded by a shared transformer block whose
+attention reads the stream and the embedding's output side by side (2 × hidden: head_dim is 2 × hidden / heads), with
+LoRA adapters per hybrid block on q, k, v and the MLP's gate|up (their rank kept), and a linear layer of its own that
+adds the block's output to the Mamba block's input. The shared blocks are reused in a cycle of ``num_mem_blocks`` by
+every hybrid block, and their adapters are indexed by the hybrid block's rank: a new block would be both the identity
+and a block that changes the others, so no --layers.
+"""
+
+import dataclasses
+
+from hfgrow.policy import AttentionWidthIs, NoNewBlocks
+from hfgrow.recipe import (ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads,
+                           writes)
+
+from .granite import GRANITEMOESHARED
+from .llama import LAYER as BLOCK, RECIPE as LLAMA
+from .mamba import MIXER2_SPACES, WHOLE_GROUPS, mamba2
+from .mixtral import EXPERT_SPACES
+
+LAYER = "layers.*"
+MIXER = f"{LAYER}.mixer"
+
+
+def up_down_experts(module: str) -> tuple[TensorRule, ...]:
+    """A sigmoid router with its score correction bias (a buffer, per expert: kept), experts of an up/down MLP without a
+    gate (``expert`` space), stored one key per expert and merged into 3-D tensors in memory, and a shared expert."""
+    return (
+        *linear(f"{module}.gate", None, "hidden", bias=False, split=False),
+        *keep(f"{module}.gate.e_score_correction_bias"),
+        *linear(f"{module}.experts.*.up_proj", "expert", "hidden", bias=False),
+        *linear(f"{module}.experts.*.down_proj", "hidden", "expert", bias=False),
+        TensorRule(f"{module}.experts.up_proj", (None, writes("expert"), reads("hidden"))),
+        TensorRule(f"{module}.experts.down_proj", (None, writes("hidden"), reads("expert"))),
+        *linear(f"{module}.shared_experts.up_proj", "shared", "hidden"),
+        *linear(f"{module}.shared_experts.down_proj", "hidden", "shared"),
+    )
+
+
+NEMOTRON_H = Recipe(
+    name="nemotron_h",
+    model_types=("nemotron_h",),
+    classes=("NemotronHModel", "NemotronHForCausalLM"),
+    prefix=("backbone", "model"),  # stored under backbone, renamed to model on load
+    norm="rms",
+    stacks=(("layers", "num_hidden_layers", "layers_block_type"),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("layer_norm_epsilon",),
+                        expert_ffn="moe_intermediate_size", shared_ffn="moe_shared_expert_intermediate_size",
+                        mixer_heads="mamba_num_heads", mixer_head_dim="mamba_head_dim", mixer_state=("n_groups", "ssm_state_size")),
+    spaces={**block_spaces(grouped=True), "final": LLAMA.spaces["final"], **EXPERT_SPACES, **MIXER2_SPACES},
+    outputs=LLAMA.outputs,
+    # experts that read a latent of their own (moe_latent_size) would need rules that depend on the config
+    requires={"moe_latent_size": None},
+    body=(
+        *embedding("embeddings", "hidden"),
+        *norm(f"{LAYER}.norm", "hidden", bias=False),
+        *mamba2(MIXER),
+        *linear(f"{MIXER}.q_proj", "q", "hidden", bias=False),
+        *linear(f"{MIXER}.k_proj", "k", "hidden", bias=False),
+        *linear(f"{MIXER}.v_proj", "v", "hidden", bias=False),
+        *linear(f"{MIXER}.o_proj", "hidden", "o", bias=False),
+        *linear(f"{MIXER}.up_proj", "ffn", "hidden"),
+        *linear(f"{MIXER}.down_proj", "hidden", "ffn"),
+        *up_down_experts(MIXER),
+        *norm("norm_f", "final", input="hidden", bias=False),
+    ),
+    heads=linear("lm_head", None, "final", bias=False),
+)
+
+GRANITEMOEHYBRID = GRANITEMOESHARED.extend(
+    name="granitemoehybrid", model_types=("granitemoehybrid",), classes=("GraniteMoeHybridModel", "GraniteMoeHybridForCausalLM"),
+    config=dataclasses.replace(GRANITEMOESHARED.config, mixer_expand="mamba_expand", mixer_heads="mamba_n_heads",
+                               mixer_state=("mamba_n_groups", "mamba_d_state")),
+    spaces={**GRANITEMOESHARED.spaces, **MIXER2_SPACES},
+    body=mamba2(f"{LAYER}.mamba"),
+    constraints=(WHOLE_GROUPS, *GRANITEMOESHARED.constraints),
+)
+
+BAMBA = LLAMA.extend(
+    name="bamba", model_types=("bamba",), classes=("BambaModel", "BambaForCausalLM"), prefix="model",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads",
+                        kv_heads="num_key_value_heads", head_dim="head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="mamba_n_heads", mixer_state=("mamba_n_groups", "mamba_d_state")),
+    spaces={**LLAMA.spaces, **MIXER2_SPACES},
+    body=(
+        *norm(f"{BLOCK}.pre_ff_layernorm", "hidden", bias=False),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+        *(TensorRule(r.pattern.replace(".mlp.", ".feed_forward."), r.axes) for r in LLAMA.body if ".mlp." in r.pattern),
+        *mamba2(f"{BLOCK}.mamba"),
+    ),
+    constraints=(WHOLE_GROUPS, *LLAMA.constraints),
+)
+
+FALCON_H1 = BAMBA.extend(
+    name="falcon_h1", model_types=("falcon_h1",), classes=("FalconH1Model", "FalconH1ForCausalLM"),
+    config=dataclasses.replace(BAMBA.config, mixer_expand=None, mixer_heads="mamba_n_heads", mixer_head_dim="mamba_d_head",
+                               mixer_size="mamba_d_ssm"),
+    constraints=LLAMA.constraints,  # the mixer is kept at a hidden size that is not a multiple
+)
+
+SHARED = f"{BLOCK}.shared_transformer"
+STREAM_AND_EMBEDDING = Packed((reads("hidden"), reads("hidden")))  # [hidden states | the embedding's output]
+BOTH = Packed((writes("hidden"), writes("hidden")))
+GATE_UP = Packed((writes("ffn"), writes("ffn")))
+SHARED_BLOCKS = ("Zamba 2's hybrid blocks reuse num_mem_blocks shared transformer blocks in a cycle and index their "
+                 "adapters by the hybrid block's rank: a new block would shift both for the blocks after it")
+
+
+def lora(module: str, out: Packed | str, inp: Packed | str) -> tuple[TensorRule, ...]:
+    """A Zamba 2 adapter (per hybrid block, stored in its shared block: ``module.N.0``, ``module.N.1``) beside a
+    projection from ``inp`` to ``out``: down to the adapter's rank (kept) and up again."""
+    def axis(a: Packed | str, reading: bool):
+        return a if isinstance(a, Packed) else reads(a) if reading else writes(a)
+    return (TensorRule(f"{module}.*.0.weight", (writes("adapter"), axis(inp, True))),
+            TensorRule(f"{module}.*.1.weight", (axis(out, False), reads("adapter"))))
+
+
+ZAMBA2 = Recipe(
+    name="zamba2", model_types=("zamba2",), classes=("Zamba2Model", "Zamba2ForCausalLM", "Zamba2ForSequenceClassification"),
+    prefix="model", norm="rms", stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        head_dim="attention_head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="n_mamba_heads", mixer_state=("mamba_ngroups", "mamba_d_state"),
+                        fixed={"adapter": "adapter_rank"},
+                        derived=("attention_hidden_size", "kv_channels", "num_query_groups", "mamba_headdim", "hybrid_layer_ids")),
+    spaces={**block_spaces(rope="half", grouped=True), "final": LLAMA.spaces["final"], **MIXER2_SPACES,
+            "adapter": Space("adapter", Kind.ACTIVATION)},
+    outputs=LLAMA.outputs,
+    body=(
+        *embedding("embed_tokens", "hidden"),
+        *norm(f"{BLOCK}.input_layernorm", "hidden", bias=False),
+        *mamba2(f"{BLOCK}.mamba"),
+        *norm(f"{BLOCK}.mamba_decoder.input_layernorm", "hidden", bias=False),
+        *mamba2(f"{BLOCK}.mamba_decoder.mamba"),
+        *linear(f"{BLOCK}.linear", "hidden", "hidden", bias=False),
+        TensorRule(f"{SHARED}.input_layernorm.weight", (BOTH,), norm_input="hidden"),
+        *(TensorRule(f"{SHARED}.self_attn.{p}_proj.weight", (writes(p), STREAM_AND_EMBEDDING)) for p in "qkv"),
+        *(r for p in "qkv" for r in lora(f"{SHARED}.self_attn.linear_{p}_adapter_list", p, STREAM_AND_EMBEDDING)),
+        *linear(f"{SHARED}.self_attn.o_proj", "hidden", "o", bias=False),
+        *norm(f"{SHARED}.pre_ff_layernorm", "hidden", bias=False),
+        TensorRule(f"{SHARED}.feed_forward.gate_up_proj.weight", (GATE_UP, reads("hidden"))),
+        TensorRule(f"{SHARED}.feed_forward.gate_up_proj.bias", (GATE_UP,)),
+        *lora(f"{SHARED}.feed_forward.gate_up_proj_adapter_list", GATE_UP, "hidden"),
+        *linear(f"{SHARED}.feed_forward.down_proj", "hidden", "ffn"),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+    ),
+    heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final", bias=False)),
+    constraints=(WHOLE_GROUPS, AttentionWidthIs(2, "Zamba 2's attention reads the stream and the embedding side by side: its "
+                                                   "head_dim is 2 × hidden_size / num_attention_heads"),
+                 NoNewBlocks(SHARED_BLOCKS), *LLAMA.constraints),
+)
