@@ -216,6 +216,7 @@ class HeadDimFixedBy(Constraint):
         (d, big_d), types = growth.widths.head_dim, getattr(growth.cfg, "layer_types", None) or []
         if d != big_d and self.layer_type in types:
             return [f"{self.layer_type} layers: {self.reason}; grow the heads (--attention heads)"]
+        return []
 
 
 @dataclass(frozen=True)
