@@ -230,7 +230,7 @@ KOLIBRI1 = QWEN3.extend(
     config=dataclasses.replace(QWEN3.config, ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size"),
     spaces={**QWEN3.spaces, "shared": EXPERT_SPACES["shared"]},
     # stored as the original checkpoints name them (post_attn_norm, post_ffn_norm, moe.router.expert_bias), loaded as GLM-4's
-    body=(*shared_moe("shared_experts"), *experts("ffn"), *keep(f"{LAYER}.moe.router.expert_bias"),
+    body=(*experts("ffn"), *gated("shared_experts", "shared"), *keep(f"{LAYER}.(mlp.gate.e_score_correction_bias|moe.router.expert_bias)"),
           *(r for n in ("(post_self_attn_layernorm|post_attn_norm)", "(post_mlp_layernorm|post_ffn_norm)")
             for r in norm(f"{LAYER}.{n}", "hidden", bias=False))),
 )
