@@ -8,7 +8,7 @@ from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilber
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
-           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, llama.INTERNLM3, llama.IQUESTCODER, llama.APERTUS, llama.QWEN2_VL_TEXT, llama.QWEN2_5_VL_TEXT, llama.NANOCHAT, llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, gemma.VAULTGEMMA, phi3.RECIPE, phi.RECIPE, glm.RECIPE, glm.GLM4, glm.GLM4V_TEXT, glm.GLM_IMAGE_TEXT, glm.GLM_OCR_TEXT, granite.RECIPE, granite.HYPERCLOVAX, granite.GRANITE_SWA, granite.GRANITEMOE, granite.GRANITEMOE_SWA, granite.GRANITEMOESHARED, olmo2.RECIPE, olmo2.OLMO3, olmo2.EXAONE4, olmo2.ESMC, starcoder2.RECIPE, starcoder2.JAIS2, nemotron.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, mixtral.MELLUM, mixtral.QWEN3_VL_MOE_TEXT, mixtral.FLEX_OLMO, mixtral.PHIMOE, mixtral.MINIMAX_M2, mixtral.QWEN2_MOE, mixtral.SOLAR_OPEN, mixtral.GLM4_MOE, mixtral.EXAONE_MOE, mixtral.HY_V3, mixtral.FLINT, mixtral.LAGUNA, mixtral.HUNYUAN_V1_MOE, mixtral.LLAMA4_TEXT, mixtral.BEAM, opt.RECIPE, gpt_neox.RECIPE, falcon.RECIPE, cohere.RECIPE, cohere.COHERE2,
+           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, llama.INTERNLM3, llama.IQUESTCODER, llama.APERTUS, llama.QWEN2_VL_TEXT, llama.QWEN2_5_VL_TEXT, llama.NANOCHAT, llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, llama.MUSE_GLIMMER_TEXT, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, gemma.VAULTGEMMA, phi3.RECIPE, phi.RECIPE, glm.RECIPE, glm.GLM4, glm.GLM4V_TEXT, glm.GLM_IMAGE_TEXT, glm.GLM_OCR_TEXT, granite.RECIPE, granite.HYPERCLOVAX, granite.GRANITE_SWA, granite.GRANITEMOE, granite.GRANITEMOE_SWA, granite.GRANITEMOESHARED, olmo2.RECIPE, olmo2.OLMO3, olmo2.EXAONE4, olmo2.ESMC, starcoder2.RECIPE, starcoder2.JAIS2, nemotron.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, mixtral.MELLUM, mixtral.QWEN3_VL_MOE_TEXT, mixtral.FLEX_OLMO, mixtral.PHIMOE, mixtral.MINIMAX_M2, mixtral.QWEN2_MOE, mixtral.SOLAR_OPEN, mixtral.GLM4_MOE, mixtral.EXAONE_MOE, mixtral.HY_V3, mixtral.FLINT, mixtral.LAGUNA, mixtral.HUNYUAN_V1_MOE, mixtral.LLAMA4_TEXT, mixtral.BEAM, mixtral.MUSE_SPARK_TEXT, opt.RECIPE, gpt_neox.RECIPE, falcon.RECIPE, cohere.RECIPE, cohere.COHERE2,
            whisper.RECIPE, wav2vec2.RECIPE, wav2vec2.HUBERT,
            deepseek.RECIPE, deepseek.DEEPSEEK_V2, deepseek.GLM4_MOE_LITE, deepseek.MISTRAL4, deepseek.AXK1, deepseek.YOUTU, deepseek.DEEPSEEK_V32,
            deepseek.GLM_MOE_DSA, deepseek.MINICPM3,
@@ -17,6 +17,9 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
+    "muse_glimmer_assistant": "Muse Glimmer's assistant is a drafter with no embedding of its own: its inputs (noise_embeds, and "
+                              "context_hidden_states at the target model's target_layer_ids) live in another model's hidden "
+                              "space and follow its blocks, so it can only grow with that model, by the same expansion",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }
