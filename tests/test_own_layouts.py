@@ -75,7 +75,7 @@ def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
 @pytest.mark.parametrize("growth,dim_model_base,scale_depth", [
     (dict(factor=2, layers=4), 16, 1.4 * 2 ** 0.5),  # the logits' divisor hidden / dim_model_base stays 2; √(4/2)
     (dict(hidden_size=24, num_heads=6, intermediate_size=36, layers=3), 12, 1.4 * 1.5 ** 0.5),
-    (dict(factor=3), 24, 1.4),
+    pytest.param(dict(factor=3), 24, 1.4, marks=pytest.mark.exhaustive),
 ])
 def test_minicpm3_mup_scalars_are_kept(tmp_path, growth, dim_model_base, scale_depth):
     """MiniCPM3's logits divisor hidden / dim_model_base and every block's residual scale scale_depth / √layers are
@@ -102,7 +102,7 @@ def test_minicpm3_derived_scalars_and_what_is_refused(tmp_path):
 
 @pytest.mark.parametrize("overrides,growth", [
     ({}, dict(factor=2, layers=4)),
-    ({"is_moe": True}, dict(factor=2, attention="head-dim", layers=3)),
+    pytest.param({"is_moe": True}, dict(factor=2, attention="head-dim", layers=3), marks=pytest.mark.exhaustive),
     ({"is_moe": True}, dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
 ])
 def test_doge_gains_dynamic_mask_and_product_key_experts(tmp_path, overrides, growth):
@@ -204,8 +204,9 @@ def test_cosmos3_edge_text_sections_refuse_head_dim_growth(tmp_path):
 
 @pytest.mark.parametrize("cls,growth", [
     ("MuseGlimmerTextModel", dict(factor=2, attention="head-dim", layers=3)),
-    ("MuseGlimmerTextModel", dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
-    ("MuseSparkTextModel", dict(factor=2, attention="head-dim")),
+    pytest.param("MuseGlimmerTextModel", dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3),
+                 marks=pytest.mark.exhaustive),
+    pytest.param("MuseSparkTextModel", dict(factor=2, attention="head-dim"), marks=pytest.mark.exhaustive),
     ("MuseSparkTextModel", dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
 ])
 def test_muse_text_models(tmp_path, cls, growth):
