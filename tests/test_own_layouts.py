@@ -230,3 +230,22 @@ def test_muse_glimmer_assistant_is_refused_in_one_line():
     with pytest.raises(hfgrow.GrowthError, match="drafter with no embedding of its own") as e:
         find_recipe({"model_type": "muse_glimmer_assistant"})
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("cls,args,words", [
+    ("BeamForCausalLM", ["--factor", "2", "--layers", "3"], "scales the stream by"),
+    ("EsmcForMaskedLM", ["--factor", "2", "--attention", "head-dim"], "LayerNorms over the whole query"),
+    ("MiniCPM3ForCausalLM", ["--hidden-size", "21", "--num-heads", "7"], "dim_model_base=8 must grow"),
+])
+def test_refusals_through_the_cli(tmp_path, cls, args, words):
+    """Each refusal is one line on stderr, exit 2, and nothing written."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", cls)
+    result = CliRunner().invoke(main, [str(src), *args, "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    assert not (tmp_path / "big").exists()
