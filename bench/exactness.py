@@ -53,7 +53,10 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "latent attention: heads only" if "multi-head latent attention" in str(e)
                   else "indexer shared by position" if "indexer_types" in str(e)
                   else "weightless norms: whole multiples" if "have no weights" in str(e)
-                  else "q/k norms, constant score scale" if "per-head q/k norms" in str(e) else str(e))
+                  else "q/k norms, constant score scale" if "per-head q/k norms" in str(e)
+                  else "residual gates α < 1: no identity block" if "cannot be the identity" in str(e)
+                  else "blocks scaled by their index or depth" if "each block" in str(e) and "no --layers" in str(e)
+                  else "head_dim fixed" if "head_dim growth is not supported" in str(e) else str(e))
         return f"refused ({reason})", 0.0
     v = report["verification"]
     if "error" in v:

@@ -103,19 +103,20 @@ class NormsWithoutWeights(Constraint):
 
 
 @dataclass(frozen=True)
-class WeightlessHeadNorm(Constraint):
-    """Under a config flag, queries and keys are normalised over each head by a norm with no weight that shares the
-    hidden norms' eps field (Llama 4's L2 q/k norm): the copy convention only, and the residual copies keep their mean
-    square (1/√fill) so that eps stays, for the hidden norms and this one alike. Exact under heads and head_dim growth
-    (docs/design.md §Norms without weights)."""
+class WeightlessNorms(Constraint):
+    """Norms with no weight whose eps is a config field the hidden norms share (Llama 4's per-head L2 q/k norm, Muse's
+    embedding and q/k norms): the copy convention only, and residual copies that keep their mean square (1/√fill), so
+    that one eps serves them all. Exact under heads and head_dim growth (docs/design.md §Norms). ``flag``: a config flag
+    without which there are none."""
 
-    flag: str
+    what: str
+    flag: str | None = None
     keeps_mean_square = True
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
-        if getattr(growth.cfg, self.flag, False) and growth.options.convention != "copy":
-            return [f"{self.flag} is set: q and k are normalised per head by a norm without weight whose eps is the hidden "
-                    f"norms' own; only the copy convention keeps both eps exact"]
+        if (self.flag is None or getattr(growth.cfg, self.flag, False)) and growth.options.convention != "copy":
+            return [f"{self.what} have no weight and share their eps with the hidden norms: only the copy convention "
+                    f"keeps every eps exact"]
         return []
 
 

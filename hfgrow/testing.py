@@ -239,6 +239,13 @@ TINY["esmc"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_d
 # Cosmos3 Edge (text): ReLU² MLP, rotary sections over head_dim 4's 2 frequency slots (time, height)
 TINY["cosmos3_edge_text"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2,
                                  rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0]})
+# Muse Glimmer (text): a sliding-window rotary block, then a full-attention NoPE one (layer_rope_theta 0)
+TINY["muse_glimmer_text"] = dict(TINY["llama"], sliding_window=4, post_norm_eps=0.02, qk_scale_factor=2.5, bos_token_id=1,
+                                 eos_token_id=2, layer_types=["sliding_attention", "full_attention"], layer_rope_theta=[10000.0, 0])
+# Muse Spark (text): Muse Glimmer's blocks, a dense MLP then a sparse block (4 experts, 2 per token, in an expert width of 10)
+TINY["muse_spark_text"] = dict(TINY["muse_glimmer_text"], moe_intermediate_size=12, moe_hidden_size=10, num_local_experts=4,
+                               num_experts_per_tok=2, mlp_layer_types=["dense", "sparse"], routed_scaling_factor=1.5,
+                               output_multiplier=0.5, residual_gate_temperature=0.3)
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)

@@ -16,7 +16,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION,
            vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION,
            llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
-           hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2)
+           hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
+           llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -41,4 +42,7 @@ REFUSED = {
     "zamba": "Zamba's Mamba mixer gives each of its n_mamba_heads heads its own x_proj and dt_proj over the head's channels: an "
              "exact growth needs whole-head copies of the mixer's channels, a layout the mixer space does not have (it copies "
              "channels one by one)",
+    "muse_glimmer_assistant": "Muse Glimmer's assistant is a drafter with no embedding of its own: its inputs (noise_embeds, and "
+                              "context_hidden_states at the target model's target_layer_ids) live in another model's hidden "
+                              "space and follow its blocks, so it can only grow with that model, by the same expansion",
 }

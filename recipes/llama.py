@@ -11,7 +11,7 @@ correction, and keys are plain copies; the norm weights are copied along the hea
 
 import dataclasses
 
-from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim
+from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim, WeightlessNorms
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -171,4 +171,20 @@ COSMOS3_EDGE_TEXT = RECIPE.extend(
     body=(*linear(f"{LAYER}.mlp.fc1", "ffn", "hidden"), *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn")),
     constraints=(HeadDimFixed("the rotary sections (mrope_section) interleave the position streams slot by slot, and a "
                               "longer head would move slots between streams"), *RECIPE.constraints),
+)
+# Muse Glimmer's text model: the embedding normalised by an RMS norm without weight (the stream starts at it), q and k
+# normalised per head by one without weight (before the rotation; the queries then × qk_scale_factor), both at
+# rms_norm_eps with the hidden norms: the copy convention, copies that keep their mean square. Norms before and after
+# each branch scale by 1 + weight (post ones at post_norm_eps); the attention output gated per element by
+# sigmoid(gate_proj(x)); sliding-window rotary blocks and full-attention NoPE ones (layer_types, layer_rope_theta 0)
+CENTERED = (*norm(f"{LAYER}.input_layernorm", "hidden", bias=False, offset=1.0),
+            *norm(f"{LAYER}.post_attention_layernorm", "hidden", bias=False, offset=1.0),
+            *norm(f"{LAYER}.pre_feedforward_layernorm", "hidden", bias=False, offset=1.0),
+            *norm(f"{LAYER}.post_feedforward_layernorm", "hidden", bias=False, offset=1.0))
+MUSE_GLIMMER_TEXT = RECIPE.extend(
+    name="muse_glimmer_text", model_types=("muse_glimmer_text",), classes=("MuseGlimmerTextModel",),
+    config=dataclasses.replace(RECIPE.config, eps=("rms_norm_eps", "post_norm_eps")),
+    spaces={**RECIPE.spaces, "gate": Space("attention", Kind.ACTIVATION)},
+    body=(*CENTERED, *linear(f"{LAYER}.self_attn.gate_proj", "gate", "hidden", bias=False)),
+    constraints=(WeightlessNorms("the embedding norm and the per-head q/k norms"), *RECIPE.constraints),
 )

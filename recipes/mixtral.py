@@ -11,10 +11,10 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires, HeadDimFixedBy, NoNewBlocks, WeightlessHeadNorm
+from hfgrow.policy import DepthRequires, HeadDimFixedBy, NoNewBlocks, WeightlessNorms
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
-from .llama import ERNIE4_5, INTERLEAVED, LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
+from .llama import ERNIE4_5, INTERLEAVED, LAYER, MUSE_GLIMMER_TEXT, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .gemma import GEMMA3
 from .olmo2 import RECIPE as OLMO2
 
@@ -289,7 +289,7 @@ LLAMA4_TEXT = dataclasses.replace(
           *linear(f"{L4}.shared_expert.up_proj", "expert", "hidden", bias=False),
           *linear(f"{L4}.shared_expert.down_proj", "hidden", "expert", bias=False)),
     heads=linear("lm_head", None, "final", bias=False),
-    constraints=(WeightlessHeadNorm("use_qk_norm"), *LLAMA.constraints),
+    constraints=(WeightlessNorms("the per-head q/k norms (use_qk_norm)", "use_qk_norm"), *LLAMA.constraints),
 )
 
 # Beam: Qwen3's attention (per-head q/k norms before the rotation; NoPE full-attention blocks whose queries are scaled
@@ -308,4 +308,30 @@ BEAM = QWEN3.extend(
           *experts("expert"), *keep(f"{LAYER}.mlp.gate.e_score_correction_bias")),
     constraints=(NoNewBlocks("each block scales the stream by √((i−1)/i) and its branch by 1/√i, i counting the residual adds "
                              "from the first block"), *QWEN3.constraints),
+)
+
+# Muse Spark's text model: Muse Glimmer's attention (weightless embedding and per-head q/k norms, an output gate per
+# element) with a weightless RMS norm over each head's attention output (o_norm); each branch is normalised after it
+# (weightless after the attention, scaled before the norm after the MLP: norm((1 + w) ⊙ x)) and mixed into the stream
+# by a learned gate per hidden unit, α ⊙ x + β ⊙ branch with β = σ(w/T) and α = √(σ(−w/T)(1 + β)) (copied with its
+# unit). Sparse blocks project the stream into an expert width of its own (moe_hidden_size, kept: read by R, the small
+# model's), normalise it, and run routed experts of moe_intermediate_size (grown) whose outputs are normalised
+# (input-scaled) before the projection back. α < 1 for every finite gate, so no new block is the identity: no --layers
+L5 = f"{LAYER}.mlp"
+MUSE_SPARK_TEXT = LLAMA.extend(
+    name="muse_spark_text", model_types=("muse_spark_text",), classes=("MuseSparkTextModel",),
+    config=dataclasses.replace(LLAMA.config, eps=("rms_norm_eps", "post_norm_eps"), expert_ffn="moe_intermediate_size",
+                               fixed={"moe_width": "moe_hidden_size"}),
+    spaces={**LLAMA.spaces, "expert": EXPERT_SPACES["expert"], "gate": Space("attention", Kind.ACTIVATION),
+            "gain": Space("hidden", Kind.ACTIVATION), "moe": Space("moe_width", Kind.ACTIVATION)},
+    body=(*(r for r in MUSE_GLIMMER_TEXT.body if "post_" not in r.pattern),
+          TensorRule(f"{LAYER}.post_feedforward_layernorm.weight", (writes("gain"),), offset=1.0),
+          *(TensorRule(f"{LAYER}.post_{b}_residual_gate.gate", (writes("gain"),)) for b in ("attention", "feedforward")),
+          *linear(f"{L5}.gate", None, "hidden", bias=False, split=False), *keep(f"{L5}.gate.e_score_correction_bias"),
+          *linear(f"{L5}.pre_expert_proj", "moe", "hidden", bias=False), *norm(f"{L5}.pre_expert_norm", "moe", bias=False, offset=1.0),
+          TensorRule(f"{L5}.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("moe"))),
+          TensorRule(f"{L5}.experts.down_proj", (None, writes("moe"), reads("expert"))), *keep(f"{L5}.experts.post_expert_norm.weight"),
+          *linear(f"{L5}.post_expert_proj", "hidden", "moe", bias=False)),
+    constraints=(NoNewBlocks("each block mixes the stream as α·x + β·branch per unit, α = √(σ(−w)(1 + σ(w))) < 1 for every "
+                             "finite gate w, so a new block cannot be the identity"), *MUSE_GLIMMER_TEXT.constraints),
 )

@@ -70,8 +70,10 @@ def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
                 router = out is None and not hits[0].split  # a router's logits, kept whole (Doge's router_gate)
                 if style.startswith("colwise") or style == "packed_colwise":  # (or reads a latent kept whole: MLA's q_b_proj)
                     assert (kinds(out) == {False} or router) and (kinds(inp) == {True} or latent), (recipe.name, module, style)
-                else:  # (or writes one value per head, from every head: Doge's dynamic-mask logits)
+                else:  # (or writes one value per head, from every head: Doge's dynamic-mask logits; or reads the stream
+                    # into a width kept whole, whose input is split: Muse Spark's expert width, as MLA's latents)
                     per_head = isinstance(out, Axis) and recipe.spaces[out.space].dim in ("heads", "kv_heads")
-                    assert (kinds(out) == {True} or per_head) and kinds(inp) == {False}, (recipe.name, module, style)
+                    kept = isinstance(out, Axis) and recipe.spaces[out.space].dim in recipe.config.fixed and style == "rowwise_split_input"
+                    assert (kinds(out) == {True} or per_head or kept) and (kinds(inp) == {False} or kept), (recipe.name, module, style)
                 checked += 1
     assert checked > 300

@@ -123,6 +123,8 @@ CLASSES = {
     "beam": ["BeamModel", "BeamForCausalLM"],
     "esmc": ["EsmcModel", "EsmcForMaskedLM", "EsmcForSequenceClassification", "EsmcForTokenClassification"],
     "cosmos3_edge_text": ["Cosmos3EdgeTextModel"],
+    "muse_glimmer_text": ["MuseGlimmerTextModel"],
+    "muse_spark_text": ["MuseSparkTextModel"],
     "glm": ["GlmModel", "GlmForCausalLM", "GlmForSequenceClassification", "GlmForTokenClassification"],
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
@@ -605,6 +607,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
     "beam": "each block scales the stream by",
     "esmc": "k_norm.*copies are not uniform|each block divides its branches",
+    "muse_spark_text": "each block mixes the stream as",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

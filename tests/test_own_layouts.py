@@ -66,7 +66,7 @@ def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
     """The q/k L2 norm has no weight and shares rms_norm_eps with the hidden norms: the orthogonal convention would scale
     that eps for the hidden norms and so break the per-head one (refused); without the norm it is exact."""
     src = build_model(tmp_path / "small", "Llama4TextModel")
-    with pytest.raises(hfgrow.GrowthError, match="use_qk_norm is set: .* only the copy convention"):
+    with pytest.raises(hfgrow.GrowthError, match=r"q/k norms \(use_qk_norm\) have no weight .* only the copy convention"):
         hfgrow.grow(src, tmp_path / "big", factor=2, convention="orthogonal")
     plain = build_model(tmp_path / "plain", "Llama4TextModel", use_qk_norm=False)
     check(plain, tmp_path / "big", 2, convention="orthogonal")
@@ -75,7 +75,7 @@ def test_llama4_text_weightless_qk_norm_needs_the_copy_convention(tmp_path):
 @pytest.mark.parametrize("growth,dim_model_base,scale_depth", [
     (dict(factor=2, layers=4), 16, 1.4 * 2 ** 0.5),  # the logits' divisor hidden / dim_model_base stays 2; √(4/2)
     (dict(hidden_size=24, num_heads=6, intermediate_size=36, layers=3), 12, 1.4 * 1.5 ** 0.5),
-    (dict(factor=3), 24, 1.4),
+    pytest.param(dict(factor=3), 24, 1.4, marks=pytest.mark.exhaustive),
 ])
 def test_minicpm3_mup_scalars_are_kept(tmp_path, growth, dim_model_base, scale_depth):
     """MiniCPM3's logits divisor hidden / dim_model_base and every block's residual scale scale_depth / √layers are
@@ -102,7 +102,7 @@ def test_minicpm3_derived_scalars_and_what_is_refused(tmp_path):
 
 @pytest.mark.parametrize("overrides,growth", [
     ({}, dict(factor=2, layers=4)),
-    ({"is_moe": True}, dict(factor=2, attention="head-dim", layers=3)),
+    pytest.param({"is_moe": True}, dict(factor=2, attention="head-dim", layers=3), marks=pytest.mark.exhaustive),
     ({"is_moe": True}, dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
 ])
 def test_doge_gains_dynamic_mask_and_product_key_experts(tmp_path, overrides, growth):
@@ -200,3 +200,52 @@ def test_cosmos3_edge_text_sections_refuse_head_dim_growth(tmp_path):
         return ((a - b.reshape(2, 9, 16, 2).sum(-1)).abs().max() / a.abs().max()).item()  # the final norm's two copies carry 1/2
     assert gap(torch.arange(9)[None, None]) < 1e-5  # one stream for all sections: text
     assert gap(torch.stack([torch.arange(9), torch.arange(9) % 3, torch.arange(9) // 3])[:, None]) > 1e-3
+
+
+@pytest.mark.parametrize("cls,growth", [
+    ("MuseGlimmerTextModel", dict(factor=2, attention="head-dim", layers=3)),
+    pytest.param("MuseGlimmerTextModel", dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3),
+                 marks=pytest.mark.exhaustive),
+    pytest.param("MuseSparkTextModel", dict(factor=2, attention="head-dim"), marks=pytest.mark.exhaustive),
+    ("MuseSparkTextModel", dict(hidden_size=24, intermediate_size=36, num_heads=6, num_kv_heads=3)),
+])
+def test_muse_text_models(tmp_path, cls, growth):
+    """Muse Glimmer's and Muse Spark's text models: weightless embedding, q/k (and Spark's o) norms, centred and
+    input-scaled norms, per-element attention gates, Spark's residual gates and its experts in a kept width of their own
+    (the routers' score correction randomised): exact, every token keeping its experts; the orthogonal convention and
+    Spark's new blocks refused with their reasons."""
+    src = saved(tmp_path / "small", cls, "e_score_correction_bias") if "Spark" in cls else build_model(tmp_path / "small", cls)
+    report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    if "Spark" in cls:
+        assert report["verification"]["float32"]["expert_choice"]["agreement"] == 1.0
+        assert json.loads((tmp_path / "big" / "config.json").read_text())["moe_hidden_size"] == 10  # kept
+        with pytest.raises(hfgrow.GrowthError, match="α < 1|< 1 for every finite gate w"):
+            hfgrow.grow(src, tmp_path / "deep", factor=2, layers=3)
+    with pytest.raises(hfgrow.GrowthError, match="embedding norm and the per-head q/k norms have no weight"):
+        hfgrow.grow(src, tmp_path / "orth", factor=2, convention="orthogonal")
+
+
+def test_muse_glimmer_assistant_is_refused_in_one_line():
+    from hfgrow.plan import find_recipe
+    with pytest.raises(hfgrow.GrowthError, match="drafter with no embedding of its own") as e:
+        find_recipe({"model_type": "muse_glimmer_assistant"})
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("cls,args,words", [
+    ("BeamForCausalLM", ["--factor", "2", "--layers", "3"], "scales the stream by"),
+    ("EsmcForMaskedLM", ["--factor", "2", "--attention", "head-dim"], "LayerNorms over the whole query"),
+    ("MiniCPM3ForCausalLM", ["--hidden-size", "21", "--num-heads", "7"], "dim_model_base=8 must grow"),
+])
+def test_refusals_through_the_cli(tmp_path, cls, args, words):
+    """Each refusal is one line on stderr, exit 2, and nothing written."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", cls)
+    result = CliRunner().invoke(main, [str(src), *args, "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+    assert not (tmp_path / "big").exists()
