@@ -25,13 +25,14 @@ Zamba 2: Mamba-2 blocks, some of them (``layers_block_type`` "hybrid") preceded 
 attention reads the stream and the embedding's output side by side (2 × hidden: head_dim is 2 × hidden / heads), with
 LoRA adapters per hybrid block on q, k, v and the MLP's gate|up (their rank kept), and a linear layer of its own that
 adds the block's output to the Mamba block's input. The shared blocks are reused in a cycle of ``num_mem_blocks`` by
-every hybrid block, and their adapters are indexed by the hybrid block's rank: a new block would be both the identity
-and a block that changes the others, so no --layers.
+every hybrid block, and their adapters are indexed by the hybrid block's rank: a new hybrid block would change the
+hybrid blocks after it, so new blocks go only after Mamba blocks (copies of them, renumbering nothing a hybrid block
+depends on).
 """
 
 import dataclasses
 
-from hfgrow.policy import AttentionWidthIs, NoNewBlocks
+from hfgrow.policy import AttentionWidthIs, NewBlocksOnlyAfter
 from hfgrow.recipe import (ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads,
                            writes)
 
@@ -126,7 +127,7 @@ STREAM_AND_EMBEDDING = Packed((reads("hidden"), reads("hidden")))  # [hidden sta
 BOTH = Packed((writes("hidden"), writes("hidden")))
 GATE_UP = Packed((writes("ffn"), writes("ffn")))
 SHARED_BLOCKS = ("Zamba 2's hybrid blocks reuse num_mem_blocks shared transformer blocks in a cycle and index their "
-                 "adapters by the hybrid block's rank: a new block would shift both for the blocks after it")
+                 "adapters by the hybrid block's rank: a new hybrid block would shift both for the hybrid blocks after it")
 
 
 def lora(module: str, out: Packed | str, inp: Packed | str) -> tuple[TensorRule, ...]:
@@ -170,5 +171,5 @@ ZAMBA2 = Recipe(
     heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final", bias=False)),
     constraints=(WHOLE_GROUPS, AttentionWidthIs(2, "Zamba 2's attention reads the stream and the embedding side by side: its "
                                                    "head_dim is 2 × hidden_size / num_attention_heads"),
-                 NoNewBlocks(SHARED_BLOCKS), *LLAMA.constraints),
+                 NewBlocksOnlyAfter("layers_block_type", ("linear_attention",), SHARED_BLOCKS), *LLAMA.constraints),
 )

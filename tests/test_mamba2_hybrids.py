@@ -163,21 +163,24 @@ def gap(a, b):
     return ((a - b).abs().max() / a.abs().max()).item()
 
 
-@pytest.mark.parametrize("cls,factor", [("Zamba2ForCausalLM", 2), pytest.param("Zamba2Model", 2, marks=pytest.mark.exhaustive),
-                                        ("Zamba2ForSequenceClassification", 4)])
-def test_zamba2_is_exact_in_float64(tmp_path, cls, factor):
+@pytest.mark.parametrize("cls,factor,depth", [
+    ("Zamba2ForCausalLM", 2, dict(layers=6, insert_at=(0, 2))),  # a new Mamba block after each Mamba block
+    pytest.param("Zamba2ForCausalLM", 2, {}, marks=pytest.mark.exhaustive),
+    pytest.param("Zamba2Model", 2, {}, marks=pytest.mark.exhaustive), ("Zamba2ForSequenceClassification", 4, {})])
+def test_zamba2_is_exact_in_float64(tmp_path, cls, factor, depth):
     """The tiny Zamba 2 carries its own float32 round-off through four Mamba-2 mixers (its float32 and float64 outputs
     differ by about 1e-5, as much as hfgrow's float32 verification tolerates), so it is proven in float64 throughout, where
     the growth is exact to round-off (×2 and ×4: read-back scales that are powers of two, which round nothing in storage);
-    in float32 the grown model is as far from the small one as the small one is from itself in float64."""
-    hfgrow.grow(build(tmp_path / "small", cls), tmp_path / "big", factor=factor)
+    in float32 the grown model is as far from the small one as the small one is from itself in float64. New blocks only
+after Mamba blocks: a new hybrid block would change the shared blocks' cycle and adapters of the hybrid blocks after it."""
+    hfgrow.grow(build(tmp_path / "small", cls), tmp_path / "big", factor=factor, **depth)
     small64, big64 = outputs(tmp_path / "small", 1, True), outputs(tmp_path / "big", factor, True)
     assert gap(small64, big64) <= 1e-12
     small32, big32 = outputs(tmp_path / "small", 1, False), outputs(tmp_path / "big", factor, False)
     assert gap(small32, big32) <= 3 * max(gap(small64, small32), gap(big64, big32))
 
 
-@pytest.mark.parametrize("option,reason", [(("--layers", "6"), "num_mem_blocks"), (("--hidden-size", "24", "--num-heads", "6"), "gated RMSNorm"),
+@pytest.mark.parametrize("option,reason", [(("--layers", "6"), "only after linear_attention blocks"), (("--hidden-size", "24", "--num-heads", "6"), "gated RMSNorm"),
                                            (("--factor", "2", "--num-heads", "4"), "2 × hidden_size")])
 def test_zamba2_refusals(tmp_path, option, reason):
     build(tmp_path / "small", "Zamba2ForCausalLM")
