@@ -12,14 +12,11 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            whisper.RECIPE, wav2vec2.RECIPE, wav2vec2.HUBERT,
            deepseek.RECIPE, deepseek.DEEPSEEK_V2, deepseek.GLM4_MOE_LITE, deepseek.MISTRAL4, deepseek.AXK1, deepseek.YOUTU, deepseek.DEEPSEEK_V32,
            deepseek.GLM_MOE_DSA,
-           jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2, hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
+           jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2, hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2, hybrid.ZAMBA,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
-    "zamba": "Zamba's Mamba mixer gives each of its n_mamba_heads heads its own x_proj and dt_proj over the head's channels: an "
-             "exact growth needs whole-head copies of the mixer's channels, a layout the mixer space does not have (it copies "
-             "channels one by one)",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }

@@ -173,3 +173,52 @@ ZAMBA2 = Recipe(
                                                    "head_dim is 2 × hidden_size / num_attention_heads"),
                  NewBlocksOnlyAfter("layers_block_type", ("linear_attention",), SHARED_BLOCKS), *LLAMA.constraints),
 )
+
+
+def zamba_mixer(module: str) -> tuple[TensorRule, ...]:
+    """Zamba's Mamba-1 mixer split into heads (``mixer_heads``), each with its own x_proj and dt_proj over its channels:
+    the channels are copied as whole heads (``mixer``: Space "mixer_by_head"), so a copy of a head reads all of its
+    source head's channels; in_proj interleaves x and z channel by channel ([x₀ z₀ x₁ z₁ …])."""
+    x_z = Packed((writes("mixer"), writes("mixer")), per_head="mixer")
+    return (
+        TensorRule(f"{module}.in_proj.weight", (x_z, reads("hidden"))),
+        TensorRule(f"{module}.in_proj.bias", (x_z,)),
+        TensorRule(f"{module}.conv1d.weight", (writes("mixer"), None, None)),
+        TensorRule(f"{module}.conv1d.bias", (writes("mixer"),)),
+        *(TensorRule(f"{module}.{name}", (writes("mixer_heads"), None, None)) for name in ("x_proj_weight", "dt_proj_weight", "A_log")),
+        *(TensorRule(f"{module}.{name}", (writes("mixer_heads"), None)) for name in ("dt_proj_bias", "D")),
+        *linear(f"{module}.out_proj", "hidden", "mixer"),
+    )
+
+
+ZAMBA_SHARED = f"{BLOCK}.shared_transf"
+# Zamba: Zamba 2's layout a generation earlier: Mamba-1 mixers in heads, one shared transformer block (tied across every
+# hybrid block, no adapters) whose attention reads [stream | embedding output]; head_dim is stored (2 × hidden / heads by
+# default) and the attention's input width recomputed from the hidden size. Whole heads of the mixer copied, so any
+# hidden size whose mixer is a whole number of heads; a new block is the identity of its original's kind.
+ZAMBA = Recipe(
+    name="zamba", model_types=("zamba",), classes=("ZambaModel", "ZambaForCausalLM", "ZambaForSequenceClassification"),
+    prefix="model", norm="rms", stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        head_dim="attention_head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="n_mamba_heads", derived=("attention_hidden_size",)),
+    spaces={**block_spaces(grouped=True), "final": LLAMA.spaces["final"], "mixer": Space("mixer_by_head", Kind.ACTIVATION),
+            "mixer_heads": Space("mixer_heads", Kind.ACTIVATION)},
+    outputs=LLAMA.outputs,
+    body=(
+        *embedding("embed_tokens", "hidden"),
+        *norm(f"{BLOCK}.input_layernorm", "hidden", bias=False),
+        *zamba_mixer(f"{BLOCK}.mamba"),
+        *norm(f"{BLOCK}.mamba_decoder.input_layernorm", "hidden", bias=False),
+        *zamba_mixer(f"{BLOCK}.mamba_decoder.mamba"),
+        *linear(f"{BLOCK}.linear", "hidden", "hidden", bias=False),
+        TensorRule(f"{ZAMBA_SHARED}.input_layernorm.weight", (BOTH,), norm_input="hidden"),
+        *(TensorRule(f"{ZAMBA_SHARED}.self_attn.{p}_proj.weight", (writes(p), STREAM_AND_EMBEDDING)) for p in "qkv"),
+        *linear(f"{ZAMBA_SHARED}.self_attn.o_proj", "hidden", "o", bias=False),
+        *norm(f"{ZAMBA_SHARED}.pre_ff_layernorm", "hidden", bias=False),
+        *(r for p in ("gate", "up") for r in linear(f"{ZAMBA_SHARED}.feed_forward.{p}_proj", "ffn", "hidden", bias=False)),
+        *linear(f"{ZAMBA_SHARED}.feed_forward.down_proj", "hidden", "ffn", bias=False),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+    ),
+    heads=ZAMBA2.heads,
+)

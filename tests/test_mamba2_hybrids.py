@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 import hfgrow
 from hfgrow.cli import main
-from hfgrow.plan import find_recipe
 from hfgrow.testing import make_model
 
 from test_hybrid import check
@@ -24,6 +23,7 @@ CLASSES = {
     "bamba": ["BambaModel", "BambaForCausalLM"],
     "falcon_h1": ["FalconH1Model", "FalconH1ForCausalLM"],
     "zamba2": ["Zamba2Model", "Zamba2ForCausalLM", "Zamba2ForSequenceClassification"],  # below: float64
+    "zamba": ["ZambaModel", "ZambaForCausalLM", "ZambaForSequenceClassification"],  # Mamba-1 mixers in heads
 }
 MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM", "bamba": "BambaForCausalLM",
         "falcon_h1": "FalconH1ForCausalLM"}
@@ -39,11 +39,14 @@ GROWTHS = {
     "bamba": WHOLE,
     # a mixer of its own width: kept at a hidden size that is not a multiple, where the hidden norms keep eps too
     "falcon_h1": (*WHOLE, dict(hidden_size=24, intermediate_size=36, layers=3)),
+    # whole heads of the mixer copied: 2 heads → 3 at hidden 24 (unevenly, no norm over them); a new block after each
+    "zamba": (*WHOLE[:3], dict(hidden_size=24, intermediate_size=36, layers=6)),
 }
 # the default run: each base class ×3, Granite-4 hybrid's main class ×2 with a new block; Nemotron-H's main class in the
 # tests below (new blocks, latent experts), Granite-4 hybrid's variants
 FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4"),
-        ("BambaModel", "factor=3"), ("FalconH1Model", "factor=3"), (MAIN["falcon_h1"], "hidden_size=24,intermediate_size=36,layers=3")}
+        ("BambaModel", "factor=3"), ("FalconH1Model", "factor=3"), (MAIN["falcon_h1"], "hidden_size=24,intermediate_size=36,layers=3"),
+        ("ZambaModel", "factor=3"), ("ZambaForSequenceClassification", "factor=2")}  # (Zamba's main class: below)
 
 
 def build(folder, cls, **overrides):
@@ -191,7 +194,10 @@ def test_zamba2_refusals(tmp_path, option, reason):
     assert not (tmp_path / "big").exists()
 
 
-def test_zamba_refused_with_its_reason():
-    with pytest.raises(hfgrow.GrowthError) as e:
-        find_recipe({"model_type": "zamba", "architectures": ["ZambaForCausalLM"]})
-    assert "\n" not in str(e.value) and "x_proj" in str(e.value) and "whole-head copies" in str(e.value)
+def test_zamba_copies_whole_mixer_heads(tmp_path):
+    """Each mixer head's x_proj reads all of its channels: the heads are copied whole (2 → 3 at hidden 24), the head size
+    kept; a new block after the Mamba block and after each hybrid block (one shared transformer block for all)."""
+    check(build(tmp_path / "small", "ZambaForCausalLM"), tmp_path / "big", hidden_size=24, layers=6)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (grown["n_mamba_heads"], grown["hidden_size"], grown["attention_head_dim"]) == (3, 24, 8)
+    assert grown["layers_block_type"] == ["linear_attention"] * 2 + ["hybrid"] * 4 and "attention_hidden_size" not in grown
