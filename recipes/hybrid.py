@@ -1,6 +1,7 @@
-"""Hybrids of Mamba-2 mixers and attention (docs/design.md §Recurrent mixers): every block's mixer is the Mamba-2 table
-of ``recipes/mamba.py`` (whole factors only: the gated RMSNorm over groups of the mixer's channels), its attention and
-MLPs Llama's or Mixtral's.
+"""Hybrids of state-space mixers and attention (docs/design.md §Recurrent mixers): the Mamba-2 mixers are the table of
+``recipes/mamba.py`` (whole factors where their width is expand × hidden: the gated RMSNorm over groups of the mixer's
+channels), Zamba's Mamba-1 mixer in heads is at the end; the attention, MLPs and experts are Llama's, Mixtral's or
+Granite's.
 
 Nemotron-H: pre-RMSNorm blocks of one mixer each, its kind per block in ``layers_block_type`` (Mamba-2, attention
 without positions, a ReLU² MLP without a gate, or experts of the same up/down layout with a sigmoid router, its score
