@@ -391,7 +391,7 @@ class Widths:
     # dimensions kept at their size (multi-head latent attention's q and kv latent ranks, its shared rotary key)
     fixed: tuple[tuple[str, int], ...] = ()
     mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
-    mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim)
+    mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim), or Zamba's Mamba-1 heads
     mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
 
     @property
@@ -415,7 +415,7 @@ class Widths:
             return self.kv_heads[0] * dict(self.per_head)[dim[9:]], self.kv_heads[1] * dict(self.per_head)[dim[9:]]
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
-        return getattr(self, dim)
+        return self.mixer if dim == "mixer_by_head" else getattr(self, dim)
 
 
 @dataclass(frozen=True)
@@ -433,8 +433,9 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; or a name in Widths.fixed, or
-    # "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state", "mixer_by_head" (the mixer's
+    # channels copied as whole heads: Zamba's per-head x_proj reads all of a head's channels); or a name in Widths.fixed,
+    # or "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -632,6 +633,11 @@ class _Layouts:
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "kept":
             return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
+        if dim == "mixer_by_head":  # the mixer's channels as whole heads: channel (j, d) copies (j's source head, d)
+            (n, big), (heads, big_heads) = widths.mixer, widths.mixer_heads
+            size = n // heads
+            src = spread(heads, big_heads, "the mixer's heads").repeat_interleave(size) * size + torch.arange(big) % size
+            return n, src, torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer", "mixer_heads", "mixer_state"):
             n, big = getattr(widths, dim)
             return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)

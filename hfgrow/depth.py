@@ -25,7 +25,7 @@ PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_la
 LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
 
 
-def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
+def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
     """After which original blocks the new blocks go: spread evenly, or where ``--insert-at`` says."""
     added = n_new - n_old
     if n_new > MAX_BLOCKS:
@@ -102,7 +102,7 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
                 cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
     """New blocks spread evenly (or after ``--insert-at``'s blocks), each a copy of the block before it with its
     writes into the residual stream zero; the blocks after them renumbered."""
-    after = _insertions(n_old, options.layers, options.insert_at, stack)
+    after = insertions(n_old, options.layers, options.insert_at, stack)
     rx = stack_regex(recipe, stack)
     new_index = {old: old + bisect.bisect_left(after, old) for old in range(n_old)}  # after is sorted
     blocks = _stored_blocks(tensors, rx)
@@ -130,7 +130,7 @@ def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options
              cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
     """G_stack: blocks 0..n-1 repeated in order up to ``--layers`` (plain copies, nothing zeroed; not exact)."""
     n_new = options.layers
-    _insertions(n_old, n_new, None, stack)  # the same limits
+    insertions(n_old, n_new, None, stack)  # the same limits
     if n_new % n_old:
         raise GrowthError(f"--new-blocks stack repeats the {n_old} blocks of {stack} whole: --layers must be a multiple "
                           f"of {n_old}, got {n_new}")

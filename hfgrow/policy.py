@@ -11,6 +11,7 @@ from typing import Any
 
 from . import algebra
 from .algebra import Convention, Expansion, Widths
+from .depth import insertions
 from .errors import GrowthError
 from .options import GrowthOptions
 from .recipe import Constraint, Recipe, TensorRule
@@ -233,6 +234,29 @@ class AttentionWidthIs(Constraint):
         if heads * d != self.ratio * hidden:
             return [f"{self.reason}: {heads} heads of {d} for a hidden size of {hidden} (give a number of heads that "
                     f"divides {self.ratio * hidden})"]
+        return []
+
+
+@dataclass(frozen=True)
+class NewBlocksOnlyAfter(Constraint):
+    """New blocks (copies of the block before them) only after blocks of these kinds, as the per-layer list ``field``
+    names them: Zamba 2's Mamba blocks, where a new hybrid block would change the blocks after it, for ``reason``."""
+
+    field: str
+    kinds: tuple[str, ...]
+    reason: str
+    lossy_fallback = False  # the new blocks' shared weights and adapters would not match the grown config
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        o, kinds = growth.options, getattr(growth.cfg, self.field, None)
+        if not o.layers or not isinstance(kinds, list) or (o.layers == len(kinds) and o.insert_at is None):
+            return []
+        if o.new_blocks == "stack":
+            return [f"{self.reason}: the stack cannot be repeated"]
+        bad = sorted({a for a in insertions(len(kinds), o.layers, o.insert_at, "the stack") if kinds[a] not in self.kinds})
+        if bad:
+            return [f"{self.reason}: a new block after block {bad[0]} ({kinds[bad[0]]}) would be one; insert new blocks only "
+                    f"after {', '.join(self.kinds)} blocks (--insert-at)"]
         return []
 
 

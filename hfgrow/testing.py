@@ -297,6 +297,11 @@ TINY["zamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=4, layers
                       num_attention_heads=4, num_key_value_heads=4, intermediate_size=24, rms_norm_eps=0.05, num_mem_blocks=2,
                       use_shared_attention_adapter=True, adapter_rank=3, use_mem_rope=True, add_bias_linear=True, num_labels=3,
                       pad_token_id=0, bos_token_id=1, eos_token_id=2)
+# Zamba: a Mamba block and two hybrid blocks sharing one transformer block; two mixer heads of 16 channels
+TINY["zamba"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=3, layers_block_type=["mamba", "hybrid", "hybrid"],
+                     num_attention_heads=4, num_key_value_heads=4, n_mamba_heads=2, mamba_expand=2, mamba_d_state=5, mamba_dt_rank=3,
+                     mamba_d_conv=3, intermediate_size=24, rms_norm_eps=0.05, mamba_proj_bias=True, num_labels=3, pad_token_id=0,
+                     bos_token_id=1, eos_token_id=2)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

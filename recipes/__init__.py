@@ -17,7 +17,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION,
            llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
-           llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT)
+           llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
+           hybrid.ZAMBA)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -39,9 +40,6 @@ REFUSED = {
     "neomme": "NeoMME's heads read hidden units themselves: the masked-LM head through the tied embedding projection "
               "after a weightless norm (each unit's copies would be summed, with no norm weight to carry 1/k), the "
               "retrieval head by a prefix of the hidden vector (dense_dim)",
-    "zamba": "Zamba's Mamba mixer gives each of its n_mamba_heads heads its own x_proj and dt_proj over the head's channels: an "
-             "exact growth needs whole-head copies of the mixer's channels, a layout the mixer space does not have (it copies "
-             "channels one by one)",
     "muse_glimmer_assistant": "Muse Glimmer's assistant is a drafter with no embedding of its own: its inputs (noise_embeds, and "
                               "context_hidden_states at the target model's target_layer_ids) live in another model's hidden "
                               "space and follow its blocks, so it can only grow with that model, by the same expansion",

@@ -1,6 +1,7 @@
-"""Hybrids of Mamba-2 mixers and attention (docs/design.md §Recurrent mixers): every block's mixer is the Mamba-2 table
-of ``recipes/mamba.py`` (whole factors only: the gated RMSNorm over groups of the mixer's channels), its attention and
-MLPs Llama's or Mixtral's.
+"""Hybrids of state-space mixers and attention (docs/design.md §Recurrent mixers): the Mamba-2 mixers are the table of
+``recipes/mamba.py`` (whole factors where their width is expand × hidden: the gated RMSNorm over groups of the mixer's
+channels), Zamba's Mamba-1 mixer in heads is at the end; the attention, MLPs and experts are Llama's, Mixtral's or
+Granite's.
 
 Nemotron-H: pre-RMSNorm blocks of one mixer each, its kind per block in ``layers_block_type`` (Mamba-2, attention
 without positions, a ReLU² MLP without a gate, or experts of the same up/down layout with a sigmoid router, its score
@@ -25,13 +26,14 @@ Zamba 2: Mamba-2 blocks, some of them (``layers_block_type`` "hybrid") preceded 
 attention reads the stream and the embedding's output side by side (2 × hidden: head_dim is 2 × hidden / heads), with
 LoRA adapters per hybrid block on q, k, v and the MLP's gate|up (their rank kept), and a linear layer of its own that
 adds the block's output to the Mamba block's input. The shared blocks are reused in a cycle of ``num_mem_blocks`` by
-every hybrid block, and their adapters are indexed by the hybrid block's rank: a new block would be both the identity
-and a block that changes the others, so no --layers.
+every hybrid block, and their adapters are indexed by the hybrid block's rank: a new hybrid block would change the
+hybrid blocks after it, so new blocks go only after Mamba blocks (copies of them, renumbering nothing a hybrid block
+depends on).
 """
 
 import dataclasses
 
-from hfgrow.policy import AttentionWidthIs, NoNewBlocks
+from hfgrow.policy import AttentionWidthIs, NewBlocksOnlyAfter
 from hfgrow.recipe import (ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads,
                            writes)
 
@@ -126,7 +128,7 @@ STREAM_AND_EMBEDDING = Packed((reads("hidden"), reads("hidden")))  # [hidden sta
 BOTH = Packed((writes("hidden"), writes("hidden")))
 GATE_UP = Packed((writes("ffn"), writes("ffn")))
 SHARED_BLOCKS = ("Zamba 2's hybrid blocks reuse num_mem_blocks shared transformer blocks in a cycle and index their "
-                 "adapters by the hybrid block's rank: a new block would shift both for the blocks after it")
+                 "adapters by the hybrid block's rank: a new hybrid block would shift both for the hybrid blocks after it")
 
 
 def lora(module: str, out: Packed | str, inp: Packed | str) -> tuple[TensorRule, ...]:
@@ -170,5 +172,54 @@ ZAMBA2 = Recipe(
     heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final", bias=False)),
     constraints=(WHOLE_GROUPS, AttentionWidthIs(2, "Zamba 2's attention reads the stream and the embedding side by side: its "
                                                    "head_dim is 2 × hidden_size / num_attention_heads"),
-                 NoNewBlocks(SHARED_BLOCKS), *LLAMA.constraints),
+                 NewBlocksOnlyAfter("layers_block_type", ("linear_attention",), SHARED_BLOCKS), *LLAMA.constraints),
+)
+
+
+def zamba_mixer(module: str) -> tuple[TensorRule, ...]:
+    """Zamba's Mamba-1 mixer split into heads (``mixer_heads``), each with its own x_proj and dt_proj over its channels:
+    the channels are copied as whole heads (``mixer``: Space "mixer_by_head"), so a copy of a head reads all of its
+    source head's channels; in_proj interleaves x and z channel by channel ([x₀ z₀ x₁ z₁ …])."""
+    x_z = Packed((writes("mixer"), writes("mixer")), per_head="mixer")
+    return (
+        TensorRule(f"{module}.in_proj.weight", (x_z, reads("hidden"))),
+        TensorRule(f"{module}.in_proj.bias", (x_z,)),
+        TensorRule(f"{module}.conv1d.weight", (writes("mixer"), None, None)),
+        TensorRule(f"{module}.conv1d.bias", (writes("mixer"),)),
+        *(TensorRule(f"{module}.{name}", (writes("mixer_heads"), None, None)) for name in ("x_proj_weight", "dt_proj_weight", "A_log")),
+        *(TensorRule(f"{module}.{name}", (writes("mixer_heads"), None)) for name in ("dt_proj_bias", "D")),
+        *linear(f"{module}.out_proj", "hidden", "mixer"),
+    )
+
+
+ZAMBA_SHARED = f"{BLOCK}.shared_transf"
+# Zamba: Zamba 2's layout a generation earlier: Mamba-1 mixers in heads, one shared transformer block (tied across every
+# hybrid block, no adapters) whose attention reads [stream | embedding output]; head_dim is stored (2 × hidden / heads by
+# default) and the attention's input width recomputed from the hidden size. Whole heads of the mixer copied, so any
+# hidden size whose mixer is a whole number of heads; a new block is the identity of its original's kind.
+ZAMBA = Recipe(
+    name="zamba", model_types=("zamba",), classes=("ZambaModel", "ZambaForCausalLM", "ZambaForSequenceClassification"),
+    prefix="model", norm="rms", stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        head_dim="attention_head_dim", eps=("rms_norm_eps",), mixer_expand="mamba_expand",
+                        mixer_heads="n_mamba_heads", derived=("attention_hidden_size",)),
+    spaces={**block_spaces(grouped=True), "final": LLAMA.spaces["final"], "mixer": Space("mixer_by_head", Kind.ACTIVATION),
+            "mixer_heads": Space("mixer_heads", Kind.ACTIVATION)},
+    outputs=LLAMA.outputs,
+    body=(
+        *embedding("embed_tokens", "hidden"),
+        *norm(f"{BLOCK}.input_layernorm", "hidden", bias=False),
+        *zamba_mixer(f"{BLOCK}.mamba"),
+        *norm(f"{BLOCK}.mamba_decoder.input_layernorm", "hidden", bias=False),
+        *zamba_mixer(f"{BLOCK}.mamba_decoder.mamba"),
+        *linear(f"{BLOCK}.linear", "hidden", "hidden", bias=False),
+        TensorRule(f"{ZAMBA_SHARED}.input_layernorm.weight", (BOTH,), norm_input="hidden"),
+        *(TensorRule(f"{ZAMBA_SHARED}.self_attn.{p}_proj.weight", (writes(p), STREAM_AND_EMBEDDING)) for p in "qkv"),
+        *linear(f"{ZAMBA_SHARED}.self_attn.o_proj", "hidden", "o", bias=False),
+        *norm(f"{ZAMBA_SHARED}.pre_ff_layernorm", "hidden", bias=False),
+        *(r for p in ("gate", "up") for r in linear(f"{ZAMBA_SHARED}.feed_forward.{p}_proj", "ffn", "hidden", bias=False)),
+        *linear(f"{ZAMBA_SHARED}.feed_forward.down_proj", "hidden", "ffn", bias=False),
+        *norm("final_layernorm", "final", input="hidden", bias=False),
+    ),
+    heads=ZAMBA2.heads,
 )

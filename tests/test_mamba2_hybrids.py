@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 import hfgrow
 from hfgrow.cli import main
-from hfgrow.plan import find_recipe
 from hfgrow.testing import make_model
 
 from test_hybrid import check
@@ -24,6 +23,7 @@ CLASSES = {
     "bamba": ["BambaModel", "BambaForCausalLM"],
     "falcon_h1": ["FalconH1Model", "FalconH1ForCausalLM"],
     "zamba2": ["Zamba2Model", "Zamba2ForCausalLM", "Zamba2ForSequenceClassification"],  # below: float64
+    "zamba": ["ZambaModel", "ZambaForCausalLM", "ZambaForSequenceClassification"],  # Mamba-1 mixers in heads
 }
 MAIN = {"nemotron_h": "NemotronHForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM", "bamba": "BambaForCausalLM",
         "falcon_h1": "FalconH1ForCausalLM"}
@@ -39,11 +39,14 @@ GROWTHS = {
     "bamba": WHOLE,
     # a mixer of its own width: kept at a hidden size that is not a multiple, where the hidden norms keep eps too
     "falcon_h1": (*WHOLE, dict(hidden_size=24, intermediate_size=36, layers=3)),
+    # whole heads of the mixer copied: 2 heads → 3 at hidden 24 (unevenly, no norm over them); a new block after each
+    "zamba": (*WHOLE[:3], dict(hidden_size=24, intermediate_size=36, layers=6)),
 }
 # the default run: each base class ×3, Granite-4 hybrid's main class ×2 with a new block; Nemotron-H's main class in the
 # tests below (new blocks, latent experts), Granite-4 hybrid's variants
 FAST = {("NemotronHModel", "factor=3"), ("GraniteMoeHybridModel", "factor=3"), (MAIN["granitemoehybrid"], "factor=2,layers=4"),
-        ("BambaModel", "factor=3"), ("FalconH1Model", "factor=3"), (MAIN["falcon_h1"], "hidden_size=24,intermediate_size=36,layers=3")}
+        ("BambaModel", "factor=3"), ("FalconH1Model", "factor=3"), (MAIN["falcon_h1"], "hidden_size=24,intermediate_size=36,layers=3"),
+        ("ZambaModel", "factor=3"), ("ZambaForSequenceClassification", "factor=2")}  # (Zamba's main class: below)
 
 
 def build(folder, cls, **overrides):
@@ -163,21 +166,24 @@ def gap(a, b):
     return ((a - b).abs().max() / a.abs().max()).item()
 
 
-@pytest.mark.parametrize("cls,factor", [("Zamba2ForCausalLM", 2), pytest.param("Zamba2Model", 2, marks=pytest.mark.exhaustive),
-                                        ("Zamba2ForSequenceClassification", 4)])
-def test_zamba2_is_exact_in_float64(tmp_path, cls, factor):
+@pytest.mark.parametrize("cls,factor,depth", [
+    ("Zamba2ForCausalLM", 2, dict(layers=6, insert_at=(0, 2))),  # a new Mamba block after each Mamba block
+    pytest.param("Zamba2ForCausalLM", 2, {}, marks=pytest.mark.exhaustive),
+    pytest.param("Zamba2Model", 2, {}, marks=pytest.mark.exhaustive), ("Zamba2ForSequenceClassification", 4, {})])
+def test_zamba2_is_exact_in_float64(tmp_path, cls, factor, depth):
     """The tiny Zamba 2 carries its own float32 round-off through four Mamba-2 mixers (its float32 and float64 outputs
     differ by about 1e-5, as much as hfgrow's float32 verification tolerates), so it is proven in float64 throughout, where
     the growth is exact to round-off (×2 and ×4: read-back scales that are powers of two, which round nothing in storage);
-    in float32 the grown model is as far from the small one as the small one is from itself in float64."""
-    hfgrow.grow(build(tmp_path / "small", cls), tmp_path / "big", factor=factor)
+    in float32 the grown model is as far from the small one as the small one is from itself in float64. New blocks only
+after Mamba blocks: a new hybrid block would change the shared blocks' cycle and adapters of the hybrid blocks after it."""
+    hfgrow.grow(build(tmp_path / "small", cls), tmp_path / "big", factor=factor, **depth)
     small64, big64 = outputs(tmp_path / "small", 1, True), outputs(tmp_path / "big", factor, True)
     assert gap(small64, big64) <= 1e-12
     small32, big32 = outputs(tmp_path / "small", 1, False), outputs(tmp_path / "big", factor, False)
     assert gap(small32, big32) <= 3 * max(gap(small64, small32), gap(big64, big32))
 
 
-@pytest.mark.parametrize("option,reason", [(("--layers", "6"), "num_mem_blocks"), (("--hidden-size", "24", "--num-heads", "6"), "gated RMSNorm"),
+@pytest.mark.parametrize("option,reason", [(("--layers", "6"), "only after linear_attention blocks"), (("--hidden-size", "24", "--num-heads", "6"), "gated RMSNorm"),
                                            (("--factor", "2", "--num-heads", "4"), "2 × hidden_size")])
 def test_zamba2_refusals(tmp_path, option, reason):
     build(tmp_path / "small", "Zamba2ForCausalLM")
@@ -188,7 +194,10 @@ def test_zamba2_refusals(tmp_path, option, reason):
     assert not (tmp_path / "big").exists()
 
 
-def test_zamba_refused_with_its_reason():
-    with pytest.raises(hfgrow.GrowthError) as e:
-        find_recipe({"model_type": "zamba", "architectures": ["ZambaForCausalLM"]})
-    assert "\n" not in str(e.value) and "x_proj" in str(e.value) and "whole-head copies" in str(e.value)
+def test_zamba_copies_whole_mixer_heads(tmp_path):
+    """Each mixer head's x_proj reads all of its channels: the heads are copied whole (2 → 3 at hidden 24), the head size
+    kept; a new block after the Mamba block and after each hybrid block (one shared transformer block for all)."""
+    check(build(tmp_path / "small", "ZambaForCausalLM"), tmp_path / "big", hidden_size=24, layers=6)
+    grown = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert (grown["n_mamba_heads"], grown["hidden_size"], grown["attention_head_dim"]) == (3, 24, 8)
+    assert grown["layers_block_type"] == ["linear_attention"] * 2 + ["hybrid"] * 4 and "attention_hidden_size" not in grown
