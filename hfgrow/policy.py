@@ -194,7 +194,11 @@ class DepthRequires(Constraint):
 @dataclass(frozen=True)
 class RotaryHeadDim(Constraint):
     """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
-    rotary part that grows k times with head_dim, and multimodal sections that are not interleaved."""
+    rotary part that grows k times with head_dim, and multimodal sections that are not interleaved (interleaved ones:
+    only by k ≡ 1 mod 3, which keeps every slot's stream). ``interleaved``: the family's code interleaves its
+    multimodal sections whatever the config says (Qwen3-VL's and Qwen3-Omni's text models)."""
+
+    interleaved: bool = False
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         (d, big_d), cfg = growth.widths.head_dim, growth.cfg
@@ -205,9 +209,10 @@ class RotaryHeadDim(Constraint):
         if inexact:
             found.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
                          f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-        if any(p.get("mrope_interleaved") for p in _rope_dicts(cfg)):
-            found.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
-                         "growing head_dim would move slots between streams")
+        # slot j (stream j mod 3) lands on slot k·j, whose stream is k·j mod 3: the same one only for k ≡ 1 mod 3
+        if (self.interleaved or any(p.get("mrope_interleaved") for p in _rope_dicts(cfg))) and k_d % 3 != 1:
+            found.append(f"interleaved multimodal rotary sections assign slot j to stream j mod 3: head_dim ×{k_d} moves "
+                         f"slot j to k·j, of another stream (exact for ×4, ×7, ...; or grow heads)")
         for f in sorted(_partial_rotary(cfg)):
             # both rotary layouts send head dim j to k·j (+ its group): the small head's rotary part lands on the big
             # one's, pair for pair at the same frequencies, when the big rotary width is exactly k times the small one

@@ -194,6 +194,16 @@ TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
+TINY["qwen2_5_omni_text"] = TINY["qwen2_vl_text"]
+TINY["paddleocr_vl_text"] = dict(TINY["qwen2_vl_text"], use_bias=True)  # biases on q, k, v and o
+# sections interleaved by the code: 6 frequency slots, streams T H W T H W
+TINY["qwen3_omni_moe_text"] = dict(TINY["qwen3_moe"], head_dim=12, rope_parameters=dict(MROPE, mrope_section=[2, 2, 2]))
+TINY["granite4_vision_text"] = TINY["granite"]
+TINY["deepseek_ocr2_text"] = dict(  # head_dim = hidden / heads (set on load)
+    {k: v for k, v in MOE.items() if k not in ("head_dim", "n_group", "topk_group")}, n_shared_experts=2,
+    mlp_layer_types=["dense", "sparse"], bos_token_id=1, eos_token_id=2)
+# Unlimited-OCR's eager attention (the vision tower's) does not repeat KV heads: multi-head attention, as its checkpoints
+TINY["unlimited_ocr_text"] = dict(TINY["deepseek_ocr2_text"], num_key_value_heads=4)
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
 TINY["nanochat"] = dict(TINY["llama"], final_logit_softcapping=15.0)

@@ -97,6 +97,10 @@ APERTUS = QWEN3.extend(  # Qwen3's attention; pre-norms under other names; an up
 # head_dim); base models only
 QWEN2_VL_TEXT = RECIPE.extend(name="qwen2_vl_text", model_types=("qwen2_vl_text",), classes=("Qwen2VLTextModel",))
 QWEN2_5_VL_TEXT = RECIPE.extend(name="qwen2_5_vl_text", model_types=("qwen2_5_vl_text",), classes=("Qwen2_5_VLTextModel",))
+# the same under other names: Qwen2.5-Omni's thinker text model and PaddleOCR-VL's (ERNIE 4.5's layout with Qwen2-VL's
+# rotate-half multimodal sections; optional biases on every attention projection, o_proj's included)
+QWEN2_5_OMNI_TEXT = RECIPE.extend(name="qwen2_5_omni_text", model_types=("qwen2_5_omni_text",), classes=("Qwen2_5OmniThinkerTextModel",))
+PADDLEOCR_VL_TEXT = RECIPE.extend(name="paddleocr_vl_text", model_types=("paddleocr_vl_text",), classes=("PaddleOCRTextModel",))
 # configurations of their own that transformers runs with Llama's classes (auto-mapped to LlamaModel / LlamaForCausalLM)
 INTERNLM3 = RECIPE.extend(name="internlm3", model_types=("internlm3",), classes=("LlamaModel", "LlamaForCausalLM"))
 IQUESTCODER = RECIPE.extend(name="iquestcoder", model_types=("iquestcoder",), classes=("LlamaModel", "LlamaForCausalLM"))

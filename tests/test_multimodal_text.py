@@ -1,0 +1,53 @@
+"""The text decoders of multimodal models (their own model types): grown on text positions by tests/test_families.py;
+here, on multimodal positions — three position streams (time, height, width) that differ, as an image's tokens have —
+which only a growth that keeps each rotary slot's stream passes."""
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.testing import build_model, load
+
+MROPE = {"rope_type": "default", "rope_theta": 10000.0}
+# (model type, class, head_dim, sections, head_dim factor): rotate-half sections (T T H W ...), or the sections
+# interleaved by the code (T H W T H W), which only ×4 (k ≡ 1 mod 3) keeps
+CASES = [
+    ("qwen2_5_omni_text", "Qwen2_5OmniThinkerTextModel", 8, [2, 1, 1], 2),
+    ("paddleocr_vl_text", "PaddleOCRTextModel", 8, [2, 1, 1], 3),
+    ("qwen3_omni_moe_text", "Qwen3OmniMoeThinkerTextModel", 12, [2, 2, 2], 4),
+    ("qwen3_vl_moe_text", "Qwen3VLMoeTextModel", 12, [2, 2, 2], 4),
+]
+
+
+def hidden(model, positions):
+    ids = torch.randint(2, 97, positions.shape[1:], generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        return model(input_ids=ids, position_ids=positions).last_hidden_state.reshape(-1, model.config.hidden_size)
+
+
+def streams(seed, batch=4, length=12):
+    """Position ids of three streams that differ (an image's grid) and plain text ones (three equal streams)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 40, (3, batch, length), generator=g), torch.arange(length).expand(3, batch, length)
+
+
+@pytest.mark.parametrize("model_type,cls,head_dim,sections,k", CASES)
+def test_head_dim_growth_keeps_multimodal_positions(tmp_path, model_type, cls, head_dim, sections, k):
+    src = build_model(tmp_path / "small", cls, model_type=model_type, head_dim=head_dim,
+                      rope_parameters=dict(MROPE, mrope_section=sections))
+    hfgrow.grow(src, tmp_path / "big", factor=k, attention="head-dim")
+    small, big = load(src), load(tmp_path / "big")
+    image, text = streams(0)
+    # the expansion of the hidden stream, a linear map, found on text positions (where every rotary layout is exact)
+    expand = torch.linalg.lstsq(hidden(small, text), hidden(big, text)).solution
+    want, got = hidden(small, image) @ expand, hidden(big, image)
+    assert ((want - got).abs().max() / got.abs().max()).item() < 1e-5
+
+
+def test_interleaved_sections_refuse_head_dim_growth_by_other_factors(tmp_path):
+    """Qwen3-VL's and Qwen3-Omni's code interleaves the sections whatever the config says: ×2 and ×3 would move slots
+    between streams."""
+    src = build_model(tmp_path / "small", "Qwen3OmniMoeThinkerTextModel", model_type="qwen3_omni_moe_text")
+    for k in (2, 3):
+        with pytest.raises(hfgrow.GrowthError, match=rf"interleaved multimodal rotary sections .* head_dim ×{k} moves"):
+            hfgrow.grow(src, tmp_path / f"big{k}", factor=k, attention="head-dim")
