@@ -232,6 +232,9 @@ class Recipe:
     # whose last class is the one planned), each planned on its own keys, the spaces named apart (``scoped``); the
     # model's own rules are those between the towers (logit_scale)
     towers: tuple[tuple[str, "Recipe"], ...] = ()
+    # classes that read no token ids, only ``inputs_embeds``, in this space (Qwen3-Omni's talker: the thinker's hidden
+    # states): verified on random embeddings, the grown model's expanded into the grown space
+    embeds_input: str | None = None
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

@@ -117,6 +117,17 @@ def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
     return torch.randn(n, channels, height, width, generator=g), f"random pixel values ({n} images, {channels}×{height}×{width})"
 
 
+def embeddings(config: Any, seed: int) -> tuple[dict[str, torch.Tensor], str]:
+    """Random input embeddings of the hidden width, for a class that reads no token ids: DECODER_TOKENS positions (fewer
+    where num_code_groups is smaller: Qwen3-Omni's code predictor picks its LM head by the sequence's length)."""
+    hidden = _positive(config, "hidden_size")
+    length = min(DECODER_TOKENS, getattr(config, "num_code_groups", None) or DECODER_TOKENS)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(BATCH, length, hidden, generator=g)
+    return {"inputs_embeds": x, "attention_mask": torch.ones(BATCH, length, dtype=torch.long)}, \
+        f"random input embeddings ({BATCH} × {length} positions × {hidden})"
+
+
 def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:
     """The inputs of a model of class ``cls``: generated audio where it reads a signal, ``tokens(text_config)`` where it
     reads token ids, random pixel values where it reads images (as many as sentences where it reads both)."""

@@ -198,6 +198,8 @@ TINY["qwen2_5_omni_text"] = TINY["qwen2_vl_text"]
 TINY["paddleocr_vl_text"] = dict(TINY["qwen2_vl_text"], use_bias=True)  # biases on q, k, v and o
 # sections interleaved by the code: 6 frequency slots, streams T H W T H W
 TINY["qwen3_omni_moe_text"] = dict(TINY["qwen3_moe"], head_dim=12, rope_parameters=dict(MROPE, mrope_section=[2, 2, 2]))
+TINY["qwen3_omni_moe_talker_text"] = dict(TINY["qwen3_omni_moe_text"], shared_expert_intermediate_size=20)
+TINY["qwen3_omni_moe_talker_code_predictor"] = dict(TINY["llama"], num_code_groups=6)  # 5 codec embeddings and LM heads
 TINY["granite4_vision_text"] = TINY["granite"]
 TINY["deepseek_ocr2_text"] = dict(  # head_dim = hidden / heads (set on load)
     {k: v for k, v in MOE.items() if k not in ("head_dim", "n_group", "topk_group")}, n_shared_experts=2,

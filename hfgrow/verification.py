@@ -493,7 +493,14 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     with quiet_transformers():
         small_config = readers[0].transformers_config()
-    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
+    if recipe.embeds_input:
+        from .signals import embeddings
+
+        if text_file:
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no token ids: its input embeddings are generated")
+        inputs, source, mask_id = (*embeddings(small_config, seed), None)
+    else:
+        inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
     rounding = 2 * torch.finfo(storage_rounding).eps if storage_rounding is not None else None
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
@@ -568,19 +575,22 @@ class _Task:
         self.multiple_choice = (cls or "").endswith("ForMultipleChoice")
         masked, self.where, self.labels = _mask(inputs, mask_id, seed) if "input_ids" in inputs else (inputs, None, None)
         self.feed = masked if self.mlm_output else inputs
+        self.feeds = (self.feed, self.feed)  # the small model's and the grown one's
+        if recipe.embeds_input and maps is not None:  # input embeddings: the grown model reads their expansion
+            self.feeds = (self.feed, {**self.feed, "inputs_embeds": maps[recipe.embeds_input].expand(self.feed["inputs_embeds"], -1)})
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
         """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and the
         small model's outputs (None when the big one could not run)."""
         outs, infos, params = [], [], []
-        for path in paths:
+        for path, feed in zip(paths, self.feeds):
             model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
             infos.append(info)
             params.append(_count(model))
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
                 break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
             with _softmax_in(dtype):
-                outs.append(_run_batches(model, self.feed, device, self.multiple_choice))
+                outs.append(_run_batches(model, feed, device, self.multiple_choice))
             del model
             if mode == "blockwise" or device.startswith("cuda"):
                 gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads

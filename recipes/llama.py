@@ -69,6 +69,14 @@ QWEN3 = RECIPE.extend(
     body=(*norm(f"{LAYER}.self_attn.q_norm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False)),
 )
 
+# Qwen3-Omni's code predictor: Qwen3's blocks over input embeddings of the hidden width alone (token ids refused by its
+# forward), one codec embedding and one LM head per code group but the first, the head picked by the sequence's length
+QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR = QWEN3.extend(
+    name="qwen3_omni_moe_talker_code_predictor", model_types=("qwen3_omni_moe_talker_code_predictor",),
+    classes=("Qwen3OmniMoeTalkerCodePredictorModel", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration"),
+    embeds_input="hidden", body=embedding("codec_embedding.*", "hidden"), heads=linear("lm_head.*", None, "final", bias=False),
+)
+
 # Families with Llama's layout and semantics, each measured exact in every class (tests/test_families.py) rather
 # than assumed: the differences they have (ReLU² MLP without a gate, sliding-window layers, YaRN by default, an
 # encoder's bidirectional attention) change no tensor's growth.

@@ -12,7 +12,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 import dataclasses
 
 from hfgrow.policy import DepthRequires, RotaryHeadDim
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .olmo2 import RECIPE as OLMO2
@@ -83,6 +83,16 @@ QWEN3_VL_MOE_TEXT = QWEN3_MOE.extend(name="qwen3_vl_moe_text", model_types=("qwe
                                      constraints=(DepthRequires("decoder_sparse_step", 1), RotaryHeadDim(interleaved=True)))
 QWEN3_OMNI_MOE_TEXT = QWEN3_VL_MOE_TEXT.extend(name="qwen3_omni_moe_text", model_types=("qwen3_omni_moe_text",),
                                                classes=("Qwen3OmniMoeThinkerTextModel",))
+# Qwen3-Omni's talker: the thinker's blocks with a shared expert of its own size behind a sigmoid gate (as Qwen2-MoE's);
+# it reads no token ids (its forward has no embed_tokens), only input embeddings of the hidden width: verified on random
+# ones, the grown model's their expansion. Its codec embedding is the grown model's input embedding table.
+QWEN3_OMNI_MOE_TALKER_TEXT = QWEN3_OMNI_MOE_TEXT.extend(
+    name="qwen3_omni_moe_talker_text", model_types=("qwen3_omni_moe_talker_text",), classes=("Qwen3OmniMoeTalkerModel",),
+    config=dataclasses.replace(QWEN3_MOE.config, shared_ffn="shared_expert_intermediate_size"),
+    spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES}, embeds_input="hidden",
+    body=(*gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False),
+          *embedding("codec_embedding", "hidden")),
+)
 FLEX_OLMO = OLMOE.extend(name="flex_olmo", model_types=("flex_olmo",), classes=("FlexOlmoModel", "FlexOlmoForCausalLM"))
 
 # PhiMoE: Mixtral's layout with LayerNorms (biases) and an optional LM head bias; its sparsemixer routing reads the

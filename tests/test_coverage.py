@@ -11,6 +11,7 @@ from hfgrow.recipes import RECIPES
 
 from test_families import CLASSES
 from test_hybrid import CLASSES as HYBRID_CLASSES
+from test_multimodal_text import CLASSES as EMBEDS_ONLY_CLASSES
 from test_speech import CLASSES as SPEECH_CLASSES
 from test_vision import CLASSES as VISION_CLASSES
 
@@ -20,7 +21,8 @@ def tp_plan_types():
 
 
 def test_every_supported_class_is_proven_by_the_family_tests():
-    tested = {cls for classes in (*CLASSES.values(), *SPEECH_CLASSES.values(), *HYBRID_CLASSES.values(), *VISION_CLASSES.values()) for cls in classes}
+    tested = {cls for classes in (*CLASSES.values(), *SPEECH_CLASSES.values(), *HYBRID_CLASSES.values(), *VISION_CLASSES.values(),
+                                       *EMBEDS_ONLY_CLASSES.values()) for cls in classes}
     for recipe in RECIPES:
         if recipe.name == "bert":  # tests/test_bert.py and test_every_key_of_every_class_is_matched
             continue

@@ -51,3 +51,50 @@ def test_interleaved_sections_refuse_head_dim_growth_by_other_factors(tmp_path):
     for k in (2, 3):
         with pytest.raises(hfgrow.GrowthError, match=rf"interleaved multimodal rotary sections .* head_dim ×{k} moves"):
             hfgrow.grow(src, tmp_path / f"big{k}", factor=k, attention="head-dim")
+
+
+# the families here whose classes read input embeddings alone (tests/test_families.py feeds token ids to the others)
+CLASSES = {"qwen3_omni_moe_talker_text": ["Qwen3OmniMoeTalkerModel"],
+           "qwen3_omni_moe_talker_code_predictor": ["Qwen3OmniMoeTalkerCodePredictorModel",
+                                                    "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration"]}
+EMBEDS_ONLY = [  # (model type, class, growth): every class of CLASSES at least once
+    ("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerModel", dict(factor=2)),
+    ("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerModel", dict(factor=4, attention="head-dim")),
+    ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModel", dict(factor=3, attention="head-dim")),
+    ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration", dict(factor=2)),
+    ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration",
+     dict(hidden_size=24, intermediate_size=36, layers=3)),
+]
+
+
+def codec_embeds(model, ids):
+    """Input embeddings from the model's own (grown) codec table: the small one's expanded, in the grown model."""
+    table = model.get_input_embeddings()
+    with torch.no_grad():
+        return (table[0] if isinstance(table, torch.nn.ModuleList) else table)(ids)
+
+
+@pytest.mark.parametrize("model_type,cls,growth", EMBEDS_ONLY)
+def test_classes_reading_input_embeddings(tmp_path, model_type, cls, growth):
+    """Qwen3-Omni's talker and code predictor read no token ids: verified on random embeddings (the grown model on their
+    expansion), and here independently on embeddings looked up in each model's own codec table."""
+    src = build_model(tmp_path / "small", cls, model_type=model_type)
+    v = hfgrow.grow(src, tmp_path / "big", **growth)["verification"]
+    assert v["passed"] and v["inputs"].startswith("random input embeddings") and v["float32"]["max_rel"] < 1e-5
+    small, big = load(src), load(tmp_path / "big")
+    ids = torch.randint(0, 97, (2, 5), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        a, b = small(inputs_embeds=codec_embeds(small, ids)), big(inputs_embeds=codec_embeds(big, ids))
+    if "logits" in a:
+        assert ((a.logits - b.logits).abs().max() / a.logits.abs().max()).item() < 1e-5
+    else:  # the final hidden states: the expansion scales every token's norm by one factor
+        ratio = b.last_hidden_state.norm(dim=-1) / a.last_hidden_state.norm(dim=-1)
+        assert ((ratio.max() - ratio.min()) / ratio.mean()).item() < 1e-5
+
+
+def test_classes_reading_input_embeddings_refuse_a_text_file(tmp_path):
+    src = build_model(tmp_path / "small", "Qwen3OmniMoeTalkerModel", model_type="qwen3_omni_moe_talker_text")
+    (tmp_path / "t.txt").write_text("a sentence\n")
+    with pytest.raises(hfgrow.GrowthError, match="--text-file"):  # refused before anything is written
+        hfgrow.grow(src, tmp_path / "big", factor=2, text_file=tmp_path / "t.txt")
+    assert not (tmp_path / "big").exists()
