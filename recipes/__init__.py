@@ -17,6 +17,9 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
+    "voxtral_realtime_text": "every block scales its MLP input by a projection of t_cond, a time embedding of the hidden width that "
+                             "VoxtralRealtime computes outside the text model as a sinusoid of hidden_size: the wider sinusoid is "
+                             "no copy of the small one, so the grown text model is not exact where it runs",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }

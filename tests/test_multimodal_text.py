@@ -98,3 +98,20 @@ def test_classes_reading_input_embeddings_refuse_a_text_file(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="--text-file"):  # refused before anything is written
         hfgrow.grow(src, tmp_path / "big", factor=2, text_file=tmp_path / "t.txt")
     assert not (tmp_path / "big").exists()
+
+
+def test_voxtral_realtime_text_is_refused_in_one_line(tmp_path):
+    """Its blocks read a sinusoidal time embedding of the hidden width computed outside the text model: exit 2, one line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "LlamaModel")
+    config = json.loads((src / "config.json").read_text())
+    (src / "config.json").write_text(json.dumps(dict(config, model_type="voxtral_realtime_text", architectures=["VoxtralRealtimeTextModel"])))
+    result = CliRunner().invoke(main, ["grow", str(src), "-o", str(tmp_path / "big"), "--factor", "2"])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists()
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "voxtral_realtime_text" in lines[0] and "sinusoid of hidden_size" in lines[0], result.output
