@@ -135,6 +135,22 @@ class WholeMultiplesOnly(Constraint):
 
 
 @dataclass(frozen=True)
+class FfnFollowsHidden(Constraint):
+    """The FFN size is also the width of something made of the hidden size (Llama 4's vision adapter reads
+    intermediate_size channels, 2×2 patches of the hidden size folded together): it grows by the hidden size's factor.
+    The result would not load otherwise: refused outright."""
+
+    reason: str
+    lossy_fallback = False
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (h, big_h), (f, big_f) = growth.widths.hidden, growth.widths.ffn
+        if big_f * h != f * big_h:
+            return [f"the FFN size {f} → {big_f} must grow with the hidden size {h} → {big_h}: {self.reason}"]
+        return []
+
+
+@dataclass(frozen=True)
 class StreamFromActivation(Constraint):
     """An activation's output is added to the residual stream as it is (Whisper's and wav2vec2's convolutional front-ends:
     GELU(conv(x))): its copies carry 1, so the stream's must too (the copy convention), and an extra unit would have to

@@ -246,6 +246,10 @@ TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, nu
                    num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                    num_labels=3)
 
+# Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
+TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
+                                   patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)
+
 _TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
 _TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
 _VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)
