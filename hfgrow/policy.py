@@ -215,16 +215,20 @@ class RotaryHeadDim(Constraint):
     multimodal sections whatever the config says (Qwen3-VL's and Qwen3-Omni's text models)."""
 
     interleaved: bool = False
+    # rope types exact for this family besides the common ones: axial 2-D rotary over the half layout (rows' frequencies,
+    # then columns', the whole repeated), where head dim j still lands on k·j at its frequency (Ernie 4.5 VL's vision)
+    exact_types: tuple[str, ...] = ()
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         (d, big_d), cfg = growth.widths.head_dim, growth.cfg
         if d == big_d:
             return []
         found, k_d = [], big_d // d
-        inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
+        exact = (*EXACT_ROPE_TYPES, *self.exact_types)
+        inexact = _rope_types(cfg) - set(exact)
         if inexact:
             found.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
-                         f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
+                         f"changes its frequencies (exact: {', '.join(exact)}; or grow heads)")
         # slot j (stream j mod 3) lands on slot k·j, whose stream is k·j mod 3: the same one only for k ≡ 1 mod 3
         if (self.interleaved or any(p.get("mrope_interleaved") for p in _rope_dicts(cfg))) and k_d % 3 != 1:
             found.append(f"interleaved multimodal rotary sections assign slot j to stream j mod 3: head_dim ×{k_d} moves "

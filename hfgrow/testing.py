@@ -250,6 +250,10 @@ TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, nu
 TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
                                    patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)
 
+# flattened patches of 4×4 pixels (hfgrow/signals.py), axial 2-D rotary over heads of 8
+TINY["ernie4_5_vl_moe_vision"] = dict(hidden_size=16, intermediate_size=24, depth=2, num_heads=2, in_channels=3, patch_size=4,
+                                      spatial_merge_size=2, rms_norm_eps=0.05)
+
 _TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
 _TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
 _VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)

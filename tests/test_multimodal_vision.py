@@ -5,17 +5,17 @@ import pytest
 import torch
 
 import hfgrow
-from hfgrow.signals import pixel_values
+from hfgrow.signals import forward_inputs, patches, pixel_values
 from hfgrow.testing import build_model, load
 
-CLASSES = {"llama4_vision_model": ["Llama4VisionModel"]}
+CLASSES = {"llama4_vision_model": ["Llama4VisionModel"], "ernie4_5_vl_moe_vision": ["Ernie4_5_VLMoeVisionTransformerPretrainedModel"]}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=3, attention="head-dim"), "deeper": dict(factor=2, layers=3)}
 
 
 def grown(tmp_path, cls, growth, **overrides):
     src = build_model(tmp_path / "small", cls, **overrides)
     v = hfgrow.grow(src, tmp_path / "big", **growth)["verification"]
-    assert v["passed"] and v["exact"] and v["float32"]["max_rel"] < 1e-5 and "pixel values" in v["inputs"], v
+    assert v["passed"] and v["exact"] and v["float32"]["max_rel"] < 1e-5 and ("pixel values" in v["inputs"] or "patches" in v["inputs"]), v
     return load(src), load(tmp_path / "big")
 
 
@@ -37,3 +37,23 @@ def test_llama4_vision_refusals(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="the FFN size 64 → 96 must grow with the hidden size 16 → 32"):
         hfgrow.grow(src, tmp_path / "b", factor=2, intermediate_size=96)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def last_states(model, seed):
+    """The last hidden state on flattened patches of two images, [patches, width]."""
+    feed = patches(model.config, seed, forward_inputs(type(model).__name__))[0]
+    with torch.no_grad():
+        return model(**feed).last_hidden_state
+
+
+PATCH_GROWTHS = {**GROWTHS, "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
+
+
+@pytest.mark.parametrize("growth", PATCH_GROWTHS)
+def test_ernie4_5_vl_vision(tmp_path, growth):
+    """Flattened patches and their grids; axial 2-D rotary (head_dim ×3 keeps it). Independently of hfgrow's
+    verification: the expansion of the output, a linear map, found on some images holds on others."""
+    small, big = grown(tmp_path, "Ernie4_5_VLMoeVisionTransformerPretrainedModel", PATCH_GROWTHS[growth])
+    expand = torch.linalg.lstsq(last_states(small, 1), last_states(big, 1)).solution
+    want, got = last_states(small, 2) @ expand, last_states(big, 2)
+    assert ((want - got).abs().max() / got.abs().max()).item() < 1e-5

@@ -1,0 +1,38 @@
+"""Vision encoders that read images as flattened patches with a (frames, rows, columns) grid per image, as Qwen2-VL's
+(hfgrow/signals.py generates such inputs): pre-norm blocks over a linear patch embedding, with axial 2-D rotary
+embeddings — each head's first quarter turned by the patch's row and the second by its column, at frequencies of
+head_dim / 2, the whole repeated for rotate-half — under which head dim j still lands on k·j at its frequency when
+head_dim grows (rope type ``axial``, exact here).
+
+Ernie 4.5 VL's vision encoder (ernie4_5_vl_moe_vision): LayerNorms (eps from rms_norm_eps), q|k|v in one
+projection, a quick-GELU MLP, a final LayerNorm; the stream starts at the patch projection (a linear map), so any
+width grows."""
+
+from hfgrow.policy import RotaryHeadDim
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, linear, norm, reads, writes
+
+BLOCK = "blocks.*"
+
+ERNIE4_5_VL_VISION = Recipe(
+    name="ernie4_5_vl_moe_vision",
+    model_types=("ernie4_5_vl_moe_vision",),
+    classes=("Ernie4_5_VLMoeVisionTransformerPretrainedModel",),
+    prefix=("vision_tower", "model.vision_tower"),
+    constraints=(RotaryHeadDim(exact_types=("axial",)),),
+    stacks=(("blocks", "depth", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_heads", eps=("rms_norm_eps",)),
+    spaces={**block_spaces(rope="half"), "final": Space("hidden", Kind.ACTIVATION)},
+    # the last hidden state recorded is the final norm's output
+    outputs={"hidden_states": "hidden", "hidden_states[-1]": "final", "last_hidden_state": "final"},
+    body=(
+        *linear("patch_embed.proj", "hidden", None, bias=False),
+        *norm(f"{BLOCK}.norm1", "hidden"),
+        TensorRule(f"{BLOCK}.attn.qkv.weight", (Packed((writes("q"), writes("k"), writes("v"))), reads("hidden"))),
+        TensorRule(f"{BLOCK}.attn.qkv.bias", (Packed((writes("q"), writes("k"), writes("v"))),)),
+        *linear(f"{BLOCK}.attn.proj", "hidden", "o"),
+        *norm(f"{BLOCK}.norm2", "hidden"),
+        *linear(f"{BLOCK}.mlp.fc1", "ffn", "hidden"),
+        *linear(f"{BLOCK}.mlp.fc2", "hidden", "ffn"),
+        *norm("ln", "final", input="hidden"),
+    ),
+)
