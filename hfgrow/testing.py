@@ -254,6 +254,11 @@ TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hid
 TINY["ernie4_5_vl_moe_vision"] = dict(hidden_size=16, intermediate_size=24, depth=2, num_heads=2, in_channels=3, patch_size=4,
                                       spatial_merge_size=2, rms_norm_eps=0.05)
 
+# two frames per patch; a 2×2 position table resampled to 4×4 grids; windows of 2×2 patches, then full attention
+TINY["muse_glimmer_vision"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                   pos_emb_height=2, pos_emb_width=2, patch_temporal=2, merge_size=2, layer_norm_eps=0.05,
+                                   layer_types=["window_attention", "full_attention"])
+
 _TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
 _TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
 _VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)

@@ -432,10 +432,12 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
 def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
     """Gaps of every comparable output; ``ref`` is first grown by ``maps`` when the output lives in a grown space."""
 
-    def grown(space: str | None, x: torch.Tensor) -> torch.Tensor:
+    def grown(space: str | None, x: torch.Tensor, name: str = "") -> torch.Tensor:
         if maps is None or space is None:
             return x
-        return maps[space].expand(x if x.dtype in (torch.float32, torch.float64) else x.float(), -1)
+        x = x if x.dtype in (torch.float32, torch.float64) else x.float()
+        fold = recipe.folded.get(name, 1)  # m values per unit: expanded unit by unit
+        return maps[space].expand(x.unflatten(-1, (-1, fold)), -2).flatten(-2) if fold > 1 else maps[space].expand(x, -1)
 
     gaps = {}
     for name, a in ref.items():
@@ -450,11 +452,12 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
             pairs = list(zip(spaces, a, b))
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
                 pairs = [(spaces[0], a[0], b[0]), (spaces[-1], a[-1], b[-1])]
-            stats = [compare(grown(sp, x), y, False) for sp, x, y in pairs]
+            names = [name] * (len(pairs) - 1) + [f"{name}[-1]"]
+            stats = [compare(grown(sp, x, n), y, False) for (sp, x, y), n in zip(pairs, names)]
             gaps[name] = dict(max(stats, key=lambda st: worst_gap(st["max_rel"])))  # the worst layer
             gaps[name]["per_block"] = [st["max_rel"] for st in stats]  # after the embeddings, then after each block
         elif name in recipe.outputs or "logits" in name:
-            gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)
+            gaps[name] = compare(grown(recipe.outputs.get(name), a, name), b, logits="logits" in name)
     return gaps
 
 

@@ -6,10 +6,17 @@ head_dim grows (rope type ``axial``, exact here).
 
 Ernie 4.5 VL's vision encoder (ernie4_5_vl_moe_vision): LayerNorms (eps from rms_norm_eps), q|k|v in one
 projection, a quick-GELU MLP, a final LayerNorm; the stream starts at the patch projection (a linear map), so any
-width grows."""
+width grows.
 
-from hfgrow.policy import RotaryHeadDim
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, linear, norm, reads, writes
+MuseGlimmer's vision encoder (muse_glimmer_vision): a learned position table resampled to each image's grid (a linear
+map of its rows), ``ln_pre`` (the stream starts at a LayerNorm: whole multiples only), blocks of windowed or full
+attention (separate q, k, v with biases; block norms at eps 1e-5, fixed in the code, kept by whole-multiple copies), a
+GELU MLP, ``ln_post``, then a pixel shuffle that folds each 2×2 block of patches into the channels, unit by unit: its
+output holds merge_size² values per hidden unit (``folded``)."""
+
+from hfgrow.policy import RotaryHeadDim, WholeMultiplesOnly
+from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear,
+                           norm, reads, writes)
 
 BLOCK = "blocks.*"
 
@@ -34,5 +41,35 @@ ERNIE4_5_VL_VISION = Recipe(
         *linear(f"{BLOCK}.mlp.fc1", "ffn", "hidden"),
         *linear(f"{BLOCK}.mlp.fc2", "hidden", "ffn"),
         *norm("ln", "final", input="hidden"),
+    ),
+)
+
+LAYER = "layers.*"
+MUSE_GLIMMER_VISION = Recipe(
+    name="muse_glimmer_vision",
+    model_types=("muse_glimmer_vision",),
+    classes=("MuseGlimmerVisionModel",),
+    prefix=("vision_tower", "model.vision_tower"),
+    constraints=(WholeMultiplesOnly(STREAM_FROM_NORM), RotaryHeadDim(exact_types=("axial",))),
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
+    spaces={**block_spaces(rope="half"), "final": Space("hidden", Kind.ACTIVATION)},
+    # the last hidden state recorded is the pixel-shuffled output, merge_size² = 4 values per unit of ln_post's
+    outputs={"hidden_states": "hidden", "hidden_states[-1]": "final", "last_hidden_state": "final"},
+    folded={"hidden_states[-1]": 4, "last_hidden_state": 4},
+    requires={"merge_size": 2},
+    body=(
+        *linear("patch_embedder.patch_embedding", "hidden", None, bias=False),
+        *embedding("patch_embedder.position_embedding_table", "hidden"),
+        *norm("ln_pre", "hidden"),
+        *norm(f"{LAYER}.norm1", "hidden"),
+        *linear(f"{LAYER}.attn.q_proj", "q", "hidden"),
+        *linear(f"{LAYER}.attn.k_proj", "k", "hidden"),
+        *linear(f"{LAYER}.attn.v_proj", "v", "hidden"),
+        *linear(f"{LAYER}.attn.proj", "hidden", "o"),
+        *norm(f"{LAYER}.norm2", "hidden"),
+        *linear(f"{LAYER}.mlp.fc1", "ffn", "hidden"),
+        *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn"),
+        *norm("ln_post", "final", input="hidden"),
     ),
 )

@@ -13,9 +13,9 @@ MROPE = {"rope_type": "default", "rope_theta": 10000.0}
 # interleaved by the code (T H W T H W), which only ×4 (k ≡ 1 mod 3) keeps
 CASES = [
     ("qwen2_5_omni_text", "Qwen2_5OmniThinkerTextModel", 8, [2, 1, 1], 2),
-    ("paddleocr_vl_text", "PaddleOCRTextModel", 8, [2, 1, 1], 3),
+    pytest.param("paddleocr_vl_text", "PaddleOCRTextModel", 8, [2, 1, 1], 3, marks=pytest.mark.exhaustive),
     ("qwen3_omni_moe_text", "Qwen3OmniMoeThinkerTextModel", 12, [2, 2, 2], 4),
-    ("qwen3_vl_moe_text", "Qwen3VLMoeTextModel", 12, [2, 2, 2], 4),
+    pytest.param("qwen3_vl_moe_text", "Qwen3VLMoeTextModel", 12, [2, 2, 2], 4, marks=pytest.mark.exhaustive),
 ]
 
 
@@ -59,9 +59,10 @@ CLASSES = {"qwen3_omni_moe_talker_text": ["Qwen3OmniMoeTalkerModel"],
                                                     "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration"]}
 EMBEDS_ONLY = [  # (model type, class, growth): every class of CLASSES at least once
     ("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerModel", dict(factor=2)),
-    ("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerModel", dict(factor=4, attention="head-dim")),
+    pytest.param("qwen3_omni_moe_talker_text", "Qwen3OmniMoeTalkerModel", dict(factor=4, attention="head-dim"), marks=pytest.mark.exhaustive),
     ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModel", dict(factor=3, attention="head-dim")),
-    ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration", dict(factor=2)),
+    pytest.param("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration", dict(factor=2),
+                 marks=pytest.mark.exhaustive),
     ("qwen3_omni_moe_talker_code_predictor", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration",
      dict(hidden_size=24, intermediate_size=36, layers=3)),
 ]

@@ -8,8 +8,14 @@ import hfgrow
 from hfgrow.signals import forward_inputs, patches, pixel_values
 from hfgrow.testing import build_model, load
 
-CLASSES = {"llama4_vision_model": ["Llama4VisionModel"], "ernie4_5_vl_moe_vision": ["Ernie4_5_VLMoeVisionTransformerPretrainedModel"]}
+CLASSES = {"llama4_vision_model": ["Llama4VisionModel"], "ernie4_5_vl_moe_vision": ["Ernie4_5_VLMoeVisionTransformerPretrainedModel"],
+           "muse_glimmer_vision": ["MuseGlimmerVisionModel"]}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=3, attention="head-dim"), "deeper": dict(factor=2, layers=3)}
+
+
+def matrix(growths, fast):
+    """Every growth; those but ``fast`` marked exhaustive (`make test` runs one per class)."""
+    return [pytest.param(g, marks=() if g == fast else pytest.mark.exhaustive) for g in growths]
 
 
 def grown(tmp_path, cls, growth, **overrides):
@@ -19,7 +25,7 @@ def grown(tmp_path, cls, growth, **overrides):
     return load(src), load(tmp_path / "big")
 
 
-@pytest.mark.parametrize("growth", GROWTHS)
+@pytest.mark.parametrize("growth", matrix(GROWTHS, "head-dim"))
 def test_llama4_vision(tmp_path, growth):
     """16×16 images of 4×4 patches: the adapter folds each 2×2 block of patches into 4 × hidden channels; its output keeps
     the projector's size, so it is the small model's, compared here as the user sees it."""
@@ -39,9 +45,13 @@ def test_llama4_vision_refusals(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-def last_states(model, seed):
-    """The last hidden state on flattened patches of two images, [patches, width]."""
+def last_states(model, seed, images=24):
+    """The last hidden state on flattened patches of ``images`` images of 4×4 patches: [tokens, width], more tokens than
+    the small model's width (so that the expansion fitted on them is determined)."""
     feed = patches(model.config, seed, forward_inputs(type(model).__name__))[0]
+    name = next(k for k in feed if k != "grid_thw")
+    g = torch.Generator().manual_seed(seed)
+    feed = {"grid_thw": feed["grid_thw"][:1].repeat(images, 1), name: torch.randn(16 * images, feed[name].shape[1], generator=g)}
     with torch.no_grad():
         return model(**feed).last_hidden_state
 
@@ -49,7 +59,7 @@ def last_states(model, seed):
 PATCH_GROWTHS = {**GROWTHS, "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
 
 
-@pytest.mark.parametrize("growth", PATCH_GROWTHS)
+@pytest.mark.parametrize("growth", matrix(PATCH_GROWTHS, "wider"))
 def test_ernie4_5_vl_vision(tmp_path, growth):
     """Flattened patches and their grids; axial 2-D rotary (head_dim ×3 keeps it). Independently of hfgrow's
     verification: the expansion of the output, a linear map, found on some images holds on others."""
@@ -57,3 +67,14 @@ def test_ernie4_5_vl_vision(tmp_path, growth):
     expand = torch.linalg.lstsq(last_states(small, 1), last_states(big, 1)).solution
     want, got = last_states(small, 2) @ expand, last_states(big, 2)
     assert ((want - got).abs().max() / got.abs().max()).item() < 1e-5
+
+
+@pytest.mark.parametrize("growth", matrix(GROWTHS, "head-dim"))
+def test_muse_glimmer_vision(tmp_path, growth):
+    """Windowed and full attention over a resampled position table; the output folds 2×2 patches into 4 × hidden
+    channels, unit by unit (the recipe's ``folded``); independently, the output's expansion found on some images holds
+    on others."""
+    small, big = grown(tmp_path, "MuseGlimmerVisionModel", GROWTHS[growth])
+    expand = torch.linalg.lstsq(last_states(small, 1), last_states(big, 1)).solution
+    want, got = last_states(small, 2) @ expand, last_states(big, 2)
+    assert got.shape[-1] == 4 * big.config.hidden_size and ((want - got).abs().max() / got.abs().max()).item() < 1e-5
