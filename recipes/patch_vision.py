@@ -14,18 +14,28 @@ attention (separate q, k, v with biases; block norms at eps 1e-5, fixed in the c
 GELU MLP, ``ln_post``, then a pixel shuffle that folds each 2×2 block of patches into the channels, unit by unit: its
 output holds merge_size² values per hidden unit (``folded``)."""
 
+import dataclasses
+
 from hfgrow.policy import RotaryHeadDim, WholeMultiplesOnly
 from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear,
                            norm, reads, writes)
 
-BLOCK = "blocks.*"
+AXIAL = RotaryHeadDim(exact_types=("axial",))
 
+
+def block(layer: str, attention: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    """A pre-LayerNorm block (norm1, norm2, a GELU MLP fc1 / fc2) with its ``attention`` rules."""
+    return (*norm(f"{layer}.norm1", "hidden"), *attention, *norm(f"{layer}.norm2", "hidden"),
+            *linear(f"{layer}.mlp.fc1", "ffn", "hidden"), *linear(f"{layer}.mlp.fc2", "hidden", "ffn"))
+
+
+QKV = Packed((writes("q"), writes("k"), writes("v")))
 ERNIE4_5_VL_VISION = Recipe(
     name="ernie4_5_vl_moe_vision",
     model_types=("ernie4_5_vl_moe_vision",),
     classes=("Ernie4_5_VLMoeVisionTransformerPretrainedModel",),
     prefix=("vision_tower", "model.vision_tower"),
-    constraints=(RotaryHeadDim(exact_types=("axial",)),),
+    constraints=(AXIAL,),
     stacks=(("blocks", "depth", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_heads", eps=("rms_norm_eps",)),
     spaces={**block_spaces(rope="half"), "final": Space("hidden", Kind.ACTIVATION)},
@@ -33,43 +43,29 @@ ERNIE4_5_VL_VISION = Recipe(
     outputs={"hidden_states": "hidden", "hidden_states[-1]": "final", "last_hidden_state": "final"},
     body=(
         *linear("patch_embed.proj", "hidden", None, bias=False),
-        *norm(f"{BLOCK}.norm1", "hidden"),
-        TensorRule(f"{BLOCK}.attn.qkv.weight", (Packed((writes("q"), writes("k"), writes("v"))), reads("hidden"))),
-        TensorRule(f"{BLOCK}.attn.qkv.bias", (Packed((writes("q"), writes("k"), writes("v"))),)),
-        *linear(f"{BLOCK}.attn.proj", "hidden", "o"),
-        *norm(f"{BLOCK}.norm2", "hidden"),
-        *linear(f"{BLOCK}.mlp.fc1", "ffn", "hidden"),
-        *linear(f"{BLOCK}.mlp.fc2", "hidden", "ffn"),
+        *block("blocks.*", (TensorRule("blocks.*.attn.qkv.weight", (QKV, reads("hidden"))),
+                            TensorRule("blocks.*.attn.qkv.bias", (QKV,)), *linear("blocks.*.attn.proj", "hidden", "o"))),
         *norm("ln", "final", input="hidden"),
     ),
 )
 
-LAYER = "layers.*"
-MUSE_GLIMMER_VISION = Recipe(
+# the last hidden state recorded is the pixel-shuffled output, merge_size² = 4 values per unit of ln_post's
+MUSE_GLIMMER_VISION = dataclasses.replace(
+    ERNIE4_5_VL_VISION,
     name="muse_glimmer_vision",
     model_types=("muse_glimmer_vision",),
     classes=("MuseGlimmerVisionModel",),
-    prefix=("vision_tower", "model.vision_tower"),
-    constraints=(WholeMultiplesOnly(STREAM_FROM_NORM), RotaryHeadDim(exact_types=("axial",))),
+    constraints=(WholeMultiplesOnly(STREAM_FROM_NORM), AXIAL),
     stacks=(("layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
-    spaces={**block_spaces(rope="half"), "final": Space("hidden", Kind.ACTIVATION)},
-    # the last hidden state recorded is the pixel-shuffled output, merge_size² = 4 values per unit of ln_post's
-    outputs={"hidden_states": "hidden", "hidden_states[-1]": "final", "last_hidden_state": "final"},
     folded={"hidden_states[-1]": 4, "last_hidden_state": 4},
     requires={"merge_size": 2},
     body=(
         *linear("patch_embedder.patch_embedding", "hidden", None, bias=False),
         *embedding("patch_embedder.position_embedding_table", "hidden"),
         *norm("ln_pre", "hidden"),
-        *norm(f"{LAYER}.norm1", "hidden"),
-        *linear(f"{LAYER}.attn.q_proj", "q", "hidden"),
-        *linear(f"{LAYER}.attn.k_proj", "k", "hidden"),
-        *linear(f"{LAYER}.attn.v_proj", "v", "hidden"),
-        *linear(f"{LAYER}.attn.proj", "hidden", "o"),
-        *norm(f"{LAYER}.norm2", "hidden"),
-        *linear(f"{LAYER}.mlp.fc1", "ffn", "hidden"),
-        *linear(f"{LAYER}.mlp.fc2", "hidden", "ffn"),
+        *block("layers.*", (*(r for n in "qkv" for r in linear(f"layers.*.attn.{n}_proj", n, "hidden")),
+                            *linear("layers.*.attn.proj", "hidden", "o"))),
         *norm("ln_post", "final", input="hidden"),
     ),
 )
