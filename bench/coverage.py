@@ -86,13 +86,34 @@ BASE = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_laye
             head_dim=4, max_position_embeddings=64, tie_word_embeddings=False)
 
 
-def structure(model_type: str) -> str:
-    """Why a model type has no recipe yet, from the tensors of its main class built on the meta device."""
-    import torch
+def model_class(model_type: str):
+    """A model type's main class: from the auto mappings, or else (the text decoders and vision encoders of multimodal
+    models, which no auto mapping names) the first class of its config's modeling module built on that config."""
+    import importlib
+    import inspect
+
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_MAPPING_NAMES
 
     name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) or MODEL_MAPPING_NAMES.get(model_type)
-    model_cls = getattr(transformers, name, None) if isinstance(name, str) else None
+    found = getattr(transformers, name, None) if isinstance(name, str) else None
+    if found is not None:
+        return found
+    config_cls = CONFIG_MAPPING[model_type]
+    try:
+        module = importlib.import_module(config_cls.__module__.replace(".configuration_", ".modeling_"))
+    except ImportError:
+        return None
+    return next((c for c in vars(module).values() if inspect.isclass(c) and issubclass(c, transformers.PreTrainedModel)
+                 and c.__module__ == module.__name__ and getattr(c, "config_class", None) is config_cls
+                 and "PreTrainedModel" not in c.__name__), None)
+
+
+def structure(model_type: str) -> str:
+    """Why a model type has no recipe yet, from the tensors of its main class built on the meta device."""
+    import torch
+
+    model_cls = model_class(model_type)
     if model_cls is None:
         return "a vision, audio or multimodal model (its text model is another model type)"
     try:

@@ -18,6 +18,9 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
+    "gemma4_vision": "its pooler multiplies its output, the residual stream itself, by √hidden_size: a wider encoder would have "
+                     "to carry 1/√k in the stream, which its pre-norms absorb only with eps/k while the q/k/v and post norms "
+                     "sharing rms_norm_eps need eps as it is (one eps, two scales)",
     "voxtral_realtime_text": "every block scales its MLP input by a projection of t_cond, a time embedding of the hidden width that "
                              "VoxtralRealtime computes outside the text model as a sinusoid of hidden_size: the wider sinusoid is "
                              "no copy of the small one, so the grown text model is not exact where it runs",

@@ -101,8 +101,12 @@ def test_classes_reading_input_embeddings_refuse_a_text_file(tmp_path):
     assert not (tmp_path / "big").exists()
 
 
-def test_voxtral_realtime_text_is_refused_in_one_line(tmp_path):
-    """Its blocks read a sinusoidal time embedding of the hidden width computed outside the text model: exit 2, one line."""
+@pytest.mark.parametrize("model_type,cls,why", [
+    ("voxtral_realtime_text", "VoxtralRealtimeTextModel", "sinusoid of hidden_size"),  # a time embedding made outside it
+    ("gemma4_vision", "Gemma4VisionModel", "one eps, two scales"),  # an output multiplied by √hidden_size
+])
+def test_refused_in_one_line(tmp_path, model_type, cls, why):
+    """Model types whose growth cannot be exact: exit 2, one line naming the obstacle, nothing written."""
     import json
 
     from click.testing import CliRunner
@@ -111,8 +115,8 @@ def test_voxtral_realtime_text_is_refused_in_one_line(tmp_path):
 
     src = build_model(tmp_path / "small", "LlamaModel")
     config = json.loads((src / "config.json").read_text())
-    (src / "config.json").write_text(json.dumps(dict(config, model_type="voxtral_realtime_text", architectures=["VoxtralRealtimeTextModel"])))
+    (src / "config.json").write_text(json.dumps(dict(config, model_type=model_type, architectures=[cls])))
     result = CliRunner().invoke(main, ["grow", str(src), "-o", str(tmp_path / "big"), "--factor", "2"])
     assert result.exit_code == 2 and not (tmp_path / "big").exists()
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "voxtral_realtime_text" in lines[0] and "sinusoid of hidden_size" in lines[0], result.output
+    assert len(lines) == 1 and model_type in lines[0] and why in lines[0], result.output
