@@ -259,6 +259,13 @@ TINY["muse_glimmer_vision"] = dict(hidden_size=16, intermediate_size=24, num_hid
                                    pos_emb_height=2, pos_emb_width=2, patch_temporal=2, merge_size=2, layer_norm_eps=0.05,
                                    layer_types=["window_attention", "full_attention"])
 
+# a dense block, then a block of 3 routed experts; the merger folds 2×2 tokens and projects to 12
+TINY["dots3_note_vision_encoder"] = dict(hidden_size=16, intermediate_size=24, moe_intermediate_size=12, num_hidden_layers=2,
+                                         num_attention_heads=2, patch_size=4, num_channels=3, mlp_layer_types=["dense", "sparse"],
+                                         per_layer_config={1: {"num_local_experts": 3, "num_experts_per_tok": 2}}, num_local_experts=3,
+                                         num_experts_per_tok=2, adapter_in_dim=16, adapter_out_dim=12, adapter_merge_size=2,
+                                         spatial_merge_size=2, rms_norm_eps=0.05, attention_bias=True)
+
 _TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
 _TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)
 _VISION = dict(_TOWER, image_size=8, patch_size=4, num_channels=3)
