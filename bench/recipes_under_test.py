@@ -161,8 +161,9 @@ FAMILIES = [
      [f"Qwen2Moe{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
     ("flint", like_llama("flint", num_experts=4, mlp_only_layers=[3], shared_expert_intermediate_size=128, **MOE), ["FlintModel", "FlintForCausalLM"]),
     ("solar_open", like_llama("solar_open", n_routed_experts=4, **MOE), ["SolarOpenModel", "SolarOpenForCausalLM"]),
-    *((name, like_llama(name, n_routed_experts=4, **MOE), [cls])
-      for name, cls in (("deepseek_ocr2_text", "DeepseekOcr2TextModel"), ("unlimited_ocr_text", "UnlimitedOcrTextModel"))),
+    ("deepseek_ocr2_text", like_llama("deepseek_ocr2_text", n_routed_experts=4, **MOE), ["DeepseekOcr2TextModel"]),
+    # its eager attention repeats no KV heads
+    ("unlimited_ocr_text", like_llama("unlimited_ocr_text", n_routed_experts=4, num_key_value_heads=4, **MOE), ["UnlimitedOcrTextModel"]),
     ("glm4_moe", like_llama("glm4_moe", n_routed_experts=4, first_k_dense_replace=1, **MOE), ["Glm4MoeModel", "Glm4MoeForCausalLM"]),
     ("exaone_moe", like_llama("exaone_moe", num_experts=4, sliding_window=8, **MOE), ["ExaoneMoeModel", "ExaoneMoeForCausalLM"]),
     ("hy_v3", like_llama("hy_v3", num_local_experts=4, **MOE), ["HYV3Model", "HYV3ForCausalLM"]),
