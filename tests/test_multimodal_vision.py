@@ -9,7 +9,8 @@ from hfgrow.signals import forward_inputs, patches, pixel_values
 from hfgrow.testing import build_model, load
 
 CLASSES = {"llama4_vision_model": ["Llama4VisionModel"],
-           "ernie4_5_vl_moe_vision": ["Ernie4_5_VLMoeVisionTransformerPretrainedModel"],
+           "ernie4_5_vl_moe_vision": ["Ernie4_5_VLMoeVisionTransformerPretrainedModel",
+                                      "Ernie4_5_VL_MoeVisionTransformerPretrainedModel"],  # its deprecated name
            "muse_glimmer_vision": ["MuseGlimmerVisionModel"], "dots3_note_vision_encoder": ["Dots3NoteVisionModel"]}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=3, attention="head-dim"), "deeper": dict(factor=2, layers=3)}
 
@@ -65,11 +66,13 @@ def last_states(model, seed, images=24):
 PATCH_GROWTHS = {**GROWTHS, "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
 
 
+@pytest.mark.parametrize("cls", CLASSES["ernie4_5_vl_moe_vision"])
 @pytest.mark.parametrize("growth", matrix(PATCH_GROWTHS, "wider"))
-def test_ernie4_5_vl_vision(tmp_path, growth):
-    """Flattened patches and their grids; axial 2-D rotary (head_dim ×3 keeps it). Independently of hfgrow's
-    verification: the expansion of the output, a linear map, found on some images holds on others."""
-    small, big = grown(tmp_path, "Ernie4_5_VLMoeVisionTransformerPretrainedModel", PATCH_GROWTHS[growth])
+def test_ernie4_5_vl_vision(tmp_path, growth, cls):
+    """Flattened patches and their grids; axial 2-D rotary (head_dim ×3 keeps it); the class under its deprecated name
+    too. Independently of hfgrow's verification: the expansion of the output, a linear map, found on some images holds
+    on others."""
+    small, big = grown(tmp_path, cls, PATCH_GROWTHS[growth])
     expand = torch.linalg.lstsq(last_states(small, 1), last_states(big, 1)).solution
     want, got = last_states(small, 2) @ expand, last_states(big, 2)
     assert ((want - got).abs().max() / got.abs().max()).item() < 1e-5
