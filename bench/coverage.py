@@ -127,12 +127,24 @@ HEADS = ("CAUSAL_LM", "MASKED_LM", "IMAGE_CLASSIFICATION", "CTC", "SPEECH_SEQ_2_
 
 
 def model_class(model_type: str):
+    """A model type's main class: from the auto mappings, or else (the text decoders and vision encoders of multimodal
+    models, which no auto mapping names) the first class of its config's modeling module built on that config."""
+    import importlib
+    import inspect
+
     for head in HEADS:
         name = getattr(modeling_auto, f"MODEL_FOR_{head}_MAPPING_NAMES" if head else "MODEL_MAPPING_NAMES").get(model_type)
         name = name[0] if isinstance(name, (tuple, list)) else name
         if getattr(transformers, name or "", None) is not None:
             return getattr(transformers, name)
-    return None
+    config_cls = CONFIG_MAPPING[model_type]
+    try:
+        module = importlib.import_module(config_cls.__module__.replace(".configuration_", ".modeling_"))
+    except ImportError:
+        return None
+    return next((c for c in vars(module).values() if inspect.isclass(c) and issubclass(c, transformers.PreTrainedModel)
+                 and c.__module__ == module.__name__ and getattr(c, "config_class", None) is config_cls
+                 and "PreTrainedModel" not in c.__name__), None)
 
 
 def keys_on_meta(model_cls) -> list[str] | None:

@@ -51,6 +51,7 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "blocks named by index" if "depend on their index" in str(e)
                   else "YaRN depends on head_dim" if "rope type yarn" in str(e)
                   else "latent attention: heads only" if "multi-head latent attention" in str(e)
+                  else "interleaved mrope: ×4, ×7 only" if "interleaved multimodal rotary" in str(e)
                   else "indexer shared by position" if "indexer_types" in str(e)
                   else "weightless norms: whole multiples" if "have no weights" in str(e)
                   else "q/k norms, constant score scale" if "per-head q/k norms" in str(e)

@@ -168,6 +168,22 @@ class WholeMultiplesOnly(Constraint):
 
 
 @dataclass(frozen=True)
+class FfnFollowsHidden(Constraint):
+    """The FFN size is also the width of something made of the hidden size (Llama 4's vision adapter reads
+    intermediate_size channels, 2×2 patches of the hidden size folded together): it grows by the hidden size's factor.
+    The result would not load otherwise: refused outright."""
+
+    reason: str
+    lossy_fallback = False
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (h, big_h), (f, big_f) = growth.widths.hidden, growth.widths.ffn
+        if big_f * h != f * big_h:
+            return [f"the FFN size {f} → {big_f} must grow with the hidden size {h} → {big_h}: {self.reason}"]
+        return []
+
+
+@dataclass(frozen=True)
 class StreamFromActivation(Constraint):
     """An activation's output is added to the residual stream as it is (Whisper's and wav2vec2's convolutional front-ends:
     GELU(conv(x))): its copies carry 1, so the stream's must too (the copy convention), and an extra unit would have to
@@ -280,20 +296,29 @@ class DepthRequires(Constraint):
 @dataclass(frozen=True)
 class RotaryHeadDim(Constraint):
     """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
-    rotary part that grows k times with head_dim, and multimodal sections that are not interleaved."""
+    rotary part that grows k times with head_dim, and multimodal sections that are not interleaved (interleaved ones:
+    only by k ≡ 1 mod 3, which keeps every slot's stream). ``interleaved``: the family's code interleaves its
+    multimodal sections whatever the config says (Qwen3-VL's and Qwen3-Omni's text models)."""
+
+    interleaved: bool = False
+    # rope types exact for this family besides the common ones: axial 2-D rotary over the half layout (rows' frequencies,
+    # then columns', the whole repeated), where head dim j still lands on k·j at its frequency (Ernie 4.5 VL's vision)
+    exact_types: tuple[str, ...] = ()
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         (d, big_d), cfg = growth.widths.head_dim, growth.cfg
         if d == big_d:
             return []
         found, k_d = [], big_d // d
-        inexact = _rope_types(cfg) - set(EXACT_ROPE_TYPES)
+        exact = (*EXACT_ROPE_TYPES, *self.exact_types)
+        inexact = _rope_types(cfg) - set(exact)
         if inexact:
             found.append(f"rope type {', '.join(sorted(inexact))} depends on head_dim: growing head_dim "
-                         f"changes its frequencies (exact: {', '.join(EXACT_ROPE_TYPES)}; or grow heads)")
-        if any(p.get("mrope_interleaved") for p in _rope_dicts(cfg)):
-            found.append("interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: "
-                         "growing head_dim would move slots between streams")
+                         f"changes its frequencies (exact: {', '.join(exact)}; or grow heads)")
+        # slot j (stream j mod 3) lands on slot k·j, whose stream is k·j mod 3: the same one only for k ≡ 1 mod 3
+        if (self.interleaved or any(p.get("mrope_interleaved") for p in _rope_dicts(cfg))) and k_d % 3 != 1:
+            found.append(f"interleaved multimodal rotary sections assign slot j to stream j mod 3: head_dim ×{k_d} moves "
+                         f"slot j to k·j, of another stream (exact for ×4, ×7, ...; or grow heads)")
         for f in sorted(_partial_rotary(cfg)):
             # both rotary layouts send head dim j to k·j (+ its group): the small head's rotary part lands on the big
             # one's, pair for pair at the same frequencies, when the big rotary width is exactly k times the small one

@@ -249,6 +249,12 @@ class Recipe:
     # whose last class is the one planned), or a Tower (a vision-language model's), each planned on its own keys, the
     # spaces named apart (``scoped``); the model's own rules are those between the towers (logit_scale, a projector)
     towers: tuple["tuple[str, Recipe] | Tower", ...] = ()
+    # classes that read no token ids, only ``inputs_embeds``, in this space (Qwen3-Omni's talker: the thinker's hidden
+    # states): verified on random embeddings, the grown model's expanded into the grown space
+    embeds_input: str | None = None
+    # outputs (by name, as ``outputs`` names them) whose last axis holds this many consecutive values per unit of their
+    # space, unit-major (a pixel shuffle folding 2×2 patches into the channels: MuseGlimmer's vision output)
+    folded: Mapping[str, int] = field(default_factory=dict)
 
     def extend(self, body: tuple[TensorRule, ...] = (), heads: tuple[TensorRule, ...] = (), **changes) -> "Recipe":
         """A derived family: fields given replace the parent's; ``body`` and ``heads`` rules replace the

@@ -213,6 +213,35 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     return feed, f"{source} ({BATCH} sentences); an image each (pixel values {shape}), as {count} image tokens before it"
 
 
+def embeddings(config: Any, seed: int) -> tuple[dict[str, torch.Tensor], str]:
+    """Random input embeddings of the hidden width, for a class that reads no token ids: DECODER_TOKENS positions (fewer
+    where num_code_groups is smaller: Qwen3-Omni's code predictor picks its LM head by the sequence's length)."""
+    hidden = _positive(config, "hidden_size")
+    length = min(DECODER_TOKENS, getattr(config, "num_code_groups", None) or DECODER_TOKENS)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(BATCH, length, hidden, generator=g)
+    return {"inputs_embeds": x, "attention_mask": torch.ones(BATCH, length, dtype=torch.long)}, \
+        f"random input embeddings ({BATCH} × {length} positions × {hidden})"
+
+
+GRID = (1, 4, 4)  # each generated image's patch grid (frames, rows, columns): merges of 2×2 patches fit it
+
+
+def patches(config: Any, seed: int, takes: set[str]) -> tuple[dict[str, torch.Tensor], str]:
+    """Vision encoders that read images as flattened patches (Qwen2-VL's layout): ``pixel_values`` (or
+    ``hidden_states``) [patches, channels · frames per patch · patch_size²] and ``grid_thw`` [images, 3]."""
+    size = _positive(config, "patch_size")
+    channels = getattr(config, "in_channels", None) or getattr(config, "num_channels", None) or 3
+    frames = getattr(config, "temporal_patch_size", None) or getattr(config, "patch_temporal", None) or 1
+    width = channels * frames * size * size
+    grid = torch.tensor([GRID] * BATCH)
+    g = torch.Generator().manual_seed(seed + 2)
+    pixels = torch.randn(int(grid.prod(-1).sum()), width, generator=g)
+    # grid_thw first: a batch is as many images as it has rows (the patches of every image are one sequence)
+    return {"grid_thw": grid, "pixel_values" if "pixel_values" in takes else "hidden_states": pixels}, \
+        f"random flattened patches ({BATCH} images of {GRID[1]}×{GRID[2]} patches of {width} values)"
+
+
 def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:
     """The inputs of a model of class ``cls``: generated audio where it reads a signal, ``tokens(text_config)`` where it
     reads token ids, random pixel values where it reads images (as many as sentences where it reads both)."""
@@ -222,6 +251,10 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
         return (*signals, None)
     takes = forward_inputs(cls)
+    if "grid_thw" in takes and "input_ids" not in takes:
+        if text_file:
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
+        return (*patches(config, seed, takes), None)
     if "pixel_values" not in takes:
         return tokens(config)
     if "input_ids" not in takes:

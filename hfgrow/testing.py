@@ -249,6 +249,18 @@ TINY["muse_spark_text"] = dict(TINY["muse_glimmer_text"], moe_intermediate_size=
 TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)  # rotary on half of each head, interleaved
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
+TINY["qwen2_5_omni_text"] = TINY["qwen2_vl_text"]
+TINY["paddleocr_vl_text"] = dict(TINY["qwen2_vl_text"], use_bias=True)  # biases on q, k, v and o
+# sections interleaved by the code: 6 frequency slots, streams T H W T H W
+TINY["qwen3_omni_moe_text"] = dict(TINY["qwen3_moe"], head_dim=12, rope_parameters=dict(MROPE, mrope_section=[2, 2, 2]))
+TINY["qwen3_omni_moe_talker_text"] = dict(TINY["qwen3_omni_moe_text"], shared_expert_intermediate_size=20)
+TINY["qwen3_omni_moe_talker_code_predictor"] = dict(TINY["llama"], num_code_groups=6)  # 5 codec embeddings and LM heads
+TINY["granite4_vision_text"] = TINY["granite"]
+TINY["deepseek_ocr2_text"] = dict(  # head_dim = hidden / heads (set on load)
+    {k: v for k, v in MOE.items() if k not in ("head_dim", "n_group", "topk_group")}, n_shared_experts=2,
+    mlp_layer_types=["dense", "sparse"], bos_token_id=1, eos_token_id=2)
+# Unlimited-OCR's eager attention (the vision tower's) does not repeat KV heads: multi-head attention, as its checkpoints
+TINY["unlimited_ocr_text"] = dict(TINY["deepseek_ocr2_text"], num_key_value_heads=4)
 TINY["glm4v_text"] = TINY["glm_image_text"] = TINY["glm_ocr_text"] = dict(
     TINY["glm"], rope_parameters=dict(MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))
 TINY["glm4v_moe_text"] = dict({k: v for k, v in TINY["glm4_moe"].items() if k != "use_qk_norm"}, n_routed_experts=4, n_group=2,
@@ -320,6 +332,26 @@ TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(
 TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
                    num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                    num_labels=3)
+
+# Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
+TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
+                                   patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)
+
+# flattened patches of 4×4 pixels (hfgrow/signals.py), axial 2-D rotary over heads of 8
+TINY["ernie4_5_vl_moe_vision"] = dict(hidden_size=16, intermediate_size=24, depth=2, num_heads=2, in_channels=3, patch_size=4,
+                                      spatial_merge_size=2, rms_norm_eps=0.05)
+
+# two frames per patch; a 2×2 position table resampled to 4×4 grids; windows of 2×2 patches, then full attention
+TINY["muse_glimmer_vision"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                   pos_emb_height=2, pos_emb_width=2, patch_temporal=2, merge_size=2, layer_norm_eps=0.05,
+                                   layer_types=["window_attention", "full_attention"])
+
+# a dense block, then a block of 3 routed experts; the merger folds 2×2 tokens and projects to 12
+TINY["dots3_note_vision_encoder"] = dict(hidden_size=16, intermediate_size=24, moe_intermediate_size=12, num_hidden_layers=2,
+                                         num_attention_heads=2, patch_size=4, num_channels=3, mlp_layer_types=["dense", "sparse"],
+                                         per_layer_config={1: {"num_local_experts": 3, "num_experts_per_tok": 2}}, num_local_experts=3,
+                                         num_experts_per_tok=2, adapter_in_dim=16, adapter_out_dim=12, adapter_merge_size=2,
+                                         spatial_merge_size=2, rms_norm_eps=0.05, attention_bias=True)
 
 _TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, layer_norm_eps=0.05)
 _TEXT = dict(_TOWER, vocab_size=97, max_position_embeddings=40, bos_token_id=0, eos_token_id=2, pad_token_id=1)

@@ -434,10 +434,12 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
 def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
     """Gaps of every comparable output; ``ref`` is first grown by ``maps`` when the output lives in a grown space."""
 
-    def grown(space: str | None, x: torch.Tensor) -> torch.Tensor:
+    def grown(space: str | None, x: torch.Tensor, name: str = "") -> torch.Tensor:
         if maps is None or space is None:
             return x
-        return maps[space].expand(x if x.dtype in (torch.float32, torch.float64) else x.float(), -1)
+        x = x if x.dtype in (torch.float32, torch.float64) else x.float()
+        fold = recipe.folded.get(name, 1)  # m values per unit: expanded unit by unit
+        return maps[space].expand(x.unflatten(-1, (-1, fold)), -2).flatten(-2) if fold > 1 else maps[space].expand(x, -1)
 
     gaps = {}
     for name, a in ref.items():
@@ -452,11 +454,12 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
             pairs = list(zip(spaces, a, b))
             if len(a) != len(b):  # new blocks: the embeddings and the final output still correspond
                 pairs = [(spaces[0], a[0], b[0]), (spaces[-1], a[-1], b[-1])]
-            stats = [compare(grown(sp, x), y, False) for sp, x, y in pairs]
+            names = [name] * (len(pairs) - 1) + [f"{name}[-1]"]
+            stats = [compare(grown(sp, x, n), y, False) for (sp, x, y), n in zip(pairs, names)]
             gaps[name] = dict(max(stats, key=lambda st: worst_gap(st["max_rel"])))  # the worst layer
             gaps[name]["per_block"] = [st["max_rel"] for st in stats]  # after the embeddings, then after each block
         elif name in recipe.outputs or "logits" in name:
-            gaps[name] = compare(grown(recipe.outputs.get(name), a), b, logits="logits" in name)
+            gaps[name] = compare(grown(recipe.outputs.get(name), a, name), b, logits="logits" in name)
     return gaps
 
 
@@ -495,7 +498,14 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
 
     with quiet_transformers():
         small_config = readers[0].transformers_config()
-    inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
+    if recipe.embeds_input:
+        from .signals import embeddings
+
+        if text_file:
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no token ids: its input embeddings are generated")
+        inputs, source, mask_id = (*embeddings(small_config, seed), None)
+    else:
+        inputs, source, mask_id = make_inputs(small, small_config, text_file, seed, cls)
     rounding = 2 * torch.finfo(storage_rounding).eps if storage_rounding is not None else None
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
@@ -570,19 +580,22 @@ class _Task:
         self.multiple_choice = (cls or "").endswith("ForMultipleChoice")
         masked, self.where, self.labels = _mask(inputs, mask_id, seed) if "input_ids" in inputs else (inputs, None, None)
         self.feed = masked if self.mlm_output else inputs
+        self.feeds = (self.feed, self.feed)  # the small model's and the grown one's
+        if recipe.embeds_input and maps is not None:  # input embeddings: the grown model reads their expansion
+            self.feeds = (self.feed, {**self.feed, "inputs_embeds": maps[recipe.embeds_input].expand(self.feed["inputs_embeds"], -1)})
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
         """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and the
         small model's outputs (None when the big one could not run)."""
         outs, infos, params = [], [], []
-        for path in paths:
+        for path, feed in zip(paths, self.feeds):
             model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
             infos.append(info)
             params.append(_count(model))
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
                 break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
             with _softmax_in(dtype):
-                outs.append(_run_batches(model, self.feed, device, self.multiple_choice))
+                outs.append(_run_batches(model, feed, device, self.multiple_choice))
             del model
             if mode == "blockwise" or device.startswith("cuda"):
                 gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads

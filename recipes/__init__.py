@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, mamba, mixtral, modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
+from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -18,7 +18,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
            llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
-           hybrid.ZAMBA)
+           hybrid.ZAMBA,
+           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.DEEPSEEK_OCR2_TEXT, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -43,4 +44,10 @@ REFUSED = {
     "muse_glimmer_assistant": "Muse Glimmer's assistant is a drafter with no embedding of its own: its inputs (noise_embeds, and "
                               "context_hidden_states at the target model's target_layer_ids) live in another model's hidden "
                               "space and follow its blocks, so it can only grow with that model, by the same expansion",
+    "gemma4_vision": "its pooler multiplies its output, the residual stream itself, by √hidden_size: a wider encoder would have "
+                     "to carry 1/√k in the stream, which its pre-norms absorb only with eps/k while the q/k/v and post norms "
+                     "sharing rms_norm_eps need eps as it is (one eps, two scales)",
+    "voxtral_realtime_text": "every block scales its MLP input by a projection of t_cond, a time embedding of the hidden width that "
+                             "VoxtralRealtime computes outside the text model as a sinusoid of hidden_size: the wider sinusoid is "
+                             "no copy of the small one, so the grown text model is not exact where it runs",
 }

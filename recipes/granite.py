@@ -17,6 +17,7 @@ RECIPE = LLAMA.extend(
 )
 
 GRANITE_DOCLING = RECIPE.extend(name="granite_docling_text", model_types=("granite_docling_text",), classes=("GraniteDoclingTextModel",))
+GRANITE4_VISION_TEXT = RECIPE.extend(name="granite4_vision_text", model_types=("granite4_vision_text",), classes=("Granite4VisionTextModel",))
 
 # HyperCLOVA X: Granite's multipliers (the logits multiplied, not divided: a constant all the same; the attention
 # scale written into config.json on load, so it stays the small model's) and, with use_post_norm, a norm after each

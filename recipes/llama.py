@@ -71,6 +71,14 @@ QWEN3 = RECIPE.extend(
     body=(*norm(f"{LAYER}.self_attn.q_norm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False)),
 )
 
+# Qwen3-Omni's code predictor: Qwen3's blocks over input embeddings of the hidden width alone (token ids refused by its
+# forward), one codec embedding and one LM head per code group but the first, the head picked by the sequence's length
+QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR = QWEN3.extend(
+    name="qwen3_omni_moe_talker_code_predictor", model_types=("qwen3_omni_moe_talker_code_predictor",),
+    classes=("Qwen3OmniMoeTalkerCodePredictorModel", "Qwen3OmniMoeTalkerCodePredictorModelForConditionalGeneration"),
+    embeds_input="hidden", body=embedding("codec_embedding.*", "hidden"), heads=linear("lm_head.*", None, "final", bias=False),
+)
+
 # Families with Llama's layout and semantics, each measured exact in every class (tests/test_families.py) rather
 # than assumed: the differences they have (ReLU² MLP without a gate, sliding-window layers, YaRN by default, an
 # encoder's bidirectional attention) change no tensor's growth.
@@ -99,6 +107,10 @@ APERTUS = QWEN3.extend(  # Qwen3's attention; pre-norms under other names; an up
 # head_dim); base models only
 QWEN2_VL_TEXT = RECIPE.extend(name="qwen2_vl_text", model_types=("qwen2_vl_text",), classes=("Qwen2VLTextModel",))
 QWEN2_5_VL_TEXT = RECIPE.extend(name="qwen2_5_vl_text", model_types=("qwen2_5_vl_text",), classes=("Qwen2_5_VLTextModel",))
+# the same under other names: Qwen2.5-Omni's thinker text model and PaddleOCR-VL's (ERNIE 4.5's layout with Qwen2-VL's
+# rotate-half multimodal sections; optional biases on every attention projection, o_proj's included)
+QWEN2_5_OMNI_TEXT = RECIPE.extend(name="qwen2_5_omni_text", model_types=("qwen2_5_omni_text",), classes=("Qwen2_5OmniThinkerTextModel",))
+PADDLEOCR_VL_TEXT = RECIPE.extend(name="paddleocr_vl_text", model_types=("paddleocr_vl_text",), classes=("PaddleOCRTextModel",))
 # configurations of their own that transformers runs with Llama's classes (auto-mapped to LlamaModel / LlamaForCausalLM)
 INTERNLM3 = RECIPE.extend(name="internlm3", model_types=("internlm3",), classes=("LlamaModel", "LlamaForCausalLM"))
 IQUESTCODER = RECIPE.extend(name="iquestcoder", model_types=("iquestcoder",), classes=("LlamaModel", "LlamaForCausalLM"))

@@ -11,7 +11,7 @@ blocks ``mlp_only_layers`` names; stored one key per expert (``mlp.experts.N.gat
 
 import dataclasses
 
-from hfgrow.policy import DepthRequires, HeadDimFixedBy, NoNewBlocks, WeightlessNorms
+from hfgrow.policy import DepthRequires, HeadDimFixedBy, NoNewBlocks, RotaryHeadDim, WeightlessNorms
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import ERNIE4_5, INTERLEAVED, LAYER, MUSE_GLIMMER_TEXT, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
@@ -78,7 +78,22 @@ OLMOE = OLMO2.extend(name="olmoe", model_types=("olmoe",), classes=("OlmoeModel"
 
 # the same layouts under other names, each measured exact in every class (tests/test_families.py)
 MELLUM = QWEN3_MOE.extend(name="mellum", model_types=("mellum",), classes=("MellumModel", "MellumForCausalLM"))
-QWEN3_VL_MOE_TEXT = QWEN3_MOE.extend(name="qwen3_vl_moe_text", model_types=("qwen3_vl_moe_text",), classes=("Qwen3VLMoeTextModel",))
+# Qwen3-VL-MoE's and Qwen3-Omni's (thinker) text models: Qwen3-MoE's blocks, their multimodal rotary sections interleaved by
+# their code whatever the config says (head_dim growth only ×4, ×7, ...)
+QWEN3_VL_MOE_TEXT = QWEN3_MOE.extend(name="qwen3_vl_moe_text", model_types=("qwen3_vl_moe_text",), classes=("Qwen3VLMoeTextModel",),
+                                     constraints=(DepthRequires("decoder_sparse_step", 1), RotaryHeadDim(interleaved=True)))
+QWEN3_OMNI_MOE_TEXT = QWEN3_VL_MOE_TEXT.extend(name="qwen3_omni_moe_text", model_types=("qwen3_omni_moe_text",),
+                                               classes=("Qwen3OmniMoeThinkerTextModel",))
+# Qwen3-Omni's talker: the thinker's blocks with a shared expert of its own size behind a sigmoid gate (as Qwen2-MoE's);
+# it reads no token ids (its forward has no embed_tokens), only input embeddings of the hidden width: verified on random
+# ones, the grown model's their expansion. Its codec embedding is the grown model's input embedding table.
+QWEN3_OMNI_MOE_TALKER_TEXT = QWEN3_OMNI_MOE_TEXT.extend(
+    name="qwen3_omni_moe_talker_text", model_types=("qwen3_omni_moe_talker_text",), classes=("Qwen3OmniMoeTalkerModel",),
+    config=dataclasses.replace(QWEN3_MOE.config, shared_ffn="shared_expert_intermediate_size"),
+    spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES}, embeds_input="hidden",
+    body=(*gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False),
+          *embedding("codec_embedding", "hidden")),
+)
 FLEX_OLMO = OLMOE.extend(name="flex_olmo", model_types=("flex_olmo",), classes=("FlexOlmoModel", "FlexOlmoForCausalLM"))
 
 # PhiMoE: Mixtral's layout with LayerNorms (biases) and an optional LM head bias; its sparsemixer routing reads the
@@ -142,6 +157,10 @@ EXAONE_MOE = GLM4_MOE.extend(
     config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")),
 )
 HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Model", "HYV3ForCausalLM"))
+# DeepSeek-OCR 2's and Unlimited-OCR's text models: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2
+# experts and shared experts, greedy or group-limited routing), dense or sparse blocks as mlp_layer_types says
+DEEPSEEK_OCR2_TEXT = SOLAR_OPEN.extend(name="deepseek_ocr2_text", model_types=("deepseek_ocr2_text",), classes=("DeepseekOcr2TextModel",))
+UNLIMITED_OCR_TEXT = SOLAR_OPEN.extend(name="unlimited_ocr_text", model_types=("unlimited_ocr_text",), classes=("UnlimitedOcrTextModel",))
 # Flint: Qwen3-MoE's blocks with attention sinks (stored as softmax_offset) and an ungated shared expert of its own size
 FLINT = QWEN3_MOE.extend(
     name="flint", model_types=("flint",), classes=("FlintModel", "FlintForCausalLM"),

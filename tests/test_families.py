@@ -92,6 +92,7 @@ CLASSES = {
     "vaultgemma": ["VaultGemmaModel", "VaultGemmaForCausalLM"],
     "mellum": ["MellumModel", "MellumForCausalLM"],
     "qwen3_vl_moe_text": ["Qwen3VLMoeTextModel"],
+    "qwen3_omni_moe_text": ["Qwen3OmniMoeThinkerTextModel"],
     "flex_olmo": ["FlexOlmoModel", "FlexOlmoForCausalLM"],
     "jais2": ["Jais2Model", "Jais2ForCausalLM"],
     "nemotron": ["NemotronModel", "NemotronForCausalLM", "NemotronForSequenceClassification", "NemotronForTokenClassification",
@@ -109,6 +110,8 @@ CLASSES = {
     "qwen2_moe": ["Qwen2MoeModel", "Qwen2MoeForCausalLM", "Qwen2MoeForSequenceClassification", "Qwen2MoeForTokenClassification",
                   "Qwen2MoeForQuestionAnswering"],
     "solar_open": ["SolarOpenModel", "SolarOpenForCausalLM"],
+    "deepseek_ocr2_text": ["DeepseekOcr2TextModel"],
+    "unlimited_ocr_text": ["UnlimitedOcrTextModel"],
     "glm4_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
     "exaone_moe": ["ExaoneMoeModel", "ExaoneMoeForCausalLM"],
     "hy_v3": ["HYV3Model", "HYV3ForCausalLM"],
@@ -129,6 +132,9 @@ CLASSES = {
     "glm4": ["Glm4Model", "Glm4ForCausalLM", "Glm4ForSequenceClassification", "Glm4ForTokenClassification"],
     "qwen2_vl_text": ["Qwen2VLTextModel"],
     "qwen2_5_vl_text": ["Qwen2_5_VLTextModel"],
+    "qwen2_5_omni_text": ["Qwen2_5OmniThinkerTextModel"],
+    "paddleocr_vl_text": ["PaddleOCRTextModel"],
+    "granite4_vision_text": ["Granite4VisionTextModel"],
     "glm4v_text": ["Glm4vTextModel"],
     "glm_image_text": ["GlmImageTextModel"],
     "glm_ocr_text": ["GlmOcrTextModel"],
@@ -221,6 +227,8 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "esmc": "q_norm and k_norm are LayerNorms over the whole query",
     "cosmos3_edge_text": "rotary sections .* interleave the position streams",
+    # sections interleaved by the code: ×2 and ×3 refused, tests/test_multimodal_text.py grows ×4
+    **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text")},
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3")},
@@ -708,7 +716,7 @@ def test_interleaved_multimodal_rotary_sections_refuse_head_dim_growth(tmp_path)
     src = build_model(tmp_path / "small", "Qwen2VLTextModel", model_type="qwen2_vl_text",
                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1], "mrope_interleaved": True})
     check(src, tmp_path / "heads", 2)
-    with pytest.raises(hfgrow.GrowthError, match="mrope_interleaved"):
+    with pytest.raises(hfgrow.GrowthError, match="interleaved multimodal rotary sections"):
         hfgrow.grow(src, tmp_path / "dim", factor=2, attention="head-dim")
 
 

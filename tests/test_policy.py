@@ -79,8 +79,15 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "llama3"}}, {}, []),
     (RotaryHeadDim(), X2, {"rope_parameters": {"rope_type": "yarn"}}, {}, []),  # head_dim kept
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "default", "mrope_interleaved": True}}, {},
-     ["interleaved multimodal rotary sections (mrope_interleaved) assign slot j to stream j mod 3: growing head_dim would "
-      "move slots between streams"]),
+     ["interleaved multimodal rotary sections assign slot j to stream j mod 3: head_dim ×2 moves slot j to k·j, of another "
+      "stream (exact for ×4, ×7, ...; or grow heads)"]),
+    (RotaryHeadDim(interleaved=True), HEAD_DIM, {"rope_parameters": {"rope_type": "default"}}, {},  # interleaved by code
+     ["interleaved multimodal rotary sections assign slot j to stream j mod 3: head_dim ×2 moves slot j to k·j, of another "
+      "stream (exact for ×4, ×7, ...; or grow heads)"]),
+    (RotaryHeadDim(interleaved=True), widths(heads=(4, 4), head_dim=(16, 64)), {}, {}, []),  # ×4: k·j ≡ j mod 3
+    (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "axial"}}, {},
+     ["rope type axial depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3; or grow heads)"]),
+    (RotaryHeadDim(exact_types=("axial",)), HEAD_DIM, {"rope_parameters": {"rope_type": "axial"}}, {}, []),  # a family's layout
     (RotaryHeadDim(), widths(heads=(4, 4), head_dim=(16, 24)), {"partial_rotary_factor": 0.25}, {},
      ["partial_rotary_factor 0.25: head_dim 16 → 24 rotates 6 dims, not 1 × 4, so the rotary part changes"]),
     (RotaryHeadDim(), HEAD_DIM, {"partial_rotary_factor": 0.25}, {}, []),  # 8 dims of 32: twice 4 of 16
