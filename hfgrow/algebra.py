@@ -393,11 +393,19 @@ class Widths:
     mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
     mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim)
     mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
+    # the block each grown block copies (a new block: the one before it), for tables packed block by block (Gemma 4's
+    # per-layer embeddings, dimension "layers×NAME" for a name in ``fixed``); () where the depth does not change
+    blocks: tuple[tuple[int, int], tuple[int, ...]] = ((0, 0), ())
 
     @property
     def kept(self) -> tuple[int, int]:
         """A size that never grows, one unit standing for all of them (a norm over a Mamba mixer's state: its eps)."""
         return 1, 1
+
+    @property
+    def block_counts(self) -> tuple[int, int]:
+        (n, big), sources = self.blocks
+        return n, big if sources else n
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -411,6 +419,9 @@ class Widths:
         """Small and big size of a space's dimension (see Space.dim)."""
         if dim.startswith("heads×") and dim[6:] in dict(self.per_head):
             return self.heads[0] * dict(self.per_head)[dim[6:]], self.heads[1] * dict(self.per_head)[dim[6:]]
+        if dim.startswith("layers×") and dim[7:] in dict(self.fixed):
+            (n, big), size = self.block_counts, dict(self.fixed)[dim[7:]]
+            return n * size, big * size
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
         return getattr(self, dim)
@@ -432,7 +443,8 @@ class Space:
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
     # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; or a name in Widths.fixed, or
-    # "heads×NAME" for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # "heads×NAME" for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
+    # copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -643,6 +655,11 @@ class _Layouts:
             size = dict(widths.per_head)[dim[6:]]
             src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)
             return widths.kv_heads[0] * self.group_size[0] * size, src, aligned, within
+        if dim.startswith("layers×") and dim[7:] in dict(widths.fixed):  # a slice per block: a new block copies its original's
+            size, (n, _), (_, sources) = dict(widths.fixed)[dim[7:]], widths.block_counts, widths.blocks
+            blocks = torch.tensor(sources, dtype=torch.long) if sources else torch.arange(n)
+            src = (blocks[:, None] * size + torch.arange(size)).reshape(-1)
+            return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)

@@ -19,9 +19,10 @@ from .widths import config_int
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
 PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
+SUFFIX_COUNTS = ("num_kv_shared_layers",)  # the last k blocks are of another kind (Gemma 4's that reuse keys): new copies counted
 
 
-def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
+def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
     """After which original blocks the new blocks go: spread evenly, or where ``--insert-at`` says."""
     added = n_new - n_old
     if n_new > MAX_BLOCKS:
@@ -34,6 +35,18 @@ def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) 
         raise GrowthError(f"--insert-at needs {added} block numbers between 0 and {n_old - 1} for {stack}, got {list(at)}")
     return sorted(at)
 
+
+
+def block_sources(recipe: Recipe, config: dict[str, Any], options: GrowthOptions) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """The first stack's blocks before and after, and the block each grown block copies (a new block: the one before
+    it; --new-blocks stack: block i mod n); no sources where the depth does not change (algebra.Widths.blocks)."""
+    stack, field_name, fallback = recipe.stacks[0]
+    n = config_int(config, field_name, config.get(fallback) if fallback else None)
+    if not options.layers or (options.layers == n and options.insert_at is None):
+        return (n, n), ()
+    if options.new_blocks == "stack":
+        return (n, options.layers), tuple(i % n for i in range(options.layers))
+    return (n, options.layers), tuple(sorted([*range(n), *insertions(n, options.layers, options.insert_at, stack)]))
 
 
 STACKED = ("--new-blocks stack repeats whole blocks (G_stack): the grown model computes a different function, "
@@ -98,7 +111,7 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
                 cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
     """New blocks spread evenly (or after ``--insert-at``'s blocks), each a copy of the block before it with its
     writes into the residual stream zero; the blocks after them renumbered."""
-    after = _insertions(n_old, options.layers, options.insert_at, stack)
+    after = insertions(n_old, options.layers, options.insert_at, stack)
     rx = stack_regex(recipe, stack)
     new_index = {old: old + bisect.bisect_left(after, old) for old in range(n_old)}  # after is sorted
     blocks = _stored_blocks(tensors, rx)
@@ -114,7 +127,7 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
         before[a] = before.get(a, 0) + 1
 
     def zero(tp: Any) -> bool:
-        return tp.rule.norm_input is None and any(
+        return tp.rule.new_block is not None or tp.rule.norm_input is None and any(
             isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
             for ax in tp.rule.axes)
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)
@@ -126,7 +139,7 @@ def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options
              cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
     """G_stack: blocks 0..n-1 repeated in order up to ``--layers`` (plain copies, nothing zeroed; not exact)."""
     n_new = options.layers
-    _insertions(n_old, n_new, None, stack)  # the same limits
+    insertions(n_old, n_new, None, stack)  # the same limits
     if n_new % n_old:
         raise GrowthError(f"--new-blocks stack repeats the {n_old} blocks of {stack} whole: --layers must be a multiple "
                           f"of {n_old}, got {n_new}")
@@ -157,6 +170,11 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
                               f"they would not come first (grow with --new-blocks identity)")
         if isinstance(k, int) and not isinstance(k, bool) and k >= n_old:
             lists[name] = n_old * repeats
+    for name in SUFFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            raise GrowthError(f"--new-blocks stack: {name}={k} makes only the last blocks of their kind; repeated, "
+                              f"they would not come last (grow with --new-blocks identity)")
     return lists
 
 
@@ -180,6 +198,10 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and k > 0:
             lists[name] = sum(1 + copies.get(old, 0) for old in range(min(k, n_old)))
+    for name in SUFFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            lists[name] = sum(1 + copies.get(old, 0) for old in range(max(n_old - k, 0), n_old))
     return lists
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "STREAM_FROM_NORM",
     "Space",
     "TensorRule",
+    "block_scalar",
     "block_spaces",
     "conv1d",
     "drop",
@@ -86,6 +87,7 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
+    new_block: float | None = None  # a new block's copy holds this value instead (Gemma 4's layer_scalar: 1, the identity)
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
@@ -145,6 +147,12 @@ def drop(pattern: str) -> tuple[TensorRule, ...]:
 def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
     """A tensor copied unchanged (vocab-sized biases, int buffers such as position_ids)."""
     return (TensorRule(pattern, (None,) * ndim),)
+
+
+def block_scalar(pattern: str) -> tuple[TensorRule, ...]:
+    """A block's learned scalar that multiplies the residual stream at the block's end (Gemma 4's ``layer_scalar``):
+    copied as it is; a new block holds 1, so that it stays the identity."""
+    return (TensorRule(pattern, (None,), new_block=1.0),)
 
 
 def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:

@@ -35,8 +35,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     if not bool(torch.isfinite(t).all()):  # growing would spread it; verification could only say "no gap"
         raise GrowthError(f"'{tp.source.name}' holds non-finite values (NaN or inf): the source checkpoint is broken")
     t = t.to(plan.compute_dtype(tp))
-    if tp.zero:
-        t = torch.zeros_like(t)
+    if tp.zero:  # a new block's writes into the stream (or its block scalar, at the rule's value)
+        t = torch.full_like(t, tp.rule.new_block or 0.0)
     elif tp.gain != 1.0:
         t = t * tp.gain
     shares = None

@@ -28,6 +28,9 @@ TINY_BERT = dict(
 )
 
 
+LEARNED_BUFFERS = ("layer_scalar",)  # buffers that hold trained values, randomised like parameters
+
+
 @torch.no_grad()
 def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Every parameter drawn at random: weights ~ N(0, 1/fan_in), biases ~ N(0, 0.2), norm γ ~ N(1, 0.3)."""
@@ -42,6 +45,9 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
             p.copy_(1.0 + 0.3 * noise)
         else:
             p.copy_(0.2 * noise)
+    for name, b in model.named_buffers():  # learned state kept in buffers (Gemma 4's per-block scalar)
+        if name.rsplit(".", 1)[-1] in LEARNED_BUFFERS:
+            b.copy_(1.0 + 0.3 * torch.randn(b.shape, generator=g, dtype=torch.float32))
     return model
 
 
@@ -145,6 +151,13 @@ TINY["cohere2"] = dict(TINY["cohere"], sliding_window=4, layer_types=["sliding_a
 TINY["internlm3"] = TINY["iquestcoder"] = TINY["llama"]  # run with Llama's classes
 TINY["olmo3"] = dict(TINY["llama"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
 TINY["vaultgemma"] = TINY["gemma2"]
+# Gemma 4: a sliding and a full-attention block, the latter with its default proportional rotary (a quarter of each head
+# turned); per-layer embeddings of 3 per block (tests/test_gemma.py adds blocks that reuse earlier keys and values)
+TINY["gemma4_text"] = dict(
+    {k: v for k, v in TINY["gemma"].items() if k != "num_labels"}, head_dim=8, global_head_dim=8, sliding_window=4,
+    layer_types=["sliding_attention", "full_attention"], hidden_size_per_layer_input=3, vocab_size_per_layer_input=97,
+    final_logit_softcapping=10.0)
+TINY["gemma4_unified_text"] = {k: v for k, v in TINY["gemma4_text"].items() if "per_layer_input" not in k}
 TINY["mellum"] = dict(TINY["qwen3_moe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"],
                       mlp_layer_types=["sparse", "dense"])
 del TINY["mellum"]["mlp_only_layers"]

@@ -13,7 +13,10 @@
   carries 1/√(D/d) on those slots (w' = (1 + w)/√(D/d) − 1): the scores are the small model's.
 """
 
-from hfgrow.recipe import Kind, Space, embedding, norm
+import dataclasses
+
+from hfgrow.policy import RotaryHeadDim, SharedKeysValues, UniformBlocks
+from hfgrow.recipe import Kind, Space, block_scalar, embedding, linear, norm
 
 from .llama import LAYER, RECIPE as LLAMA
 
@@ -67,3 +70,49 @@ GEMMA3 = GEMMA2.extend(
 
 # VaultGemma: Gemma 2's attention and multipliers with only the pre-branch norms (input, pre-feedforward)
 VAULTGEMMA = GEMMA2.extend(name="vaultgemma", model_types=("vaultgemma",), classes=("VaultGemmaModel", "VaultGemmaForCausalLM"))
+
+# Gemma 4 (text): Gemma 3's blocks with RMSNorms that scale by the weight itself (no 1 + w), a constant score scale of 1,
+# values normalised per head without a weight (v_norm), a learned scalar per block that multiplies the residual stream
+# (layer_scalar), per-layer embeddings (PLE) and the last blocks reusing earlier blocks' keys and values.
+# * v_norm removes any scale the values' copies carry: values and the attention output are copied as they are (kind
+#   activation), in the rotary layout of the keys, which they are where keys and values share one projection (k_eq_v).
+# * PLE: embed_tokens_per_layer (× √P, P kept) and per_layer_model_projection (× hidden^-½, a factor the growth
+#   changes: its reader carries √(hidden'/hidden)) write a table of one slice of P per block, normalised over P;
+#   in each block per_layer_input_gate reads the stream into P (kept) and per_layer_projection writes it back through a
+#   norm. A new block takes a copy of its original's slice (dimension "layers×ple") and writes zero through that norm.
+# * layer_scalar is kept; a new block holds 1 (block_scalar), so that it is the identity.
+GEMMA4_TEXT = GEMMA3.extend(
+    name="gemma4_text",
+    model_types=("gemma4_text",),
+    classes=("Gemma4TextModel", "Gemma4ForCausalLM"),
+    config=dataclasses.replace(GEMMA3.config, fixed={"ple": "hidden_size_per_layer_input"}),
+    constraints=(RotaryHeadDim(), UniformBlocks(), SharedKeysValues()),
+    spaces={
+        **GEMMA3.spaces,
+        "v": Space("kv_attention", Kind.ACTIVATION, rope="half"),  # normalised by v_norm: copies carry 1
+        "o": Space("attention", Kind.ACTIVATION, rope="half"),
+        "ple_table": Space("layers×ple", Kind.ACTIVATION),  # a slice of P per block, copied with its block
+        "ple": Space("ple", Kind.ACTIVATION),  # one slice, kept (its norm shares rms_norm_eps)
+        "hidden_rescaled": Space("hidden", Kind.RESIDUAL, rescaled_by=True),  # the stream read, then × hidden^-½
+    },
+    body=(
+        *norm(f"{LAYER}.input_layernorm", "hidden", bias=False),
+        *norm(f"{LAYER}.post_attention_layernorm", "hidden", bias=False),
+        *norm(f"{LAYER}.pre_feedforward_layernorm", "hidden", bias=False),
+        *norm(f"{LAYER}.post_feedforward_layernorm", "hidden", bias=False),
+        *norm(f"{LAYER}.self_attn.q_norm", "q_norm_weight", input="head", bias=False),
+        *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False),
+        *norm("norm", "final", input="hidden", bias=False),
+        *block_scalar(f"{LAYER}.layer_scalar"),
+        *embedding("embed_tokens_per_layer", "ple_table"),
+        *linear("per_layer_model_projection", "ple_table", "hidden_rescaled", bias=False, rescaled=True),
+        *norm("per_layer_projection_norm", "ple", bias=False),
+        *linear(f"{LAYER}.per_layer_input_gate", None, "hidden", bias=False),
+        *linear(f"{LAYER}.per_layer_projection", "hidden", None, bias=False),
+        *norm(f"{LAYER}.post_per_layer_input_norm", "hidden", bias=False),
+    ),
+)
+
+# Gemma 4 unified (text): Gemma 4's blocks without per-layer embeddings or experts (its multimodal model's language model)
+GEMMA4_UNIFIED_TEXT = GEMMA4_TEXT.extend(name="gemma4_unified_text", model_types=("gemma4_unified_text",),
+                                         classes=("Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"))
