@@ -142,6 +142,8 @@ FAMILIES = [
      ["Gemma4TextModel", "Gemma4ForCausalLM"]),
     ("gemma4_unified_text", like_llama("gemma4_unified_text", global_head_dim=16, sliding_window=8),
      ["Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"]),
+    ("embedding_gemma2_text", like_llama("embedding_gemma2_text", global_head_dim=16, num_global_key_value_heads=2, sliding_window=8,
+                                         hidden_size_per_layer_input=8, embedding_dim=48), ["EmbeddingGemma2TextModel"]),
     ("hyperclovax", like_llama("hyperclovax", embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
                                attention_multiplier=0.0625), ["HyperCLOVAXModel", "HyperCLOVAXForCausalLM"]),
     ("granite_swa", like_llama("granite_swa", sliding_window=8), ["GraniteSWAModel", "GraniteSWAForCausalLM"]),

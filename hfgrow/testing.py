@@ -158,6 +158,8 @@ TINY["gemma4_text"] = dict(
     layer_types=["sliding_attention", "full_attention"], hidden_size_per_layer_input=3, vocab_size_per_layer_input=97,
     final_logit_softcapping=10.0)
 TINY["gemma4_unified_text"] = {k: v for k, v in TINY["gemma4_text"].items() if "per_layer_input" not in k}
+TINY["embedding_gemma2_text"] = dict({k: v for k, v in TINY["gemma4_text"].items() if k not in ("vocab_size_per_layer_input",
+                                      "tie_word_embeddings", "final_logit_softcapping")}, num_global_key_value_heads=2, embedding_dim=12)
 TINY["mellum"] = dict(TINY["qwen3_moe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"],
                       mlp_layer_types=["sparse", "dense"])
 del TINY["mellum"]["mlp_only_layers"]

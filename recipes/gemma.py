@@ -116,3 +116,21 @@ GEMMA4_TEXT = GEMMA3.extend(
 # Gemma 4 unified (text): Gemma 4's blocks without per-layer embeddings or experts (its multimodal model's language model)
 GEMMA4_UNIFIED_TEXT = GEMMA4_TEXT.extend(name="gemma4_unified_text", model_types=("gemma4_unified_text",),
                                          classes=("Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"))
+
+# EmbeddingGemma 2 (text): an encoder of Gemma 4's blocks (bidirectional attention, no shared keys) whose per-layer
+# inputs come from the projection alone (no table), each block adding its slice through a `ple_block`, and a
+# projection of the final norm's output to embedding_dim (kept: the sentence embedding is the small model's)
+EMBEDDING_GEMMA2_TEXT = GEMMA4_TEXT.extend(
+    name="embedding_gemma2_text",
+    model_types=("embedding_gemma2_text",),
+    classes=("EmbeddingGemma2TextModel",),
+    outputs={"hidden_states": "hidden", "last_hidden_state": None},
+    body=(
+        *linear("ple.per_layer_model_projection", "ple_table", "hidden_rescaled", bias=False, rescaled=True),
+        *norm("ple.per_layer_projection_norm", "ple", bias=False),
+        *linear(f"{LAYER}.ple_block.per_layer_input_gate", None, "hidden", bias=False),
+        *linear(f"{LAYER}.ple_block.per_layer_projection", "hidden", None, bias=False),
+        *norm(f"{LAYER}.ple_block.post_per_layer_input_norm", "hidden", bias=False),
+        *linear("embedding_projection", None, "final", bias=False),
+    ),
+)

@@ -56,6 +56,7 @@ CLASSES = {
     "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
     "gemma4_text": ["Gemma4TextModel", "Gemma4ForCausalLM"],
     "gemma4_unified_text": ["Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"],
+    "embedding_gemma2_text": ["EmbeddingGemma2TextModel"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
