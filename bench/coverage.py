@@ -30,6 +30,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # 
 import hfgrow  # noqa: E402
 from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
+from hfgrow.widths import config_int  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
 
@@ -123,7 +124,7 @@ def measure(model_type: str, tmp: str) -> tuple[dict, str | None]:
     config = sub_config(whole, recipe.towers[0][0]) if recipe.towers else sizes_of(whole, recipe)
     fields = recipe.config
     hidden = config[fields.hidden]
-    ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
+    ffn = config_int(config, fields.ffn, (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
     cells = {}
     for i, (name, options) in enumerate(MODES):
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)

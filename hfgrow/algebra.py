@@ -454,6 +454,9 @@ class Space:
     # space's aligned copies carry √(D/d), so the norm sees the small mean square and keeps its eps, and the norm
     # weight's space (kind activation, with this flag) carries the rest of the score correction, ratio/√(D/d)
     per_head_norm: bool = False
+    # the power of hidden_size that ``rescaled_by`` or ``embed_scale`` multiply by, halved: ½ for hidden^±½, 1 for Gemma
+    # 3n's AltUp router input (times hidden^-1)
+    rescale_power: float = 0.5
 
 
 def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
@@ -598,7 +601,7 @@ def expansions(
     def hidden_rescale(space: Space) -> float:
         """√(hidden'/hidden) where the model multiplies the space by a power of hidden_size ±½, else 1."""
         on = flag(space.embed_scale) or flag(space.rescaled_by)
-        return math.sqrt(widths.hidden[1] / widths.hidden[0]) if on else 1.0
+        return (widths.hidden[1] / widths.hidden[0]) ** space.rescale_power if on else 1.0
 
     out: dict[str, Expansion] = {}
     for name, space in spaces.items():

@@ -16,7 +16,8 @@ from .recipe import Recipe
 from .widths import config_int
 
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
-PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer",
+                   "activation_sparsity_pattern")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
 PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
 SUFFIX_COUNTS = ("num_kv_shared_layers",)  # the last k blocks are of another kind (Gemma 4's that reuse keys): new copies counted

@@ -241,6 +241,23 @@ class UniformBlocks(Constraint):
 
 
 @dataclass(frozen=True)
+class StatisticsOverFFN(Constraint):
+    """A per-block list (Gemma 3n's activation_sparsity_pattern) under which the FFN's gate keeps the units above
+    mean + z·std over the FFN width: whole-multiple copies keep that mean and (population) std, uneven ones do not."""
+
+    field: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        ffn, big = growth.widths.ffn
+        values = getattr(growth.cfg, self.field, None)
+        values = values if isinstance(values, (list, tuple)) else [values or 0]
+        if ffn and big % ffn and any(v > 0 for v in values):
+            return [f"{self.field}: the FFN's gate keeps the units above mean + z·std over the FFN width, which copies "
+                    f"counted unevenly change: only whole multiples of the intermediate size ({ffn}) are exact"]
+        return []
+
+
+@dataclass(frozen=True)
 class RotaryHeadDim(Constraint):
     """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
     rotary part that grows k times with head_dim, and multimodal sections that are not interleaved."""

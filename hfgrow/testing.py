@@ -158,6 +158,10 @@ TINY["gemma4_text"] = dict(
     layer_types=["sliding_attention", "full_attention"], hidden_size_per_layer_input=3, vocab_size_per_layer_input=97,
     final_logit_softcapping=10.0)
 TINY["gemma4_unified_text"] = {k: v for k, v in TINY["gemma4_text"].items() if "per_layer_input" not in k}
+# Gemma 3n: three AltUp streams, a LAuReL rank of 5, activation sparsity in the first block; its rotary is the default
+TINY["gemma3n_text"] = dict(
+    {k: v for k, v in TINY["gemma4_text"].items() if k != "global_head_dim"}, num_kv_shared_layers=0, altup_num_inputs=3,
+    laurel_rank=5, activation_sparsity_pattern=[0.95, 0.0])
 TINY["embedding_gemma2_text"] = dict({k: v for k, v in TINY["gemma4_text"].items() if k not in ("vocab_size_per_layer_input",
                                       "tie_word_embeddings", "final_logit_softcapping")}, num_global_key_value_heads=2, embedding_dim=12)
 TINY["mellum"] = dict(TINY["qwen3_moe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"],

@@ -13,7 +13,14 @@ from .recipe import Recipe
 
 
 def config_int(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
+    """A positive integer field; a list of one equal value per block (Gemma 3n's intermediate_size) counts as that value
+    (the grown config writes it as one number, which the config class spreads over the blocks again)."""
     value = config.get(name) if name else None
+    if isinstance(value, list) and value and all(v == value[0] for v in value):
+        value = value[0]
+    elif isinstance(value, list) and value:
+        raise GrowthError(f"config.json: '{name}' differs between blocks ({sorted(set(map(str, value)))}): blocks of "
+                          f"different widths are not supported")
     if value is None and default is not None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

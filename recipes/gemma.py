@@ -15,8 +15,8 @@
 
 import dataclasses
 
-from hfgrow.policy import RotaryHeadDim, SharedKeysValues, UniformBlocks
-from hfgrow.recipe import Kind, Space, block_scalar, embedding, linear, norm
+from hfgrow.policy import NormsWithoutWeights, NoNewBlocks, RotaryHeadDim, SharedKeysValues, StatisticsOverFFN, UniformBlocks
+from hfgrow.recipe import Kind, Space, TensorRule, block_scalar, embedding, keep, linear, norm, writes
 
 from .llama import LAYER, RECIPE as LLAMA
 
@@ -132,5 +132,39 @@ EMBEDDING_GEMMA2_TEXT = GEMMA4_TEXT.extend(
         *linear(f"{LAYER}.ple_block.per_layer_projection", "hidden", None, bias=False),
         *norm(f"{LAYER}.ple_block.post_per_layer_input_norm", "hidden", bias=False),
         *linear("embedding_projection", None, "final", bias=False),
+    ),
+)
+
+# Gemma 3n (text): Gemma 4's attention, norms and per-layer embeddings inside AltUp (several residual streams, the
+# active one through the block, the others corrected by learned per-token coefficients: linear in the streams, so every
+# stream keeps the hidden layout), LAuReL (a low-rank residual of the block's normalised input: rank kept), activation
+# sparsity (the FFN's gate cut at mean + z·std over the FFN width: whole FFN multiples only), and the streams rescaled to
+# the first one's root mean square (a weightless norm clamped at 1e-5: the residual copies keep their mean square).
+# AltUp's router reads its input times hidden^-1, a factor the growth changes: its reader carries hidden'/hidden.
+GEMMA3N_TEXT = GEMMA4_TEXT.extend(
+    name="gemma3n_text",
+    model_types=("gemma3n_text",),
+    classes=("Gemma3nTextModel", "Gemma3nForCausalLM"),
+    # the hidden states are the blocks' stacks of streams, the last one too (not the final norm's output)
+    outputs={"hidden_states": "hidden", "hidden_states[-1]": "hidden", "last_hidden_state": "final"},
+    constraints=(RotaryHeadDim(), NormsWithoutWeights(), StatisticsOverFFN("activation_sparsity_pattern"), NoNewBlocks(
+        "a Gemma 3n block cannot be the identity: LAuReL adds its normalised input to the active stream, mixed by 1/√2, "
+        "and AltUp adds that change to every stream with coefficients 1 + W·tanh(…) that no weight makes 0 for every token")),
+    spaces={
+        **GEMMA4_TEXT.spaces,
+        "altup_router": Space("hidden", Kind.RESIDUAL, rescaled_by=True, rescale_power=1.0),  # then × hidden^-1
+        "hidden_gain": Space("hidden", Kind.ACTIVATION),  # an elementwise scale of the stream: copies carry 1
+    },
+    body=(
+        *linear("altup_projections.*", "hidden", "hidden", bias=False),
+        *linear("altup_unembed_projections.*", "hidden", "hidden", bias=False),
+        TensorRule(f"{LAYER}.altup.correct_output_scale", (writes("hidden_gain"),)),
+        *keep(f"{LAYER}.altup.correction_coefs.weight", ndim=2),
+        *keep(f"{LAYER}.altup.prediction_coefs.weight", ndim=2),
+        *linear(f"{LAYER}.altup.modality_router", None, "altup_router", bias=False, rescaled=True),
+        *norm(f"{LAYER}.altup.router_norm", "altup_router", input="hidden", bias=False),
+        *linear(f"{LAYER}.laurel.linear_left", None, "hidden", bias=False),
+        *linear(f"{LAYER}.laurel.linear_right", "hidden", None, bias=False),
+        *norm(f"{LAYER}.laurel.post_laurel_norm", "hidden", bias=False),
     ),
 )

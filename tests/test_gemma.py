@@ -1,6 +1,7 @@
 """Gemma 4's quirks beyond Gemma 3 (recipes/gemma.py): per-layer embeddings and blocks that reuse earlier blocks' keys
 and values, which new blocks must follow; a learned scalar per block; keys that are the values; proportional rotary.
-Every parameter is randomised (the per-block scalars too, buffers though they are)."""
+Gemma 3n's AltUp streams, LAuReL and activation sparsity. Every parameter is randomised (the per-block scalars too,
+buffers though they are)."""
 
 import json
 
@@ -77,3 +78,27 @@ def test_gemma4_refusals(tmp_path, overrides, reason):
     src = build_model(tmp_path / "small", "Gemma4ForCausalLM", **overrides)
     with pytest.raises(hfgrow.GrowthError, match=reason):
         hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim" if "proportional" in reason else "heads")
+
+
+@pytest.mark.parametrize("options", [dict(factor=2), dict(hidden_size=24, intermediate_size=48, num_heads=6)])
+def test_gemma3n_altup_laurel_and_shared_keys(tmp_path, options):
+    """Three AltUp streams, their router reading its input times hidden^-1, activation sparsity in the first block, the
+    last block reusing block 1's keys and values; a hidden size that is not a multiple (the FFN a whole one)."""
+    src = build_model(tmp_path / "small", "Gemma3nForCausalLM", num_hidden_layers=4, num_kv_shared_layers=1,
+                      layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+                      activation_sparsity_pattern=[0.95, 0.0, 0.95, 0.0])
+    exact(hfgrow.grow(src, tmp_path / "big", **options))
+
+
+@pytest.mark.parametrize("options,reason", [
+    (dict(hidden_size=24, intermediate_size=36), "only whole multiples of the intermediate size"),
+    (dict(layers=3), "a Gemma 3n block cannot be the identity"),
+])
+def test_gemma3n_refusals_are_needed(tmp_path, options, reason):
+    """An uneven FFN changes the activation-sparsity cut (mean + z·std over the FFN); a new block cannot be the
+    identity. Both refused, and both measured inexact with --allow-lossy."""
+    src = build_model(tmp_path / "small", "Gemma3nForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match=reason):
+        hfgrow.grow(src, tmp_path / "big", **options)
+    lossy = hfgrow.grow(src, tmp_path / "lossy", allow_lossy=True, **options)
+    assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-2

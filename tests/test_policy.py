@@ -1,6 +1,7 @@
 """hfgrow.policy: the exactness policy as data. Each constraint checked on its own (its condition and its exact
 message), then as the recipes list them. No model is built."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from hfgrow.algebra import Widths
 from hfgrow.options import GrowthOptions
 from hfgrow.policy import (AttentionFixedBy, DepthRequires, Growth, IndexDependent, NormsWithoutWeights, PostNorm,
-                           RotaryHeadDim, SharedKeysValues, StreamFromActivation, WholeMultiplesOnly, approximations)
+                           RotaryHeadDim, SharedKeysValues, StatisticsOverFFN, StreamFromActivation, WholeMultiplesOnly, approximations)
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Recipe
 from hfgrow.recipes import RECIPES
 
@@ -96,6 +97,12 @@ SHARING = {"kv_sharing_modes": [None, "store", "store", "reuse"], "layer_types":
     (SharedKeysValues(), X2, SHARING, {"layers": 5, "insert_at": (0,)}, []),
     (SharedKeysValues(), X2, SHARING, {"layers": 5, "insert_at": (3,)}, []),  # a new block that reuses keys too
     (SharedKeysValues(), X2, SHARING, {}, []),
+    # Gemma 3n's activation sparsity: the cut at mean + z·std over the FFN keeps only under whole multiples of the FFN
+    (StatisticsOverFFN("sparsity"), dataclasses.replace(X1_5, ffn=(96, 144)), {"sparsity": [0.95, 0.0]}, {},
+     ["sparsity: the FFN's gate keeps the units above mean + z·std over the FFN width, which copies counted unevenly "
+      "change: only whole multiples of the intermediate size (96) are exact"]),
+    (StatisticsOverFFN("sparsity"), X2, {"sparsity": [0.95, 0.0]}, {}, []),
+    (StatisticsOverFFN("sparsity"), dataclasses.replace(X1_5, ffn=(96, 144)), {"sparsity": [0.0, 0.0]}, {}, []),
 ])
 def test_each_constraint(constraint, w, cfg, options, expected):
     assert problems(constraint, w, cfg, **options) == expected
@@ -148,4 +155,4 @@ def test_falcon_alibi_fixes_the_attention():
 
 
 def test_only_norms_without_weights_keep_the_mean_square():
-    assert [r.name for r in RECIPES if any(c.keeps_mean_square for c in r.constraints)] == ["olmo", "nanochat"]
+    assert [r.name for r in RECIPES if any(c.keeps_mean_square for c in r.constraints)] == ["olmo", "nanochat", "gemma3n_text"]
