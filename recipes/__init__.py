@@ -17,6 +17,13 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
+    # sub-configs of encoder-decoder models: no model class loads them as a checkpoint of their own
+    "t5_gemma_module": "the encoder or decoder sub-config of a T5Gemma model (t5gemma): no model class is a checkpoint of this "
+                       "type alone, and T5Gemma itself is not supported yet",
+    "t5gemma2_text": "the text encoder sub-config of a T5Gemma 2 model (t5gemma2): its class (T5Gemma2TextEncoder) is not "
+                     "exported by transformers, and T5Gemma 2 itself is not supported yet",
+    "t5gemma2_decoder": "the decoder sub-config of a T5Gemma 2 model (t5gemma2): its class (T5Gemma2Decoder) is not exported by "
+                        "transformers and reads the encoder's outputs, and T5Gemma 2 itself is not supported yet",
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
 }

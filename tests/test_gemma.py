@@ -102,3 +102,11 @@ def test_gemma3n_refusals_are_needed(tmp_path, options, reason):
         hfgrow.grow(src, tmp_path / "big", **options)
     lossy = hfgrow.grow(src, tmp_path / "lossy", allow_lossy=True, **options)
     assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-2
+
+
+@pytest.mark.parametrize("model_type", ["t5_gemma_module", "t5gemma2_text", "t5gemma2_decoder"])
+def test_gemma_sub_configs_are_refused_with_their_reason(model_type):
+    from hfgrow.plan import find_recipe
+
+    with pytest.raises(hfgrow.GrowthError, match=f"model_type='{model_type}': the .*sub-config of a T5Gemma"):
+        find_recipe({"model_type": model_type})
