@@ -509,6 +509,8 @@ def spread(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
     """Unit i of n gets big//n or big//n + 1 adjacent copies (the first big % n units get one more)."""
     if big < n:
         raise GrowthError(f"cannot shrink {what} from {n} to {big}")
+    if n == 0:  # a space the model does not have (Gemma 4's experts where it has none)
+        return torch.zeros(0, dtype=torch.long)
     counts = torch.full((n,), big // n)
     counts[: big % n] += 1
     return torch.arange(n).repeat_interleave(counts)

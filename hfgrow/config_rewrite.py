@@ -47,7 +47,7 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
-        fields.expert_ffn: (widths.expert_ffn[1], None),
+        fields.expert_ffn: (widths.expert_ffn[1] or None, None),  # 0: the model has no such experts
         fields.decoder_ffn: (widths.decoder_ffn[1], None),
         fields.mixer_size: (widths.mixer[1], None),
         fields.mixer_heads: (widths.mixer_heads[1], None),

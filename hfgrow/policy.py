@@ -235,8 +235,6 @@ class UniformBlocks(Constraint):
                          f"num_global_key_value_heads): blocks of different attention sizes")
         if getattr(cfg, "use_double_wide_mlp", False) and getattr(cfg, "num_kv_shared_layers", 0):
             found.append("use_double_wide_mlp doubles the FFN of the blocks that share keys: blocks of different FFN sizes")
-        if getattr(cfg, "enable_moe_block", False):
-            found.append("enable_moe_block: Gemma 4's experts beside the dense FFN")
         return found
 
 

@@ -170,7 +170,7 @@ def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn:
     """Another intermediate size (the experts', the shared experts'), grown by the intermediate size's factor; fields
     whose product it is grow by their first (n_shared_experts stays)."""
     names = (fields,) if isinstance(fields, str) else fields or ()
-    if not names:
+    if not names or all(config.get(name) is None for name in names):  # no such experts (Gemma 4 without enable_moe_block)
         return 0, 0
     size = math.prod(config_int(config, name) for name in names)
     if (big_ffn * size) % ffn or (big_ffn * config_int(config, names[0])) % ffn:

@@ -16,7 +16,7 @@
 import dataclasses
 
 from hfgrow.policy import NormsWithoutWeights, NoNewBlocks, RotaryHeadDim, SharedKeysValues, StatisticsOverFFN, UniformBlocks
-from hfgrow.recipe import Kind, Space, TensorRule, block_scalar, embedding, keep, linear, norm, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, block_scalar, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA
 
@@ -85,7 +85,7 @@ GEMMA4_TEXT = GEMMA3.extend(
     name="gemma4_text",
     model_types=("gemma4_text",),
     classes=("Gemma4TextModel", "Gemma4ForCausalLM"),
-    config=dataclasses.replace(GEMMA3.config, fixed={"ple": "hidden_size_per_layer_input"}),
+    config=dataclasses.replace(GEMMA3.config, fixed={"ple": "hidden_size_per_layer_input"}, expert_ffn="moe_intermediate_size"),
     constraints=(RotaryHeadDim(), UniformBlocks(), SharedKeysValues()),
     spaces={
         **GEMMA3.spaces,
@@ -94,6 +94,8 @@ GEMMA4_TEXT = GEMMA3.extend(
         "ple_table": Space("layers×ple", Kind.ACTIVATION),  # a slice of P per block, copied with its block
         "ple": Space("ple", Kind.ACTIVATION),  # one slice, kept (its norm shares rms_norm_eps)
         "hidden_rescaled": Space("hidden", Kind.RESIDUAL, rescaled_by=True),  # the stream read, then × hidden^-½
+        "router": Space("hidden", Kind.RESIDUAL, rescaled_by=True),  # the router's normalised input, then × hidden^-½
+        "expert": Space("expert_ffn", Kind.ACTIVATION),
     },
     body=(
         *norm(f"{LAYER}.input_layernorm", "hidden", bias=False),
@@ -110,6 +112,17 @@ GEMMA4_TEXT = GEMMA3.extend(
         *linear(f"{LAYER}.per_layer_input_gate", None, "hidden", bias=False),
         *linear(f"{LAYER}.per_layer_projection", "hidden", None, bias=False),
         *norm(f"{LAYER}.post_per_layer_input_norm", "hidden", bias=False),
+        # the experts beside the dense FFN (enable_moe_block): the router normalises the stream without a weight, then
+        # multiplies it by `scale` (its norm weight, in effect) and hidden^-½ (a reader of √(hidden'/hidden)), so its
+        # logits are the small model's; per_expert_scale is per expert (kept)
+        TensorRule(f"{LAYER}.router.scale", (writes("router"),), norm_input="hidden"),
+        *linear(f"{LAYER}.router.proj", None, "router", bias=False, rescaled=True, split=False),
+        *keep(f"{LAYER}.router.per_expert_scale"),
+        TensorRule(f"{LAYER}.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+        TensorRule(f"{LAYER}.experts.down_proj", (None, writes("hidden"), reads("expert"))),
+        *norm(f"{LAYER}.pre_feedforward_layernorm_2", "hidden", bias=False),
+        *norm(f"{LAYER}.post_feedforward_layernorm_1", "hidden", bias=False),
+        *norm(f"{LAYER}.post_feedforward_layernorm_2", "hidden", bias=False),
     ),
 )
 

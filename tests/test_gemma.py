@@ -68,10 +68,17 @@ def test_gemma4_keys_that_are_the_values(tmp_path, attention):
     exact(hfgrow.grow(src, tmp_path / "big", factor=2, attention=attention))
 
 
+@pytest.mark.parametrize("options", [dict(factor=2), dict(hidden_size=24, intermediate_size=36, layers=3)])
+def test_gemma4_experts_beside_the_dense_ffn(tmp_path, options):
+    """enable_moe_block: a router (a weightless norm, its scale, hidden^-½) picks 2 of 3 experts beside the dense FFN."""
+    src = build_model(tmp_path / "small", "Gemma4ForCausalLM", enable_moe_block=True, num_experts=3, top_k_experts=2,
+                      moe_intermediate_size=12)
+    exact(hfgrow.grow(src, tmp_path / "big", **options))
+
+
 @pytest.mark.parametrize("overrides,reason", [
     (dict(global_head_dim=16), "head_dim or KV-head count of its own"),
     (dict(use_double_wide_mlp=True, **SHARED), "use_double_wide_mlp doubles the FFN"),
-    (dict(enable_moe_block=True, num_experts=3, top_k_experts=2, moe_intermediate_size=12), "enable_moe_block"),
     (dict(head_dim=4, global_head_dim=4), "proportional rotary with partial_rotary_factor 0.25: head_dim 4 → 8 turns 1 pairs"),
 ])
 def test_gemma4_refusals(tmp_path, overrides, reason):
