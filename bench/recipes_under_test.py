@@ -147,6 +147,8 @@ FAMILIES = [
     ("gemma3n_text", like_llama("gemma3n_text", sliding_window=8, hidden_size_per_layer_input=8, vocab_size_per_layer_input=512,
                                 laurel_rank=8, activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0]),
      ["Gemma3nTextModel", "Gemma3nForCausalLM"]),
+    ("diffusion_gemma_text", like_llama("diffusion_gemma_text", global_head_dim=16, sliding_window=8, moe_intermediate_size=96),
+     ["DiffusionGemmaEncoderTextModel"]),
     ("hyperclovax", like_llama("hyperclovax", embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0,
                                attention_multiplier=0.0625), ["HyperCLOVAXModel", "HyperCLOVAXForCausalLM"]),
     ("granite_swa", like_llama("granite_swa", sliding_window=8), ["GraniteSWAModel", "GraniteSWAForCausalLM"]),

@@ -158,6 +158,8 @@ TINY["gemma4_text"] = dict(
     layer_types=["sliding_attention", "full_attention"], hidden_size_per_layer_input=3, vocab_size_per_layer_input=97,
     final_logit_softcapping=10.0)
 TINY["gemma4_unified_text"] = {k: v for k, v in TINY["gemma4_text"].items() if "per_layer_input" not in k}
+TINY["diffusion_gemma_text"] = dict({k: v for k, v in TINY["gemma4_unified_text"].items() if k != "final_logit_softcapping"},
+                                    num_experts=3, top_k_experts=2, moe_intermediate_size=12)  # experts in every block
 # Gemma 3n: three AltUp streams, a LAuReL rank of 5, activation sparsity in the first block; its rotary is the default
 TINY["gemma3n_text"] = dict(
     {k: v for k, v in TINY["gemma4_text"].items() if k != "global_head_dim"}, num_kv_shared_layers=0, altup_num_inputs=3,

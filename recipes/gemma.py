@@ -181,3 +181,9 @@ GEMMA3N_TEXT = GEMMA4_TEXT.extend(
         *norm(f"{LAYER}.laurel.post_laurel_norm", "hidden", bias=False),
     ),
 )
+
+# DiffusionGemma's encoder (text): Gemma 4's blocks, always with experts beside the dense FFN, its full-attention blocks'
+# values the keys' projection, no per-layer embeddings; the base model only (the block-diffusion decoder belongs to
+# the composite diffusion_gemma model)
+DIFFUSION_GEMMA_TEXT = GEMMA4_TEXT.extend(name="diffusion_gemma_text", model_types=("diffusion_gemma_text",),
+                                          classes=("DiffusionGemmaEncoderTextModel",))

@@ -59,6 +59,7 @@ CLASSES = {
     "gemma4_unified_text": ["Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"],
     "embedding_gemma2_text": ["EmbeddingGemma2TextModel"],
     "gemma3n_text": ["Gemma3nTextModel", "Gemma3nForCausalLM"],
+    "diffusion_gemma_text": ["DiffusionGemmaEncoderTextModel"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
