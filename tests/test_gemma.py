@@ -61,14 +61,15 @@ def test_gemma4_refuses_a_new_block_where_later_blocks_read_its_keys(tmp_path):
     assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-2
 
 
-@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+@pytest.mark.parametrize("attention", ["heads", pytest.param("head-dim", marks=pytest.mark.exhaustive)])
 def test_gemma4_keys_that_are_the_values(tmp_path, attention):
     """attention_k_eq_v: full-attention blocks have no v_proj and normalise the keys' projection as values."""
     src = build_model(tmp_path / "small", "Gemma4TextModel", attention_k_eq_v=True, **SHARED)
     exact(hfgrow.grow(src, tmp_path / "big", factor=2, attention=attention))
 
 
-@pytest.mark.parametrize("options", [dict(factor=2), dict(hidden_size=24, intermediate_size=36, layers=3)])
+@pytest.mark.parametrize("options", [pytest.param(dict(factor=2), marks=pytest.mark.exhaustive),
+                                     dict(hidden_size=24, intermediate_size=36, layers=3)])
 def test_gemma4_experts_beside_the_dense_ffn(tmp_path, options):
     """enable_moe_block: a router (a weightless norm, its scale, hidden^-½) picks 2 of 3 experts beside the dense FFN."""
     src = build_model(tmp_path / "small", "Gemma4ForCausalLM", enable_moe_block=True, num_experts=3, top_k_experts=2,
@@ -87,7 +88,8 @@ def test_gemma4_refusals(tmp_path, overrides, reason):
         hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim" if "proportional" in reason else "heads")
 
 
-@pytest.mark.parametrize("options", [dict(factor=2), dict(hidden_size=24, intermediate_size=48, num_heads=6)])
+@pytest.mark.parametrize("options", [pytest.param(dict(factor=2), marks=pytest.mark.exhaustive),
+                                     dict(hidden_size=24, intermediate_size=48, num_heads=6)])
 def test_gemma3n_altup_laurel_and_shared_keys(tmp_path, options):
     """Three AltUp streams, their router reading its input times hidden^-1, activation sparsity in the first block, the
     last block reusing block 1's keys and values; a hidden size that is not a multiple (the FFN a whole one)."""
