@@ -1,4 +1,5 @@
-"""Gemma 1, 2 and 3 (text): LLaMA-style decoders with these quirks, all exact.
+"""Gemma 1, 2 and 3 (text): LLaMA-style decoders with these quirks, all exact. Gemma 4, Gemma 3n and the models built
+of Gemma 4's blocks follow at the end (docs/design.md §Per-layer inputs).
 
 * The embedding output is multiplied by √hidden_size (``GemmaTextScaledWordEmbedding``), a constant that
   the growth changes: the embedding is stored times √(hidden/hidden') so the product is unchanged, and the
