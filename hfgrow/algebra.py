@@ -396,6 +396,10 @@ class Widths:
     # the block each grown block copies (a new block: the one before it), for tables packed block by block (Gemma 4's
     # per-layer embeddings, dimension "layers×NAME" for a name in ``fixed``); () where the depth does not change
     blocks: tuple[tuple[int, int], tuple[int, ...]] = ((0, 0), ())
+    # the head_dim and KV heads of the blocks of one kind whose attention has sizes of its own (Gemma 4's full-attention
+    # blocks: global_head_dim, num_global_key_value_heads), with the same query heads; (0, 0): none
+    global_head_dim: tuple[int, int] = (0, 0)
+    global_kv_heads: tuple[int, int] = (0, 0)
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -414,6 +418,14 @@ class Widths:
     @property
     def kv_attention(self) -> tuple[int, int]:
         return self.kv_heads[0] * self.head_dim[0], self.kv_heads[1] * self.head_dim[1]
+
+    @property
+    def global_attention(self) -> tuple[int, int]:
+        return self.heads[0] * self.global_head_dim[0], self.heads[1] * self.global_head_dim[1]
+
+    @property
+    def global_kv_attention(self) -> tuple[int, int]:
+        return self.global_kv_heads[0] * self.global_head_dim[0], self.global_kv_heads[1] * self.global_head_dim[1]
 
     def size(self, dim: str) -> tuple[int, int]:
         """Small and big size of a space's dimension (see Space.dim)."""
@@ -656,6 +668,12 @@ class _Layouts:
             d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
             src, aligned, within = _attention_layout(groups, per_group, d, rope)
             return groups[0] * per_group[0] * d[0], src, aligned, within
+        if dim in ("global_attention", "global_kv_attention", "global_head_dim"):  # heads of their own sizes and KV groups
+            kv, heads = widths.global_kv_heads, widths.heads
+            per_group = (heads[0] // kv[0], heads[1] // kv[1]) if dim == "global_attention" else (1, 1)
+            groups = kv if dim != "global_head_dim" else (1, 1)
+            src, aligned, within = _attention_layout(groups, per_group, widths.global_head_dim, rope)
+            return groups[0] * per_group[0] * widths.global_head_dim[0], src, aligned, within
         if dim.startswith("heads×") and dim[6:] in dict(widths.per_head):  # whole heads of a size of their own, as the heads
             size = dict(widths.per_head)[dim[6:]]
             src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)

@@ -20,7 +20,8 @@ PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_ro
                    "activation_sparsity_pattern")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
 PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
-SUFFIX_COUNTS = ("num_kv_shared_layers",)  # the last k blocks are of another kind (Gemma 4's that reuse keys): new copies counted
+SUFFIX_COUNTS = ("num_kv_shared_layers",)
+INDEX_DICTS = ("per_layer_config",)  # {block number: that block's own config values} (Gemma 4's full-attention head sizes)  # the last k blocks are of another kind (Gemma 4's that reuse keys): new copies counted
 
 
 def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
@@ -171,6 +172,10 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
                               f"they would not come first (grow with --new-blocks identity)")
         if isinstance(k, int) and not isinstance(k, bool) and k >= n_old:
             lists[name] = n_old * repeats
+    for name in INDEX_DICTS:
+        entries = config.get(name)
+        if isinstance(entries, dict) and entries and all(str(i).isdigit() and int(i) < n_old for i in entries):
+            lists[name] = {str(int(i) + r * n_old): v for i, v in entries.items() for r in range(repeats)}
     for name in SUFFIX_COUNTS:
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and k > 0:
@@ -203,6 +208,10 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and k > 0:
             lists[name] = sum(1 + copies.get(old, 0) for old in range(max(n_old - k, 0), n_old))
+    for name in INDEX_DICTS:  # a new block has its original's entry
+        entries = config.get(name)
+        if isinstance(entries, dict) and entries and all(str(i).isdigit() and int(i) < n_old for i in entries):
+            lists[name] = {str(new_index[int(i)] + j): v for i, v in entries.items() for j in range(1 + copies.get(int(i), 0))}
     return lists
 
 

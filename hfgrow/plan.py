@@ -176,7 +176,9 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
+    kinds = getattr(sized_cfg, "layer_types", None) if any(r.kind for r in recipe.body) else None  # rules of one kind of block
+    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None,
+                             {k: tuple(i for i, x in enumerate(kinds) if x == k) for k in set(kinds)} if kinds else None)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

@@ -215,9 +215,9 @@ class SharedKeysValues(Constraint):
 
 @dataclass(frozen=True)
 class UniformBlocks(Constraint):
-    """Blocks whose attention or FFN has sizes of its own (Gemma 4's global_head_dim and num_global_key_value_heads
-    for full-attention blocks, its double-wide FFN in the blocks that share keys): not supported yet (one rule grows
-    every block's tensor alike); refused even with --allow-lossy."""
+    """Blocks whose attention or FFN has sizes of their own beyond what the recipe declares (its `own_attention` kind of
+    block may have a head_dim and KV heads of its own, alike in every such block; Gemma 4's double-wide FFN in the
+    blocks that share keys): not supported yet; refused even with --allow-lossy."""
 
     lossy_fallback = False
 
@@ -228,8 +228,11 @@ class UniformBlocks(Constraint):
         except (AttributeError, KeyError, TypeError, ValueError):
             per_layer = []
         stored = cfg.to_dict()  # the global values (reading them as attributes is refused where layers differ)
-        odd = [i for i, c in enumerate(per_layer)
-               if (c.head_dim, c.num_key_value_heads) != (stored.get("head_dim"), stored.get("num_key_value_heads"))]
+        sizes = [(c.head_dim, c.num_key_value_heads) for c in per_layer]
+        kinds, own = list(getattr(cfg, "layer_types", None) or []), recipe.config.own_attention  # one kind may differ
+        expected = {k: sizes[kinds.index(k)] if k == own else (stored.get("head_dim"), stored.get("num_key_value_heads"))
+                    for k in set(kinds)}
+        odd = [i for i, size in enumerate(sizes) if i < len(kinds) and size != expected[kinds[i]]]
         if odd:
             found.append(f"block {odd[0]} has a head_dim or KV-head count of its own (global_head_dim, "
                          f"num_global_key_value_heads): blocks of different attention sizes")

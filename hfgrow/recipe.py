@@ -37,6 +37,7 @@ __all__ = [
     "generated",
     "keep",
     "last",
+    "of_kind",
     "linear",
     "norm",
     "reads",
@@ -88,8 +89,9 @@ class TensorRule:
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
     new_block: float | None = None  # a new block's copy holds this value instead (Gemma 4's layer_scalar: 1, the identity)
+    kind: str | None = None  # only in the blocks of this kind (their `layer_types` entry), where it wins over the rule for every block
 
-    def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
+    def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
         lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
         return re.compile(rf"^{lead}{body}$")
@@ -134,6 +136,12 @@ def norm(module: str, space: str, input: str | None = None, bias: bool = True, o
     return rules
 
 
+def of_kind(kind: str, rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    """The same rules for the blocks of one kind only (Gemma 4's full-attention blocks, whose heads have sizes of their
+    own): a `layer_types` entry."""
+    return tuple(dataclasses.replace(r, kind=kind) for r in rules)
+
+
 def last(rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
     """The same rules for the last block of their stack only (BART's last norm feeds the tied LM head)."""
     return tuple(dataclasses.replace(r, last=True) for r in rules)
@@ -156,8 +164,9 @@ def block_scalar(pattern: str) -> tuple[TensorRule, ...]:
 
 
 def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
-    by_pattern = {r.pattern: r for r in new}
-    kept = tuple(by_pattern.pop(r.pattern, r) for r in rules)
+    """``new`` replaces the rules of the same pattern (and kind of block) and adds the others."""
+    by_pattern = {(r.pattern, r.kind): r for r in new}
+    kept = tuple(by_pattern.pop((r.pattern, r.kind), r) for r in rules)
     return kept + tuple(by_pattern.values())
 
 
@@ -194,6 +203,9 @@ class ConfigFields:
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # the kind of block (a `layer_types` entry) whose attention has a head_dim and KV heads of its own, read from the
+    # config's per_layer_config (Gemma 4's full-attention blocks); the same query heads
+    own_attention: str | None = None
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None
@@ -246,14 +258,19 @@ class Recipe:
         parent's rules of the same pattern and add the others."""
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
-    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
+    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None,
+                  kinds: Mapping[str, tuple[int, ...]] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
-        ``blocks``: the number of blocks of each stack, for the rules of a last block."""
+        ``blocks``: the number of blocks of each stack, for the rules of a last block; ``kinds``: the blocks of each
+        kind, for the rules of one kind (without them such a rule matches nothing)."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
 
         def compiled(r: TensorRule, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
+            if r.kind:
+                numbers = (kinds or {}).get(r.kind, ())
+                return r.regex(prefixes, block=f"(?:{'|'.join(map(str, numbers))})" if numbers else "(?!)")
             if not r.last:
                 return r.regex(prefixes)
             stack = next(path for path, _, _ in self.stacks if r.pattern.startswith(f"{path}.*."))

@@ -80,7 +80,8 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
-    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
+    own = _own_attention(cfg, f.own_attention, (heads, big_heads), (kv, big_kv), (head_dim, big_dim))
+    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads), **own,
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
@@ -89,6 +90,21 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
                   **_mixer(config, f, hidden, big_hidden))
+
+
+def _own_attention(cfg: Any, kind: str | None, heads: tuple[int, int], kv: tuple[int, int],
+                   head_dim: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """The head_dim and KV heads of the blocks of ``kind`` (their per_layer_config), grown as the others: head_dim by
+    the same factor, the KV heads as :func:`kv_heads` chooses for the grown query heads."""
+    if not kind:
+        return {}
+    first = next((i for i, k in enumerate(getattr(cfg, "layer_types", None) or []) if k == kind), None)
+    own = cfg.per_layer_config[first] if first is not None else None
+    d, g = (own.head_dim, own.num_key_value_heads) if own is not None else (head_dim[0], kv[0])
+    if (head_dim[1] * d) % head_dim[0] or heads[0] % g or not kv_fits(heads[0], g, heads[1]):
+        raise GrowthError(f"the {kind} blocks' head_dim {d} and {g} KV heads cannot follow heads {heads[0]} → {heads[1]} "
+                          f"and head_dim {head_dim[0]} → {head_dim[1]}")
+    return {"global_head_dim": (d, head_dim[1] * d // head_dim[0]), "global_kv_heads": (g, kv_heads(heads[0], g, heads[1], None))}
 
 
 def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:

@@ -17,7 +17,7 @@ of Gemma 4's blocks follow at the end (docs/design.md §Per-layer inputs).
 import dataclasses
 
 from hfgrow.policy import NormsWithoutWeights, NoNewBlocks, RotaryHeadDim, SharedKeysValues, StatisticsOverFFN, UniformBlocks
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, block_scalar, embedding, keep, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, block_scalar, embedding, keep, linear, norm, of_kind, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA
 
@@ -86,7 +86,8 @@ GEMMA4_TEXT = GEMMA3.extend(
     name="gemma4_text",
     model_types=("gemma4_text",),
     classes=("Gemma4TextModel", "Gemma4ForCausalLM"),
-    config=dataclasses.replace(GEMMA3.config, fixed={"ple": "hidden_size_per_layer_input"}, expert_ffn="moe_intermediate_size"),
+    config=dataclasses.replace(GEMMA3.config, fixed={"ple": "hidden_size_per_layer_input"}, expert_ffn="moe_intermediate_size",
+                               own_attention="full_attention"),
     constraints=(RotaryHeadDim(), UniformBlocks(), SharedKeysValues()),
     spaces={
         **GEMMA3.spaces,
@@ -97,6 +98,13 @@ GEMMA4_TEXT = GEMMA3.extend(
         "hidden_rescaled": Space("hidden", Kind.RESIDUAL, rescaled_by=True),  # the stream read, then × hidden^-½
         "router": Space("hidden", Kind.RESIDUAL, rescaled_by=True),  # the router's normalised input, then × hidden^-½
         "expert": Space("expert_ffn", Kind.ACTIVATION),
+        # the full-attention blocks' heads, of their own head_dim and KV heads (global_head_dim, num_global_key_value_heads)
+        "gq": Space("global_attention", Kind.QUERY, rope="half", per_head_norm=True),
+        "gk": Space("global_kv_attention", Kind.KEY, rope="half"),
+        "gv": Space("global_kv_attention", Kind.ACTIVATION, rope="half"),
+        "go": Space("global_attention", Kind.ACTIVATION, rope="half"),
+        "ghead": Space("global_head_dim", Kind.ACTIVATION, rope="half"),
+        "gq_norm_weight": Space("global_head_dim", Kind.ACTIVATION, rope="half", per_head_norm=True),
     },
     body=(
         *norm(f"{LAYER}.input_layernorm", "hidden", bias=False),
@@ -124,6 +132,14 @@ GEMMA4_TEXT = GEMMA3.extend(
         *norm(f"{LAYER}.pre_feedforward_layernorm_2", "hidden", bias=False),
         *norm(f"{LAYER}.post_feedforward_layernorm_1", "hidden", bias=False),
         *norm(f"{LAYER}.post_feedforward_layernorm_2", "hidden", bias=False),
+        *of_kind("full_attention", (
+            *linear(f"{LAYER}.self_attn.q_proj", "gq", "hidden"),
+            *linear(f"{LAYER}.self_attn.k_proj", "gk", "hidden"),
+            *linear(f"{LAYER}.self_attn.v_proj", "gv", "hidden"),
+            *linear(f"{LAYER}.self_attn.o_proj", "hidden", "go"),
+            *norm(f"{LAYER}.self_attn.q_norm", "gq_norm_weight", input="ghead", bias=False),
+            *norm(f"{LAYER}.self_attn.k_norm", "ghead", bias=False),
+        )),
     ),
 )
 

@@ -77,8 +77,25 @@ def test_gemma4_experts_beside_the_dense_ffn(tmp_path, options):
     exact(hfgrow.grow(src, tmp_path / "big", **options))
 
 
+@pytest.mark.parametrize("options,grown", [
+    (dict(factor=2), (16, 2)),
+    pytest.param(dict(factor=2, attention="head-dim"), (32, 1), marks=pytest.mark.exhaustive),
+    (dict(num_heads=6, num_kv_heads=3), (16, 2)),  # 6 query heads on the one KV head's copies: two groups of 3
+    (dict(hidden_size=24, intermediate_size=36, layers=7, insert_at=(0, 4)), (16, 1)),
+])
+def test_gemma4_full_attention_heads_of_their_own(tmp_path, options, grown):
+    """The released layout: full-attention blocks with heads twice as wide (global_head_dim) on one KV head, their keys
+    the values (attention_k_eq_v), grown by rules for those blocks only; per_layer_config follows the blocks."""
+    src = build_model(tmp_path / "small", "Gemma4ForCausalLM", global_head_dim=16, num_global_key_value_heads=1,
+                      attention_k_eq_v=True, **SHARED)
+    exact(hfgrow.grow(src, tmp_path / "big", **options))
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    full = [str(i) for i, kind in enumerate(config["layer_types"]) if kind == "full_attention"]
+    assert sorted(config["per_layer_config"]) == full and len(full) == 2 + bool(options.get("layers"))
+    assert all(c == {"head_dim": grown[0], "num_key_value_heads": grown[1]} for c in config["per_layer_config"].values())
+
+
 @pytest.mark.parametrize("overrides,reason", [
-    (dict(global_head_dim=16), "head_dim or KV-head count of its own"),
     (dict(use_double_wide_mlp=True, **SHARED), "use_double_wide_mlp doubles the FFN"),
     (dict(head_dim=4, global_head_dim=4), "proportional rotary with partial_rotary_factor 0.25: head_dim 4 → 8 turns 1 pairs"),
 ])
