@@ -61,7 +61,8 @@ def test_gemma4_refuses_a_new_block_where_later_blocks_read_its_keys(tmp_path):
     assert lossy["verification"]["float32"]["outputs"]["logits"]["max_rel"] > 1e-2
 
 
-@pytest.mark.parametrize("attention", ["heads", pytest.param("head-dim", marks=pytest.mark.exhaustive)])
+@pytest.mark.exhaustive  # the tiny Gemma 4 of every family test has them too
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
 def test_gemma4_keys_that_are_the_values(tmp_path, attention):
     """attention_k_eq_v: full-attention blocks have no v_proj and normalise the keys' projection as values."""
     src = build_model(tmp_path / "small", "Gemma4TextModel", attention_k_eq_v=True, **SHARED)
@@ -78,7 +79,7 @@ def test_gemma4_experts_beside_the_dense_ffn(tmp_path, options):
 
 
 @pytest.mark.parametrize("options,grown", [
-    (dict(factor=2), (16, 2)),
+    pytest.param(dict(factor=2), (16, 2), marks=pytest.mark.exhaustive),  # as the family tests grow it
     pytest.param(dict(factor=2, attention="head-dim"), (32, 1), marks=pytest.mark.exhaustive),
     (dict(num_heads=6, num_kv_heads=3), (16, 2)),  # 6 query heads on the one KV head's copies: two groups of 3
     (dict(hidden_size=24, intermediate_size=36, layers=7, insert_at=(0, 4)), (16, 1)),
