@@ -35,6 +35,7 @@ import hfgrow  # noqa: E402
 from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.towers import tower_subs  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
+from hfgrow.widths import config_int  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
 from hfgrow.widths import stack_depth  # noqa: E402
@@ -213,7 +214,7 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
     config = sub_config(whole, tower_subs(recipe)[0]) if recipe.towers else sizes_of(whole, recipe)
     fields = recipe.config
     hidden = config[fields.hidden]
-    ffn = (config.get(fields.ffn) or (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
+    ffn = config_int(config, fields.ffn, (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
     depth = stack_depth(config, *recipe.stacks[0][1:]) if recipe.stacks else 2  # the tiny models' blocks (Nemotron-H: 4)
     cells = {}
     for i, (name, options) in enumerate(MODES):

@@ -21,6 +21,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import hfgrow  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
+from hfgrow.widths import config_int  # noqa: E402
 from recipes_under_test import FAMILIES  # noqa: E402  (bench/recipes_under_test.py)
 
 MODES = [
@@ -36,7 +37,7 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
     if "hidden_size" in options:  # FFN ×1.5 too
         config = json.loads((src / "config.json").read_text())
         fields = find_recipe(config)[0].config
-        ffn = config.get(fields.ffn) or fields.ffn_default * config[fields.hidden]
+        ffn = config_int(config, fields.ffn, fields.ffn_default and fields.ffn_default * config[fields.hidden])  # a list per block too
         options = {**options, "intermediate_size": ffn * 3 // 2}
     try:
         report = hfgrow.grow(src, out, **options)

@@ -393,11 +393,23 @@ class Widths:
     mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
     mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim), or Zamba's Mamba-1 heads
     mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
+    # the block each grown block copies (a new block: the one before it), for tables packed block by block (Gemma 4's
+    # per-layer embeddings, dimension "layers×NAME" for a name in ``fixed``); () where the depth does not change
+    blocks: tuple[tuple[int, int], tuple[int, ...]] = ((0, 0), ())
+    # the head_dim and KV heads of the blocks of one kind whose attention has sizes of its own (Gemma 4's full-attention
+    # blocks: global_head_dim, num_global_key_value_heads), with the same query heads; (0, 0): none
+    global_head_dim: tuple[int, int] = (0, 0)
+    global_kv_heads: tuple[int, int] = (0, 0)
 
     @property
     def kept(self) -> tuple[int, int]:
         """A size that never grows, one unit standing for all of them (a norm over a Mamba mixer's state: its eps)."""
         return 1, 1
+
+    @property
+    def block_counts(self) -> tuple[int, int]:
+        (n, big), sources = self.blocks
+        return n, big if sources else n
 
     @property
     def attention(self) -> tuple[int, int]:
@@ -407,12 +419,23 @@ class Widths:
     def kv_attention(self) -> tuple[int, int]:
         return self.kv_heads[0] * self.head_dim[0], self.kv_heads[1] * self.head_dim[1]
 
+    @property
+    def global_attention(self) -> tuple[int, int]:
+        return self.heads[0] * self.global_head_dim[0], self.heads[1] * self.global_head_dim[1]
+
+    @property
+    def global_kv_attention(self) -> tuple[int, int]:
+        return self.global_kv_heads[0] * self.global_head_dim[0], self.global_kv_heads[1] * self.global_head_dim[1]
+
     def size(self, dim: str) -> tuple[int, int]:
         """Small and big size of a space's dimension (see Space.dim)."""
         if dim.startswith("heads×") and dim[6:] in dict(self.per_head):
             return self.heads[0] * dict(self.per_head)[dim[6:]], self.heads[1] * dict(self.per_head)[dim[6:]]
         if dim.startswith("kv_heads×") and dim[9:] in dict(self.per_head):
             return self.kv_heads[0] * dict(self.per_head)[dim[9:]], self.kv_heads[1] * dict(self.per_head)[dim[9:]]
+        if dim.startswith("layers×") and dim[7:] in dict(self.fixed):
+            (n, big), size = self.block_counts, dict(self.fixed)[dim[7:]]
+            return n * size, big * size
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
         return self.mixer if dim == "mixer_by_head" else getattr(self, dim)
@@ -435,7 +458,8 @@ class Space:
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
     # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state", "mixer_by_head" (the mixer's
     # channels copied as whole heads: Zamba's per-head x_proj reads all of a head's channels); or a name in Widths.fixed,
-    # or "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # or "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "layers×NAME" for a name in
+    # Widths.fixed (a slice of that size per block, copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -445,6 +469,9 @@ class Space:
     # space's aligned copies carry √(D/d), so the norm sees the small mean square and keeps its eps, and the norm
     # weight's space (kind activation, with this flag) carries the rest of the score correction, ratio/√(D/d)
     per_head_norm: bool = False
+    # the power of hidden_size that ``rescaled_by`` or ``embed_scale`` multiply by, halved: ½ for hidden^±½, 1 for Gemma
+    # 3n's AltUp router input (times hidden^-1)
+    rescale_power: float = 0.5
 
 
 def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
@@ -497,6 +524,8 @@ def spread(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
     """Unit i of n gets big//n or big//n + 1 adjacent copies (the first big % n units get one more)."""
     if big < n:
         raise GrowthError(f"cannot shrink {what} from {n} to {big}")
+    if n == 0:  # a space the model does not have (Gemma 4's experts where it has none)
+        return torch.zeros(0, dtype=torch.long)
     counts = torch.full((n,), big // n)
     counts[: big % n] += 1
     return torch.arange(n).repeat_interleave(counts)
@@ -589,7 +618,7 @@ def expansions(
     def hidden_rescale(space: Space) -> float:
         """√(hidden'/hidden) where the model multiplies the space by a power of hidden_size ±½, else 1."""
         on = flag(space.embed_scale) or flag(space.rescaled_by)
-        return math.sqrt(widths.hidden[1] / widths.hidden[0]) if on else 1.0
+        return (widths.hidden[1] / widths.hidden[0]) ** space.rescale_power if on else 1.0
 
     out: dict[str, Expansion] = {}
     for name, space in spaces.items():
@@ -647,6 +676,12 @@ class _Layouts:
             d = widths.head_dim if dim not in ("heads", "kv_heads") else (1, 1)
             src, aligned, within = _attention_layout(groups, per_group, d, rope)
             return groups[0] * per_group[0] * d[0], src, aligned, within
+        if dim in ("global_attention", "global_kv_attention", "global_head_dim"):  # heads of their own sizes and KV groups
+            kv, heads = widths.global_kv_heads, widths.heads
+            per_group = (heads[0] // kv[0], heads[1] // kv[1]) if dim == "global_attention" else (1, 1)
+            groups = kv if dim != "global_head_dim" else (1, 1)
+            src, aligned, within = _attention_layout(groups, per_group, widths.global_head_dim, rope)
+            return groups[0] * per_group[0] * widths.global_head_dim[0], src, aligned, within
         if dim.startswith("heads×") and dim[6:] in dict(widths.per_head):  # whole heads of a size of their own, as the heads
             size = dict(widths.per_head)[dim[6:]]
             src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)
@@ -655,6 +690,11 @@ class _Layouts:
             size = dict(widths.per_head)[dim[9:]]
             src, aligned, within = _attention_layout(widths.kv_heads, (1, 1), (size, size), None)
             return widths.kv_heads[0] * size, src, aligned, within
+        if dim.startswith("layers×") and dim[7:] in dict(widths.fixed):  # a slice per block: a new block copies its original's
+            size, (n, _), (_, sources) = dict(widths.fixed)[dim[7:]], widths.block_counts, widths.blocks
+            blocks = torch.tensor(sources, dtype=torch.long) if sources else torch.arange(n)
+            src = (blocks[:, None] * size + torch.arange(size)).reshape(-1)
+            return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)

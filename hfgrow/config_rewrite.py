@@ -49,7 +49,7 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),
         fields.embedding: (widths.embedding[1], widths.hidden[1]),
-        fields.expert_ffn: (widths.expert_ffn[1], None),
+        fields.expert_ffn: (widths.expert_ffn[1] or None, None),  # 0: the model has no such experts
         fields.decoder_ffn: (widths.decoder_ffn[1], None),
         fields.mixer_size: (widths.mixer[1], None),
         fields.mixer_heads: (widths.mixer_heads[1], None),
@@ -69,6 +69,8 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
             raise GrowthError(f"config.json: {fields.heads_per_layer}={per_layer!r}: blocks with different numbers of heads "
                               f"are not supported (every entry must be {fields.heads}={widths.heads[0]})")
         new_config[fields.heads_per_layer] = [widths.heads[1]] * new_config.get(recipe.stacks[0][1], len(per_layer))
+    if fields.own_attention:
+        new_config.update(_own_attention(config, new_config, fields.own_attention, widths))
     for twin, name in fields.twins.items():
         if twin in config:
             new_config[twin] = new_config.get(name, config.get(name))
@@ -151,3 +153,17 @@ def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
     return {key: [k * s for s in value] if key == "mrope_section" and isinstance(value, list)
             else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
 
+
+
+def _own_attention(config: dict[str, Any], new_config: dict[str, Any], kind: str, widths: Widths) -> dict[str, Any]:
+    """Gemma 4's per_layer_config (one entry per block of ``kind``, by block number: renumbered with new blocks) and its
+    raw global_head_dim / num_global_key_value_heads fields, grown."""
+    grown = {"head_dim": widths.global_head_dim[1], "num_key_value_heads": widths.global_kv_heads[1]}
+    out: dict[str, Any] = {name: value for name, value in (("global_head_dim", grown["head_dim"]),
+                                                           ("num_global_key_value_heads", grown["num_key_value_heads"]))
+                           if config.get(name) is not None}
+    per_layer = config.get("per_layer_config")
+    if isinstance(per_layer, dict) and per_layer:
+        template = {k: grown.get(k, v) for k, v in next(iter(per_layer.values())).items()}
+        out["per_layer_config"] = {str(i): dict(template) for i, k in enumerate(new_config.get("layer_types") or []) if k == kind}
+    return out

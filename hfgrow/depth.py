@@ -13,16 +13,19 @@ from .consistency import loaded_names, skeleton_model, stack_regex
 from .errors import GrowthError
 from .options import MAX_BLOCKS, GrowthOptions
 from .recipe import Recipe
-from .widths import stack_depth
+from .widths import config_int, stack_depth
 
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
-PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
+PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer",
+                   "activation_sparsity_pattern")
 INDEX_LISTS = ("mlp_only_layers", "moe_layers", "attn_layer_indices")  # config lists of block numbers (Qwen-MoE's dense
 # blocks, Llama 4's sparse ones, derived from interleave_moe_layer_step where not stored, Bamba's attention blocks):
 # renumbered, new blocks included
 # the first k blocks are of another kind (GLM-4.5's dense blocks; ERNIE 4.5 MoE's sparse ones start at k): new copies counted
 PREFIX_COUNTS = ("first_k_dense_replace", "moe_layer_start_index", "num_dense_layers")
 LAST_INDICES = ("moe_layer_end_index",)  # the number of the last block of a kind (ERNIE 4.5 MoE's last sparse block)
+SUFFIX_COUNTS = ("num_kv_shared_layers",)  # the last k blocks are of another kind (Gemma 4's that reuse keys): new copies counted
+INDEX_DICTS = ("per_layer_config",)  # {block number: that block's own config values} (Gemma 4's full-attention head sizes)
 
 
 def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:
@@ -38,6 +41,18 @@ def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -
         raise GrowthError(f"--insert-at needs {added} block numbers between 0 and {n_old - 1} for {stack}, got {list(at)}")
     return sorted(at)
 
+
+
+def block_sources(recipe: Recipe, config: dict[str, Any], options: GrowthOptions) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """The first stack's blocks before and after, and the block each grown block copies (a new block: the one before
+    it; --new-blocks stack: block i mod n); no sources where the depth does not change (algebra.Widths.blocks)."""
+    stack, field_name, fallback = recipe.stacks[0]
+    n = config_int(config, field_name, config.get(fallback) if fallback else None)
+    if not options.layers or (options.layers == n and options.insert_at is None):
+        return (n, n), ()
+    if options.new_blocks == "stack":
+        return (n, options.layers), tuple(i % n for i in range(options.layers))
+    return (n, options.layers), tuple(sorted([*range(n), *insertions(n, options.layers, options.insert_at, stack)]))
 
 
 STACKED = ("--new-blocks stack repeats whole blocks (G_stack): the grown model computes a different function, "
@@ -168,6 +183,15 @@ def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -
                               f"they would not come before it (grow with --new-blocks identity)")
         if last == n_old - 1:
             lists[name] = n_old * repeats - 1
+    for name in INDEX_DICTS:
+        entries = config.get(name)
+        if isinstance(entries, dict) and entries and all(str(i).isdigit() and int(i) < n_old for i in entries):
+            lists[name] = {str(int(i) + r * n_old): v for i, v in entries.items() for r in range(repeats)}
+    for name in SUFFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            raise GrowthError(f"--new-blocks stack: {name}={k} makes only the last blocks of their kind; repeated, "
+                              f"they would not come last (grow with --new-blocks identity)")
     return lists
 
 
@@ -206,6 +230,14 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
         last = config.get(name)
         if isinstance(last, int) and not isinstance(last, bool) and 0 <= last < n_old:
             lists[name] = new_index[last] + copies.get(last, 0)
+    for name in SUFFIX_COUNTS:
+        k = config.get(name)
+        if isinstance(k, int) and not isinstance(k, bool) and k > 0:
+            lists[name] = sum(1 + copies.get(old, 0) for old in range(max(n_old - k, 0), n_old))
+    for name in INDEX_DICTS:  # a new block has its original's entry
+        entries = config.get(name)
+        if isinstance(entries, dict) and entries and all(str(i).isdigit() and int(i) < n_old for i in entries):
+            lists[name] = {str(new_index[int(i)] + j): v for i, v in entries.items() for j in range(1 + copies.get(int(i), 0))}
     return lists
 
 

@@ -20,7 +20,7 @@ from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .config_rewrite import check_config, grown_config, sizes_of
 from .consistency import check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies
-from .depth import STACKED, deepen
+from .depth import STACKED, block_sources, deepen
 from .errors import GrowthError
 from .memory import check_peak_fits, check_sizes_fit
 # options other modules import from here (the CLI, the API, verification)
@@ -173,12 +173,16 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     sized, sized_cfg = sizes_of(config, recipe), getattr(cfg, recipe.config.sub) if recipe.config.sub else cfg
     check_requirements(sized, recipe)
     widths = grown_widths(sized, recipe, options, sized_cfg)
+    if any(s.dim.startswith("layers×") for s in recipe.spaces.values()):  # tables packed block by block follow the blocks
+        widths = dataclasses.replace(widths, blocks=block_sources(recipe, sized, options))
     approximate = approximations(recipe, widths, options, sized_cfg)
     flags = config_flags(recipe, sized_cfg)
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None)
+    kinds = getattr(sized_cfg, "layer_types", None) if any(r.kind for r in recipe.body) else None  # rules of one kind of block
+    rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None,
+                             {k: tuple(i for i, x in enumerate(kinds) if x == k) for k in set(kinds)} if kinds else None)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

@@ -16,7 +16,9 @@ from .errors import GrowthError
 from .options import GrowthOptions
 from .recipe import Constraint, Recipe, TensorRule
 
-EXACT_ROPE_TYPES = ("default", "linear", "llama3")  # functions of frequency alone (docs/design.md §RoPE)
+# functions of frequency alone (docs/design.md §RoPE); proportional (Gemma 4) leaves the pairs past its rotated part at
+# frequency 0, which head_dim growth keeps where the number of rotated pairs grows k times
+EXACT_ROPE_TYPES = ("default", "linear", "llama3", "proportional")
 
 
 def _rope_dicts(cfg: Any) -> list[dict[str, Any]]:
@@ -33,7 +35,8 @@ def _rope_types(cfg: Any) -> set[str]:
 
 def _partial_rotary(cfg: Any) -> set[float]:
     """The fractions of each head that are rotated (below 1), per layer type where the rope parameters are nested."""
-    found = {p.get("partial_rotary_factor") for p in _rope_dicts(cfg)} | {getattr(cfg, "partial_rotary_factor", None)}
+    found = {p.get("partial_rotary_factor") for p in _rope_dicts(cfg) if p.get("rope_type") != "proportional"}
+    found |= {getattr(cfg, "partial_rotary_factor", None)}
     return {float(f) for f in found if isinstance(f, (int, float)) and f != 1}
 
 
@@ -294,6 +297,69 @@ class DepthRequires(Constraint):
 
 
 @dataclass(frozen=True)
+class SharedKeysValues(Constraint):
+    """The last blocks reuse the keys and values of the last earlier block of their kind (Gemma 4's
+    num_kv_shared_layers): a new block right after such a block would take its place (docs/design.md §Depth)."""
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        cfg, o = growth.cfg, growth.options
+        modes, kinds = getattr(cfg, "kv_sharing_modes", None), getattr(cfg, "layer_types", None)
+        if not o.layers or not modes or not kinds or o.new_blocks == "stack":
+            return []
+        reused = {kinds[i] for i, mode in enumerate(modes) if mode == "reuse"}
+        after = insertions(len(modes), o.layers, o.insert_at, recipe.stacks[0][0])
+        stores = sorted({a for a in after if modes[a] == "store" and kinds[a] in reused})
+        return [f"a new block after block {a} would become the last {kinds[a]} block before the blocks that reuse its keys "
+                f"and values (num_kv_shared_layers), and its keys are computed from another input: insert new blocks "
+                f"elsewhere (--insert-at)" for a in stores[:1]]
+
+
+@dataclass(frozen=True)
+class UniformBlocks(Constraint):
+    """Blocks whose attention or FFN has sizes of their own beyond what the recipe declares (its `own_attention` kind of
+    block may have a head_dim and KV heads of its own, alike in every such block; Gemma 4's double-wide FFN in the
+    blocks that share keys): not supported yet; refused even with --allow-lossy."""
+
+    lossy_fallback = False
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        cfg, found = growth.cfg, []
+        try:
+            per_layer = [cfg.per_layer_config[i] for i in range(cfg.num_hidden_layers)]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            per_layer = []
+        stored = cfg.to_dict()  # the global values (reading them as attributes is refused where layers differ)
+        sizes = [(c.head_dim, c.num_key_value_heads) for c in per_layer]
+        kinds, own = list(getattr(cfg, "layer_types", None) or []), recipe.config.own_attention  # one kind may differ
+        expected = {k: sizes[kinds.index(k)] if k == own else (stored.get("head_dim"), stored.get("num_key_value_heads"))
+                    for k in set(kinds)}
+        odd = [i for i, size in enumerate(sizes) if i < len(kinds) and size != expected[kinds[i]]]
+        if odd:
+            found.append(f"block {odd[0]} has a head_dim or KV-head count of its own (global_head_dim, "
+                         f"num_global_key_value_heads): blocks of different attention sizes")
+        if getattr(cfg, "use_double_wide_mlp", False) and getattr(cfg, "num_kv_shared_layers", 0):
+            found.append("use_double_wide_mlp doubles the FFN of the blocks that share keys: blocks of different FFN sizes")
+        return found
+
+
+@dataclass(frozen=True)
+class StatisticsOverFFN(Constraint):
+    """A per-block list (Gemma 3n's activation_sparsity_pattern) under which the FFN's gate keeps the units above
+    mean + z·std over the FFN width: whole-multiple copies keep that mean and (population) std, uneven ones do not."""
+
+    field: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        ffn, big = growth.widths.ffn
+        values = getattr(growth.cfg, self.field, None)
+        values = values if isinstance(values, (list, tuple)) else [values or 0]
+        if ffn and big % ffn and any(v > 0 for v in values):
+            return [f"{self.field}: the FFN's gate keeps the units above mean + z·std over the FFN width, which copies "
+                    f"counted unevenly change: only whole multiples of the intermediate size ({ffn}) are exact"]
+        return []
+
+
+@dataclass(frozen=True)
 class RotaryHeadDim(Constraint):
     """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
     rotary part that grows k times with head_dim, and multimodal sections that are not interleaved (interleaved ones:
@@ -325,6 +391,11 @@ class RotaryHeadDim(Constraint):
             if int(big_d * f) != k_d * int(d * f):
                 found.append(f"partial_rotary_factor {f}: head_dim {d} → {big_d} rotates {int(big_d * f)} dims, not "
                              f"{k_d} × {int(d * f)}, so the rotary part changes")
+        for f in sorted({float(p.get("partial_rotary_factor", 1.0)) for p in _rope_dicts(cfg) if p.get("rope_type") == "proportional"}):
+            # proportional rotary: the first int(f·d/2) pairs of the rotate-half layout turn, the rest stay (frequency 0)
+            if int(f * big_d // 2) != k_d * int(f * d // 2):
+                found.append(f"proportional rotary with partial_rotary_factor {f}: head_dim {d} → {big_d} turns "
+                             f"{int(f * big_d // 2)} pairs, not {k_d} × {int(f * d // 2)}, so the rotary part changes")
         return found
 
 

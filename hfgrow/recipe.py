@@ -30,6 +30,7 @@ __all__ = [
     "Space",
     "TensorRule",
     "Tower",
+    "block_scalar",
     "block_spaces",
     "conv1d",
     "drop",
@@ -37,6 +38,7 @@ __all__ = [
     "generated",
     "keep",
     "last",
+    "of_kind",
     "linear",
     "norm",
     "reads",
@@ -90,8 +92,9 @@ class TensorRule:
     # the value it takes in a new block (--layers), so that the block is the identity: Doge's per-unit gains on the
     # residual (x ⊙ g + branch) are 1 there; None: copied from the block before (zero where it writes the stream)
     identity: float | None = None
+    kind: str | None = None  # only in the blocks of this kind (their `layer_types` entry), where it wins over the rule for every block
 
-    def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
+    def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
         lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
         return re.compile(rf"^{lead}{body}$")
@@ -136,6 +139,12 @@ def norm(module: str, space: str, input: str | None = None, bias: bool = True, o
     return rules
 
 
+def of_kind(kind: str, rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    """The same rules for the blocks of one kind only (Gemma 4's full-attention blocks, whose heads have sizes of their
+    own): a `layer_types` entry."""
+    return tuple(dataclasses.replace(r, kind=kind) for r in rules)
+
+
 def last(rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
     """The same rules for the last block of their stack only (BART's last norm feeds the tied LM head)."""
     return tuple(dataclasses.replace(r, last=True) for r in rules)
@@ -151,9 +160,16 @@ def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
     return (TensorRule(pattern, (None,) * ndim),)
 
 
+def block_scalar(pattern: str) -> tuple[TensorRule, ...]:
+    """A block's learned scalar that multiplies the residual stream at the block's end (Gemma 4's ``layer_scalar``):
+    copied as it is; a new block holds 1, so that it stays the identity."""
+    return (TensorRule(pattern, (None,), identity=1.0),)
+
+
 def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
-    by_pattern = {r.pattern: r for r in new}
-    kept = tuple(by_pattern.pop(r.pattern, r) for r in rules)
+    """``new`` replaces the rules of the same pattern (and kind of block) and adds the others."""
+    by_pattern = {(r.pattern, r.kind): r for r in new}
+    kept = tuple(by_pattern.pop((r.pattern, r.kind), r) for r in rules)
     return kept + tuple(by_pattern.values())
 
 
@@ -203,6 +219,9 @@ class ConfigFields:
     # fields transformers derives from the others on load but stores anyway, and whose stored value would win over the
     # derivation (Zamba 2's attention_hidden_size = 2 × hidden_size): left out of the grown config.json
     derived: tuple[str, ...] = ()
+    # the kind of block (a `layer_types` entry) whose attention has a head_dim and KV heads of its own, read from the
+    # config's per_layer_config (Gemma 4's full-attention blocks); the same query heads
+    own_attention: str | None = None
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None
@@ -261,14 +280,19 @@ class Recipe:
         parent's rules of the same pattern and add the others."""
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
-    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
+    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None,
+                  kinds: Mapping[str, tuple[int, ...]] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
-        ``blocks``: the number of blocks of each stack, for the rules of a last block."""
+        ``blocks``: the number of blocks of each stack, for the rules of a last block; ``kinds``: the blocks of each
+        kind, for the rules of one kind (without them such a rule matches nothing)."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
 
         def compiled(r: TensorRule, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
+            if r.kind:
+                numbers = (kinds or {}).get(r.kind, ())
+                return r.regex(prefixes, block=f"(?:{'|'.join(map(str, numbers))})" if numbers else "(?!)")
             if not r.last:
                 return r.regex(prefixes)
             stack = next(path for path, _, _ in self.stacks if r.pattern.startswith(f"{path}.*."))

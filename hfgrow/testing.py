@@ -28,6 +28,9 @@ TINY_BERT = dict(
 )
 
 
+LEARNED_BUFFERS = ("layer_scalar",)  # buffers that hold trained values, randomised like parameters
+
+
 @torch.no_grad()
 def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Every parameter drawn at random: weights ~ N(0, 1/fan_in), biases ~ N(0, 0.2), norm γ ~ N(1, 0.3)."""
@@ -42,6 +45,9 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
             p.copy_(1.0 + 0.3 * noise)
         else:
             p.copy_(0.2 * noise)
+    for name, b in model.named_buffers():  # learned state kept in buffers (Gemma 4's per-block scalar)
+        if name.rsplit(".", 1)[-1] in LEARNED_BUFFERS:
+            b.copy_(1.0 + 0.3 * torch.randn(b.shape, generator=g, dtype=torch.float32))
     return model
 
 
@@ -145,6 +151,25 @@ TINY["cohere2"] = dict(TINY["cohere"], sliding_window=4, layer_types=["sliding_a
 TINY["internlm3"] = TINY["iquestcoder"] = TINY["llama"]  # run with Llama's classes
 TINY["olmo3"] = dict(TINY["llama"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
 TINY["vaultgemma"] = TINY["gemma2"]
+# Gemma 4: a sliding and a full-attention block, the latter in the released layout: heads twice as wide on one KV head,
+# whose keys are the values, with the default proportional rotary (a quarter of each head turned); per-layer embeddings
+# of 3 per block (tests/test_gemma.py adds blocks that reuse earlier keys and values)
+TINY["gemma4_text"] = dict(
+    {k: v for k, v in TINY["gemma"].items() if k != "num_labels"}, head_dim=8, global_head_dim=16, num_global_key_value_heads=1,
+    attention_k_eq_v=True, sliding_window=4,
+    layer_types=["sliding_attention", "full_attention"], hidden_size_per_layer_input=3, vocab_size_per_layer_input=97,
+    final_logit_softcapping=10.0)
+TINY["gemma4_unified_text"] = {k: v for k, v in TINY["gemma4_text"].items() if "per_layer_input" not in k}
+TINY["diffusion_gemma_text"] = dict({k: v for k, v in TINY["gemma4_unified_text"].items()
+                                     if k not in ("final_logit_softcapping", "attention_k_eq_v", "num_global_key_value_heads")},
+                                    num_experts=3, top_k_experts=2, moe_intermediate_size=12)  # experts in every block
+# Gemma 3n: three AltUp streams, a LAuReL rank of 5, activation sparsity in the first block; its rotary is the default
+TINY["gemma3n_text"] = dict(
+    {k: v for k, v in TINY["gemma4_text"].items() if k not in ("global_head_dim", "num_global_key_value_heads", "attention_k_eq_v")},
+    num_kv_shared_layers=0, altup_num_inputs=3,
+    laurel_rank=5, activation_sparsity_pattern=[0.95, 0.0])
+TINY["embedding_gemma2_text"] = dict({k: v for k, v in TINY["gemma4_text"].items() if k not in ("vocab_size_per_layer_input",
+                                      "tie_word_embeddings", "final_logit_softcapping", "attention_k_eq_v")}, embedding_dim=12)
 TINY["mellum"] = dict(TINY["qwen3_moe"], sliding_window=4, layer_types=["sliding_attention", "full_attention"],
                       mlp_layer_types=["sparse", "dense"])
 del TINY["mellum"]["mlp_only_layers"]

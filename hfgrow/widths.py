@@ -13,7 +13,14 @@ from .recipe import Recipe
 
 
 def config_int(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
+    """A positive integer field; a list of one equal value per block (Gemma 3n's intermediate_size) counts as that value
+    (the grown config writes it as one number, which the config class spreads over the blocks again)."""
     value = config.get(name) if name else None
+    if isinstance(value, list) and value and all(v == value[0] for v in value):
+        value = value[0]
+    elif isinstance(value, list) and value:
+        raise GrowthError(f"config.json: '{name}' differs between blocks ({sorted(set(map(str, value)))}): blocks of "
+                          f"different widths are not supported")
     if value is None and default is not None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -79,7 +86,8 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
     if big_hidden % hidden and embedding != hidden:
         raise GrowthError(f"the embedding width {embedding} follows the hidden size only by whole factors")
     big_embedding = big_hidden if embedding == hidden else embedding * (big_hidden // hidden)
-    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads),
+    own = _own_attention(cfg, f.own_attention, (heads, big_heads), (kv, big_kv), (head_dim, big_dim))
+    return Widths(hidden=(hidden, big_hidden), ffn=(ffn, big_ffn), heads=(heads, big_heads), **own,
                   kv_heads=(kv, big_kv), head_dim=(head_dim, big_dim), embedding=(embedding, big_embedding),
                   expert_ffn=_with_ffn(config, f.expert_ffn, ffn, big_ffn, "experts'"),
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
@@ -88,6 +96,21 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
                   **_mixer(config, f, hidden, big_hidden))
+
+
+def _own_attention(cfg: Any, kind: str | None, heads: tuple[int, int], kv: tuple[int, int],
+                   head_dim: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """The head_dim and KV heads of the blocks of ``kind`` (their per_layer_config), grown as the others: head_dim by
+    the same factor, the KV heads as :func:`kv_heads` chooses for the grown query heads."""
+    if not kind:
+        return {}
+    first = next((i for i, k in enumerate(getattr(cfg, "layer_types", None) or []) if k == kind), None)
+    own = cfg.per_layer_config[first] if first is not None else None
+    d, g = (own.head_dim, own.num_key_value_heads) if own is not None else (head_dim[0], kv[0])
+    if (head_dim[1] * d) % head_dim[0] or heads[0] % g or not kv_fits(heads[0], g, heads[1]):
+        raise GrowthError(f"the {kind} blocks' head_dim {d} and {g} KV heads cannot follow heads {heads[0]} → {heads[1]} "
+                          f"and head_dim {head_dim[0]} → {head_dim[1]}")
+    return {"global_head_dim": (d, head_dim[1] * d // head_dim[0]), "global_kv_heads": (g, kv_heads(heads[0], g, heads[1], None))}
 
 
 def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:
@@ -174,7 +197,7 @@ def _with_ffn(config: dict[str, Any], fields: str | tuple[str, ...] | None, ffn:
     """Another intermediate size (the experts', the shared experts'), grown by the intermediate size's factor; fields
     whose product it is grow by their first (n_shared_experts stays)."""
     names = (fields,) if isinstance(fields, str) else fields or ()
-    if not names:
+    if not names or all(config.get(name) is None for name in names):  # no such experts (Gemma 4 without enable_moe_block)
         return 0, 0
     size = math.prod(config_int(config, name) for name in names)
     if (big_ffn * size) % ffn or (big_ffn * config_int(config, names[0])) % ffn:

@@ -19,7 +19,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
            llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
            hybrid.ZAMBA,
-           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.DEEPSEEK_OCR2_TEXT, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION)
+           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.DEEPSEEK_OCR2_TEXT, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION,
+           gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -50,4 +51,10 @@ REFUSED = {
     "voxtral_realtime_text": "every block scales its MLP input by a projection of t_cond, a time embedding of the hidden width that "
                              "VoxtralRealtime computes outside the text model as a sinusoid of hidden_size: the wider sinusoid is "
                              "no copy of the small one, so the grown text model is not exact where it runs",
+    "t5_gemma_module": "the encoder or decoder sub-config of a T5Gemma model (t5gemma): no model class is a checkpoint of this "
+                       "type alone, and T5Gemma itself is not supported yet",
+    "t5gemma2_text": "the text encoder sub-config of a T5Gemma 2 model (t5gemma2): its class (T5Gemma2TextEncoder) is not "
+                     "exported by transformers, and T5Gemma 2 itself is not supported yet",
+    "t5gemma2_decoder": "the decoder sub-config of a T5Gemma 2 model (t5gemma2): its class (T5Gemma2Decoder) is not exported by "
+                        "transformers and reads the encoder's outputs, and T5Gemma 2 itself is not supported yet",
 }

@@ -10,6 +10,7 @@ import transformers
 
 import hfgrow
 from hfgrow.testing import build_model, load
+from hfgrow.widths import config_int
 
 CLASSES = {
     "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
@@ -58,6 +59,11 @@ CLASSES = {
     "cohere": ["CohereModel", "CohereForCausalLM"],
     "gemma2": ["Gemma2Model", "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
     "gemma3_text": ["Gemma3TextModel", "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification"],
+    "gemma4_text": ["Gemma4TextModel", "Gemma4ForCausalLM"],
+    "gemma4_unified_text": ["Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"],
+    "embedding_gemma2_text": ["EmbeddingGemma2TextModel"],
+    "gemma3n_text": ["Gemma3nTextModel", "Gemma3nForCausalLM"],
+    "diffusion_gemma_text": ["DiffusionGemmaEncoderTextModel"],
     "phi3": ["Phi3Model", "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification"],
     "granite": ["GraniteModel", "GraniteForCausalLM"],
     "olmo2": ["Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"],
@@ -616,6 +622,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     "beam": "each block scales the stream by",
     "esmc": "k_norm.*copies are not uniform|each block divides its branches",
     "muse_spark_text": "each block mixes the stream as",
+    "gemma3n_text": "activation_sparsity_pattern: the FFN's gate keeps the units above mean",  # and no block is the identity
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 
@@ -627,7 +634,7 @@ def test_non_multiple_width_and_depth(tmp_path, family):
     src = build_model(tmp_path / "small", cls, seed=1, model_type=family)
     config = json.loads((src / "config.json").read_text())
     fields = hfgrow.plan.find_recipe(config)[0].config
-    hidden, ffn = config[fields.hidden], config.get(fields.ffn) or fields.ffn_default * config[fields.hidden]
+    hidden, ffn = config[fields.hidden], config_int(config, fields.ffn, fields.ffn_default and fields.ffn_default * config[fields.hidden])
     options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
     if family in WHOLE_WIDTH_QK_NORM:
         options.update(num_heads=8, num_kv_heads=4)

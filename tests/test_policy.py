@@ -1,6 +1,7 @@
 """hfgrow.policy: the exactness policy as data. Each constraint checked on its own (its condition and its exact
 message), then as the recipes list them. No model is built."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from hfgrow.algebra import Widths
 from hfgrow.options import GrowthOptions
 from hfgrow.policy import (AttentionFixedBy, DepthRequires, Growth, IndexDependent, NormsWithoutWeights, PostNorm,
-                           RotaryHeadDim, StreamFromActivation, WholeMultiplesOnly, approximations)
+                           RotaryHeadDim, SharedKeysValues, StatisticsOverFFN, StreamFromActivation, WholeMultiplesOnly, approximations)
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Recipe
 from hfgrow.recipes import RECIPES
 
@@ -28,7 +29,7 @@ FFN_ONLY = widths(hidden=(64, 64), heads=(4, 4))      # the attention and the hi
 def toy(*constraints) -> Recipe:
     fields = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=())
     return Recipe(name="toy", model_types=("toy",), classes=("ToyModel",), config=fields, spaces={}, body=(),
-                  constraints=constraints)
+                  constraints=constraints, stacks=(("layers", "num_hidden_layers", None),))
 
 
 def problems(constraint, w: Widths, cfg=None, **options) -> list[str]:
@@ -37,6 +38,7 @@ def problems(constraint, w: Widths, cfg=None, **options) -> list[str]:
 
 
 ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
+SHARING = {"kv_sharing_modes": [None, "store", "store", "reuse"], "layer_types": ["full", "full", "sliding", "full"]}
 
 
 @pytest.mark.parametrize("constraint, w, cfg, options, expected", [
@@ -74,8 +76,8 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
     (DepthRequires("sum", False, "one weight per block"), X2, {"sum": True}, {"layers": 4}, ["sum=True: one weight per block"]),
     (DepthRequires("sum", False, "one weight per block", lossy_fallback=False), X2, {"sum": True}, {}, []),
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "yarn", "factor": 4.0}}, {},
-     ["rope type yarn depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3; or "
-      "grow heads)"]),
+     ["rope type yarn depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3, "
+      "proportional; or grow heads)"]),
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "llama3"}}, {}, []),
     (RotaryHeadDim(), X2, {"rope_parameters": {"rope_type": "yarn"}}, {}, []),  # head_dim kept
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "default", "mrope_interleaved": True}}, {},
@@ -86,11 +88,28 @@ ALIBI = AttentionFixedBy("alibi", "the slopes follow the heads")
       "stream (exact for ×4, ×7, ...; or grow heads)"]),
     (RotaryHeadDim(interleaved=True), widths(heads=(4, 4), head_dim=(16, 64)), {}, {}, []),  # ×4: k·j ≡ j mod 3
     (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "axial"}}, {},
-     ["rope type axial depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3; or grow heads)"]),
+     ["rope type axial depends on head_dim: growing head_dim changes its frequencies (exact: default, linear, llama3, proportional; or grow heads)"]),
     (RotaryHeadDim(exact_types=("axial",)), HEAD_DIM, {"rope_parameters": {"rope_type": "axial"}}, {}, []),  # a family's layout
     (RotaryHeadDim(), widths(heads=(4, 4), head_dim=(16, 24)), {"partial_rotary_factor": 0.25}, {},
      ["partial_rotary_factor 0.25: head_dim 16 → 24 rotates 6 dims, not 1 × 4, so the rotary part changes"]),
     (RotaryHeadDim(), HEAD_DIM, {"partial_rotary_factor": 0.25}, {}, []),  # 8 dims of 32: twice 4 of 16
+    (RotaryHeadDim(), HEAD_DIM, {"rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.25}}, {}, []),
+    (RotaryHeadDim(), widths(heads=(4, 4), head_dim=(4, 8)),
+     {"rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.25}}, {},
+     ["proportional rotary with partial_rotary_factor 0.25: head_dim 4 → 8 turns 1 pairs, not 2 × 0, so the rotary part changes"]),
+    # Gemma 4: block 1 stores the full-attention keys that block 3 reuses; block 0 is no store
+    (SharedKeysValues(), X2, SHARING, {"layers": 5, "insert_at": (1,)},
+     ["a new block after block 1 would become the last full block before the blocks that reuse its keys and values "
+      "(num_kv_shared_layers), and its keys are computed from another input: insert new blocks elsewhere (--insert-at)"]),
+    (SharedKeysValues(), X2, SHARING, {"layers": 5, "insert_at": (0,)}, []),
+    (SharedKeysValues(), X2, SHARING, {"layers": 5, "insert_at": (3,)}, []),  # a new block that reuses keys too
+    (SharedKeysValues(), X2, SHARING, {}, []),
+    # Gemma 3n's activation sparsity: the cut at mean + z·std over the FFN keeps only under whole multiples of the FFN
+    (StatisticsOverFFN("sparsity"), dataclasses.replace(X1_5, ffn=(96, 144)), {"sparsity": [0.95, 0.0]}, {},
+     ["sparsity: the FFN's gate keeps the units above mean + z·std over the FFN width, which copies counted unevenly "
+      "change: only whole multiples of the intermediate size (96) are exact"]),
+    (StatisticsOverFFN("sparsity"), X2, {"sparsity": [0.95, 0.0]}, {}, []),
+    (StatisticsOverFFN("sparsity"), dataclasses.replace(X1_5, ffn=(96, 144)), {"sparsity": [0.0, 0.0]}, {}, []),
 ])
 def test_each_constraint(constraint, w, cfg, options, expected):
     assert problems(constraint, w, cfg, **options) == expected
@@ -144,4 +163,4 @@ def test_falcon_alibi_fixes_the_attention():
 
 def test_only_norms_without_weights_keep_the_mean_square():
     assert {r.name for r in RECIPES if any(c.keeps_mean_square for c in r.constraints)} == {
-        "olmo", "nanochat", "hrm_text", "muse_glimmer_text", "llama4_text", "muse_spark_text"}
+        "olmo", "nanochat", "hrm_text", "muse_glimmer_text", "llama4_text", "muse_spark_text", "gemma3n_text"}
