@@ -26,7 +26,7 @@ from .memory import check_peak_fits, check_sizes_fit
 # options other modules import from here (the CLI, the API, verification)
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
-from .recipe import Recipe, TensorRule, scoped
+from .recipe import Recipe, Repeated, TensorRule, scoped, unrepeated
 from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths
 
@@ -301,6 +301,8 @@ def _tensor_plans(matched: list[tuple[TensorInfo, TensorRule]], maps: dict[str, 
     """Each matched tensor's grown shape, dtype and norm gain."""
     tensors = []
     for info, rule in matched:
+        if any(isinstance(a, Repeated) for a in rule.axes):  # copies of a space side by side, as many as stored
+            rule = dataclasses.replace(rule, axes=unrepeated(rule.axes, info.shape, lambda space: maps[space].small))
         try:
             shape = algebra.grown_shape(info.shape, rule.axes, maps)
         except GrowthError as e:

@@ -21,7 +21,7 @@ small model's, grown as its embeddings are, and the whole model computes the sma
 
 import dataclasses
 
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Repeated, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
 
 from . import siglip
 
@@ -111,20 +111,21 @@ GEMMA3 = Recipe(
     heads=(*LM_HEAD, *linear("score", None, "text_config.final", bias=False)),
 )
 
-# the connector's one linear layer reads scale_factor² vision tokens side by side (its pixel shuffle) and writes into the
-# text width; its text model under text_model
-PIXEL_SHUFFLE = ("the connector's pixel shuffle puts scale_factor² tokens of the vision width side by side along one input "
-                 "axis of its projection, a layout of the config's scale_factor that no recipe rule describes")
-IDEFICS3 = Recipe(
-    name="idefics3", model_types=("idefics3",), classes=("Idefics3Model", "Idefics3ForConditionalGeneration"), prefix=("model",),
-    config=FIELDS, spaces={}, outputs=OUTPUTS,
-    towers=(Tower("text_config", ("model.text_model", "text_model")),
-            Tower("vision_config", ("model.vision_model", "vision_model"), kept=True, fixed=PIXEL_SHUFFLE)),
-    body=linear("connector.modality_projection.proj", "text_config.hidden", "vision_config.final", bias=False),
-    heads=linear("lm_head", None, "text_config.final", bias=False),
-)
-SMOLVLM = IDEFICS3.extend(name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"))
 # their vision encoders alone: SigLIP's vision tower without its pooling head, keys at the top
 IDEFICS3_VISION = siglip.VISION.extend(name="idefics3_vision", model_types=("idefics3_vision",), classes=("Idefics3VisionTransformer",),
                                        prefix=(), outputs={**siglip.VISION.outputs, "pooler_output": None})
 SMOLVLM_VISION = IDEFICS3_VISION.extend(name="smolvlm_vision", model_types=("smolvlm_vision",), classes=("SmolVLMVisionTransformer",))
+# the connector's one linear layer reads scale_factor² tokens of the vision tower's final norm side by side (its pixel
+# shuffle) and writes into the text width; the text model under text_model
+IDEFICS3 = Recipe(
+    name="idefics3", model_types=("idefics3",), classes=("Idefics3Model", "Idefics3ForConditionalGeneration"), prefix=("model",),
+    config=FIELDS, spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", ("model.text_model", "text_model")),
+            Tower("vision_config", ("model.vision_model", "vision_model"), recipe=IDEFICS3_VISION, kept=True)),
+    body=(TensorRule("connector.modality_projection.proj.weight", (writes("text_config.hidden"), Repeated(reads("vision_config.final")))),),
+    heads=linear("lm_head", None, "text_config.final", bias=False),
+)
+SMOLVLM = IDEFICS3.extend(
+    name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"),
+    towers=(IDEFICS3.towers[0], Tower("vision_config", ("model.vision_model", "vision_model"), recipe=SMOLVLM_VISION, kept=True)),
+)

@@ -23,7 +23,7 @@ CLASSES = {
     "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
 }
 # vision towers hfgrow keeps, whatever is asked
-FIXED = {"idefics3", "smolvlm"}
+FIXED: set[str] = set()
 NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
@@ -34,7 +34,7 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         ("LlavaNextModel", "head-dim"), ("LlavaNextForConditionalGeneration", "orthogonal"), ("Qwen2VLForConditionalGeneration", "head-dim"),
         ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
-        ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
+        ("Idefics3ForConditionalGeneration", "vision"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
         ("SmolVLMModel", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
@@ -108,11 +108,10 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
 
 
 @pytest.mark.parametrize("cls, config, why", [
-    ("SmolVLMForConditionalGeneration", {}, "pixel shuffle"),
     ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1")])
 def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
-    """Idefics3's vision tower is always kept (its pixel shuffle), Qwen2-VL's grows when it merges 2 × 2 patches:
-    --vision-tower grow is refused otherwise, in one line, nothing written; kept, the same model grows."""
+    """Qwen2-VL's vision tower grows when it merges 2 × 2 patches: --vision-tower grow is refused otherwise, in one line,
+    nothing written."""
     src = build_model(tmp_path / "src", cls, **config)
     with pytest.raises(hfgrow.GrowthError, match=why):
         hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
