@@ -210,7 +210,7 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
         feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
     shape = "×".join(map(str, images["pixel_values"].shape))
-    return feed, f"{source} ({BATCH} sentences); an image each (pixel values {shape}), as {count} image tokens before it"
+    return feed, f"{source} (the first {BATCH}); an image each (pixel values {shape}), as {count} image tokens before it"
 
 
 def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any], Inputs], text_file: Any = None) -> Inputs:

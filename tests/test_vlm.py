@@ -157,3 +157,12 @@ def test_grow_model_in_memory_reads_the_loaded_layout():
     with torch.no_grad():
         a, b = small(**inputs).logits, big(**inputs).logits
     assert ((a - b).abs().max() / a.abs().max()).item() < 1e-5
+
+
+def test_the_text_model_grows_by_its_own_family(tmp_path):
+    """LLaVA's text model is any model type (text_config.model_type): over Gemma, whose embedding is scaled by √hidden,
+    the projected image features join the stream after that scale, and the growth is Gemma's, exact."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration", text_config=dict(TINY["gemma"], model_type="gemma"))
+    report = hfgrow.grow(src, tmp_path / "out", hidden_size=24, intermediate_size=36)
+    assert report["verification"]["exact"] and report["verification"]["max_rel"] < 1e-5
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
