@@ -20,4 +20,13 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
 REFUSED = {
     "marian": "Marian's sinusoidal positions are never stored: transformers computes them from the width on load, and "
               "the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
+    # whole multimodal models whose text model does not grow (recipes/vlm.py grows the others with their projectors)
+    "llama4": "Llama 4's text model (llama4_text) does not grow: its MoE layers mix a shared expert with the routed ones in "
+              "a layout no recipe describes (its vision tower and projector would be kept or grown as LLaVA's)",
+    "muse_glimmer": "Muse Glimmer's text model (muse_glimmer_text) does not grow: output-gated attention, centred RMSNorms and "
+                    "a weightless norm on its embeddings are layouts no recipe describes",
+    "muse_spark": "Muse Spark's text model (muse_spark_text) does not grow: output-gated attention and norms no recipe "
+                  "describes; beside its vision tower it holds an audio tower",
+    "phi4_multimodal": "Phi-4-multimodal's image and audio embedders live inside its text model's embedding module, with the "
+                       "text sizes the config's own (no text sub-config): not a text model beside towers",
 }

@@ -166,3 +166,18 @@ def test_the_text_model_grows_by_its_own_family(tmp_path):
     report = hfgrow.grow(src, tmp_path / "out", hidden_size=24, intermediate_size=36)
     assert report["verification"]["exact"] and report["verification"]["max_rel"] < 1e-5
     assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
+
+
+@pytest.mark.parametrize("model_type, why", [("llama4", "llama4_text"), ("muse_glimmer", "muse_glimmer_text"),
+                                             ("muse_spark", "muse_spark_text"), ("phi4_multimodal", "embedding module")])
+def test_multimodal_models_whose_text_model_does_not_grow_are_refused(tmp_path, model_type, why):
+    """Whole multimodal models outside the towers: refused in one line, naming what does not grow, nothing written."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": model_type, "architectures": ["X"]}))
+    from safetensors.torch import save_file
+    save_file({"w": torch.zeros(1)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and why in lines[0] and f"model_type={model_type!r}" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
