@@ -248,8 +248,10 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in sorted(keys & joins)))
             plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
             claimed |= keys
-    copied = {name for t in towers if t.recipe is None for name in by_prefix[t.sub]} - joins
-    own = [(info, matched[name] if matched[name] is not None or name not in copied else TensorRule(name, (None,) * len(info.shape)))
+    # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
+    copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}
+    own = [(info, matched[name] if name not in copied else TensorRule(f"{copied[name]}: {len(info.shape)}-d tensors kept as they are",
+                                                                      (None,) * len(info.shape)))
            for name, info in reader.tensors.items() if matched[name] is not None or name not in claimed]
     if any(rule is None for _, rule in own):
         shown = ", ".join(info.name for info, rule in own if rule is None)
