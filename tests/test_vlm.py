@@ -181,3 +181,18 @@ def test_multimodal_models_whose_text_model_does_not_grow_are_refused(tmp_path, 
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and why in lines[0] and f"model_type={model_type!r}" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_reads_sentences_with_images_through_the_tokenizer(tmp_path):
+    """--text-file: every sentence the tokenizer reads gets an image's placeholder tokens before it, one image each,
+    verified in batches (LLaVA's pixel values are one entry per image)."""
+    from hfgrow.testing import bert_tokenizer
+
+    tok = bert_tokenizer()
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration", text_config=dict(TINY["llama"], model_type="llama", vocab_size=len(tok)))
+    tok.save_pretrained(src)
+    (tmp_path / "s.txt").write_text("the cat sat on the mat\nhello world, a longer sentence of words\nanother one\n")
+    result = CliRunner().invoke(main, [str(src), "--text-file", str(tmp_path / "s.txt"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    v = json.loads((tmp_path / "out" / "growth_report.json").read_text())["verification"]
+    assert v["exact"] and v["inputs"].startswith("tokenizer: 3 sentences; an image each (pixel values 3×3×8×8)"), v["inputs"]
