@@ -244,8 +244,10 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     for t in towers:
         keys = by_prefix[t.sub] if t.prefixes else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
-        if t.recipe is not None:  # the tower's keys that the model's own rules grow: planned as they are, then replaced
-            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in sorted(keys & joins)))
+        if t.recipe is not None:  # the tower's keys that only the model's own rules grow: planned as they are, then replaced
+            rules = t.recipe.rules_for(t.cls)
+            theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
+            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
             plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
