@@ -3,20 +3,20 @@ place of the embeddings of its image placeholder tokens.
 
 The language model grows by its own recipe (the sub-config's model type: Llama, Qwen2-VL's text model, Gemma 3's, ...),
 its keys under the model's prefixes (``Tower``); the vision tower is kept as it is, or grown by ``--vision-tower grow``
-(by --factor, in width: the model reads its blocks' hidden states by index). The projector is what joins them: its output
+(by --factor, in width and heads: the model reads its blocks' hidden states by index). The projector is what joins them: its output
 rows write into the text model's residual stream as an embedding row does (copies under the algebra's scaling, or zeros),
 its input columns read the vision tower's output (kept, unless the vision tower grows). The image features are then the
 small model's, grown as its embeddings are, and the whole model computes the small one's function.
 
 * LLaVA: a two-layer MLP (linear_1 → GELU → linear_2, its hidden layer of the text width) over a block's hidden states
-  of the vision tower (``vision_feature_layer``: its residual stream).
+  of the vision tower (``vision_feature_layer``: its residual stream); LLaVA-NeXT adds ``image_newline``.
 * Qwen2-VL, Qwen2.5-VL: the vision tower's merger ends in a linear layer into the text width (``mlp.2``); the rest of
-  the merger is the vision tower's, kept; its output size (``vision_config.hidden_size`` / ``out_hidden_size``) follows the
+  the merger is the vision tower's; its output size (``vision_config.hidden_size`` / ``out_hidden_size``) follows the
   text hidden size.
 * Gemma 3: the vision tower's final LayerNorm output, average-pooled to mm_tokens_per_image tokens, through an RMSNorm
   (1 + w) over the vision width, then a matrix [vision, text] (input × weight).
-* Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side, and one linear layer
-  projects them into the text width.
+* Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side (``Repeated``), and one
+  linear layer projects them into the text width.
 """
 
 import dataclasses
