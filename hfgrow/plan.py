@@ -26,7 +26,7 @@ from .memory import check_peak_fits, check_sizes_fit
 # options other modules import from here (the CLI, the API, verification)
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
-from .recipe import Recipe, TensorRule, scoped
+from .recipe import Recipe, Repeated, TensorRule, scoped, unrepeated
 from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths, stack_depth
 
@@ -250,12 +250,16 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     for t in towers:
         keys = by_prefix[t.sub] if t.prefixes else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
-        if t.recipe is not None:  # the tower's keys that the model's own rules grow: planned as they are, then replaced
-            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in sorted(keys & joins)))
+        if t.recipe is not None:  # the tower's keys that only the model's own rules grow: planned as they are, then replaced
+            rules = t.recipe.rules_for(t.cls)
+            theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
+            tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
             plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
             claimed |= keys
-    copied = {name for t in towers if t.recipe is None for name in by_prefix[t.sub]} - joins
-    own = [(info, matched[name] if matched[name] is not None or name not in copied else TensorRule(name, (None,) * len(info.shape)))
+    # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
+    copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}
+    own = [(info, matched[name] if name not in copied else TensorRule(f"{copied[name]}: {len(info.shape)}-d tensors kept as they are",
+                                                                      (None,) * len(info.shape)))
            for name, info in reader.tensors.items() if matched[name] is not None or name not in claimed]
     if any(rule is None for _, rule in own):
         shown = ", ".join(info.name for info, rule in own if rule is None)
@@ -307,6 +311,8 @@ def _tensor_plans(matched: list[tuple[TensorInfo, TensorRule]], maps: dict[str, 
     """Each matched tensor's grown shape, dtype and norm gain."""
     tensors = []
     for info, rule in matched:
+        if any(isinstance(a, Repeated) for a in rule.axes):  # copies of a space side by side, as many as stored
+            rule = dataclasses.replace(rule, axes=unrepeated(rule.axes, info.shape, lambda space: maps[space].small))
         try:
             shape = algebra.grown_shape(info.shape, rule.axes, maps)
         except GrowthError as e:

@@ -26,6 +26,7 @@ __all__ = [
     "Kind",
     "Packed",
     "Recipe",
+    "Repeated",
     "STREAM_FROM_NORM",
     "Space",
     "TensorRule",
@@ -302,19 +303,32 @@ class Recipe:
 
 
 @dataclass(frozen=True)
+class Repeated:
+    """An axis of whole copies of one space's layout side by side, as many as the stored tensor holds (Idefics3's pixel
+    shuffle puts scale_factor² vision tokens together along its projection's input, scale_factor a config value): a
+    Packed of that many parts, made when the tensor is planned (:func:`unrepeated`)."""
+
+    part: Axis
+
+
+def unrepeated(axes: tuple[Any, ...], shape: tuple[int, ...], small: Callable[[str], int]) -> tuple[Role, ...]:
+    """``axes`` with each Repeated axis a Packed of as many parts as its size holds; ``small``: a space's size."""
+    return tuple(Packed((a.part,) * max(1, n // small(a.part.space))) if isinstance(a, Repeated) else a for a, n in zip(axes, shape))
+
+
+@dataclass(frozen=True)
 class Tower:
     """A tower of a vision-language model: its sizes in the sub-config ``sub``, its keys under one of ``prefix`` (the
     layouts transformers saves and loads), planned as its recipe's base model (``recipe``; None: the recipe of the
     sub-config's model_type). ``spaces``: spaces of the tower's widths that the model's own tensors add (a projector's
     hidden layer). ``kept``: the vision tower, copied as it is unless asked to grow (``--vision-tower grow``): the
-    projector's input columns then keep the tower's size; ``fixed``: why a kept tower cannot grow (it is then always kept)."""
+    projector's input columns then keep the tower's size."""
 
     sub: str
     prefix: tuple[str, ...]
     recipe: Recipe | None = None
     spaces: Mapping[str, Space] = field(default_factory=dict)
     kept: bool = False
-    fixed: str = ""
 
 
 def scoped(recipe: Recipe, scope: str) -> Recipe:

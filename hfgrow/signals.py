@@ -193,12 +193,18 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
 TYPE_IDS = {"gemma3": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
 
 
+# layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl"}
+
+
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
-    """A vision-language model's inputs: BATCH of the sentences ``inputs`` (one verification batch: the images' rows
-    are not cut by sentence), each after an image's placeholder tokens, and the images in the processor's layout."""
+    """A vision-language model's inputs: the sentences ``inputs`` (BATCH of them, one verification batch, where the
+    pixel values are rows of patches), each after an image's placeholder tokens, and the images in the processor's
+    layout."""
     g = torch.Generator().manual_seed(seed + 2)
-    images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, BATCH, g)
-    ids, mask = inputs["input_ids"][:BATCH], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:BATCH]
+    n = BATCH if config.model_type in PATCH_ROWS else inputs["input_ids"].shape[0]
+    images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, n, g)
+    ids, mask = inputs["input_ids"][:n], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:n]
     special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
         "video_token_id", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
     vocab = int(config.text_config.vocab_size)
@@ -210,7 +216,8 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
         feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
     shape = "×".join(map(str, images["pixel_values"].shape))
-    return feed, f"{source} ({BATCH} sentences); an image each (pixel values {shape}), as {count} image tokens before it"
+    kept = f" (the first {n})" if n < inputs["input_ids"].shape[0] else ""
+    return feed, f"{source}{kept}; an image each (pixel values {shape}), as {count} image tokens before it"
 
 
 def embeddings(config: Any, seed: int) -> tuple[dict[str, torch.Tensor], str]:

@@ -12,7 +12,7 @@ import torch
 from .checkpoint import CheckpointReader, TensorInfo
 from .config_rewrite import sub_config
 from .errors import GrowthError
-from .recipe import Packed, Recipe, TensorRule, Tower, scoped
+from .recipe import Packed, Recipe, Repeated, TensorRule, Tower, scoped
 
 
 class TowerReader:
@@ -121,8 +121,6 @@ def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Planned]:
     tower grows too."""
     towers = []
     for tower in map(_plain, recipe.towers):
-        if tower.kept and grow_kept and tower.fixed:
-            raise GrowthError(f"--vision-tower grow: {tower.fixed}; keep it (the default), and the projector adapts")
         if tower.kept and not grow_kept:
             towers.append(Planned(tower.sub, None, None, tower.prefix, True))
             continue
@@ -140,7 +138,7 @@ def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Planned]:
 def keeping(recipe: Recipe, kept: list[str]) -> Recipe:
     """The model's own rules with every axis in a kept tower's spaces left as it is (a projector's input columns)."""
     def axis(a: Any) -> Any:
-        parts = a.parts if isinstance(a, Packed) else (a,)
+        parts = a.parts if isinstance(a, Packed) else (a.part,) if isinstance(a, Repeated) else (a,)
         return None if a is not None and any(p.space.split(".", 1)[0] in kept for p in parts) else a
 
     def rules(rs: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:

@@ -57,4 +57,6 @@ REFUSED = {
                      "exported by transformers, and T5Gemma 2 itself is not supported yet",
     "t5gemma2_decoder": "the decoder sub-config of a T5Gemma 2 model (t5gemma2): its class (T5Gemma2Decoder) is not exported by "
                         "transformers and reads the encoder's outputs, and T5Gemma 2 itself is not supported yet",
+    "phi4_multimodal": "Phi-4-multimodal's image and audio embedders live inside its text model's embedding module, with the "
+                       "text sizes the config's own (no text sub-config): not a text model beside towers",
 }

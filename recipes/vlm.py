@@ -3,25 +3,25 @@ place of the embeddings of its image placeholder tokens.
 
 The language model grows by its own recipe (the sub-config's model type: Llama, Qwen2-VL's text model, Gemma 3's, ...),
 its keys under the model's prefixes (``Tower``); the vision tower is kept as it is, or grown by ``--vision-tower grow``
-(by --factor, in width: the model reads its blocks' hidden states by index). The projector is what joins them: its output
+(by --factor, in width and heads: the model reads its blocks' hidden states by index). The projector is what joins them: its output
 rows write into the text model's residual stream as an embedding row does (copies under the algebra's scaling, or zeros),
 its input columns read the vision tower's output (kept, unless the vision tower grows). The image features are then the
 small model's, grown as its embeddings are, and the whole model computes the small one's function.
 
 * LLaVA: a two-layer MLP (linear_1 → GELU → linear_2, its hidden layer of the text width) over a block's hidden states
-  of the vision tower (``vision_feature_layer``: its residual stream).
+  of the vision tower (``vision_feature_layer``: its residual stream); LLaVA-NeXT adds ``image_newline``.
 * Qwen2-VL, Qwen2.5-VL: the vision tower's merger ends in a linear layer into the text width (``mlp.2``); the rest of
-  the merger is the vision tower's, kept; its output size (``vision_config.hidden_size`` / ``out_hidden_size``) follows the
+  the merger is the vision tower's; its output size (``vision_config.hidden_size`` / ``out_hidden_size``) follows the
   text hidden size.
 * Gemma 3: the vision tower's final LayerNorm output, average-pooled to mm_tokens_per_image tokens, through an RMSNorm
   (1 + w) over the vision width, then a matrix [vision, text] (input × weight).
-* Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side, and one linear layer
-  projects them into the text width.
+* Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side (``Repeated``), and one
+  linear layer projects them into the text width.
 """
 
 import dataclasses
 
-from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Repeated, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
 
 from . import siglip
 
@@ -111,20 +111,21 @@ GEMMA3 = Recipe(
     heads=(*LM_HEAD, *linear("score", None, "text_config.final", bias=False)),
 )
 
-# the connector's one linear layer reads scale_factor² vision tokens side by side (its pixel shuffle) and writes into the
-# text width; its text model under text_model
-PIXEL_SHUFFLE = ("the connector's pixel shuffle puts scale_factor² tokens of the vision width side by side along one input "
-                 "axis of its projection, a layout of the config's scale_factor that no recipe rule describes")
-IDEFICS3 = Recipe(
-    name="idefics3", model_types=("idefics3",), classes=("Idefics3Model", "Idefics3ForConditionalGeneration"), prefix=("model",),
-    config=FIELDS, spaces={}, outputs=OUTPUTS,
-    towers=(Tower("text_config", ("model.text_model", "text_model")),
-            Tower("vision_config", ("model.vision_model", "vision_model"), kept=True, fixed=PIXEL_SHUFFLE)),
-    body=linear("connector.modality_projection.proj", "text_config.hidden", "vision_config.final", bias=False),
-    heads=linear("lm_head", None, "text_config.final", bias=False),
-)
-SMOLVLM = IDEFICS3.extend(name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"))
 # their vision encoders alone: SigLIP's vision tower without its pooling head, keys at the top
 IDEFICS3_VISION = siglip.VISION.extend(name="idefics3_vision", model_types=("idefics3_vision",), classes=("Idefics3VisionTransformer",),
                                        prefix=(), outputs={**siglip.VISION.outputs, "pooler_output": None})
 SMOLVLM_VISION = IDEFICS3_VISION.extend(name="smolvlm_vision", model_types=("smolvlm_vision",), classes=("SmolVLMVisionTransformer",))
+# the connector's one linear layer reads scale_factor² tokens of the vision tower's final norm side by side (its pixel
+# shuffle) and writes into the text width; the text model under text_model
+IDEFICS3 = Recipe(
+    name="idefics3", model_types=("idefics3",), classes=("Idefics3Model", "Idefics3ForConditionalGeneration"), prefix=("model",),
+    config=FIELDS, spaces={}, outputs=OUTPUTS,
+    towers=(Tower("text_config", ("model.text_model", "text_model")),
+            Tower("vision_config", ("model.vision_model", "vision_model"), recipe=IDEFICS3_VISION, kept=True)),
+    body=(TensorRule("connector.modality_projection.proj.weight", (writes("text_config.hidden"), Repeated(reads("vision_config.final")))),),
+    heads=linear("lm_head", None, "text_config.final", bias=False),
+)
+SMOLVLM = IDEFICS3.extend(
+    name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"),
+    towers=(IDEFICS3.towers[0], Tower("vision_config", ("model.vision_model", "vision_model"), recipe=SMOLVLM_VISION, kept=True)),
+)

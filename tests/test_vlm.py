@@ -23,7 +23,7 @@ CLASSES = {
     "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
 }
 # vision towers hfgrow keeps, whatever is asked
-FIXED = {"idefics3", "smolvlm"}
+FIXED: set[str] = set()
 NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
@@ -34,7 +34,7 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         ("LlavaNextModel", "head-dim"), ("LlavaNextForConditionalGeneration", "orthogonal"), ("Qwen2VLForConditionalGeneration", "head-dim"),
         ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
-        ("Idefics3ForConditionalGeneration", "heads"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
+        ("Idefics3ForConditionalGeneration", "vision"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
         ("SmolVLMModel", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
@@ -108,11 +108,10 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
 
 
 @pytest.mark.parametrize("cls, config, why", [
-    ("SmolVLMForConditionalGeneration", {}, "pixel shuffle"),
     ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1")])
 def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
-    """Idefics3's vision tower is always kept (its pixel shuffle), Qwen2-VL's grows when it merges 2 × 2 patches:
-    --vision-tower grow is refused otherwise, in one line, nothing written; kept, the same model grows."""
+    """Qwen2-VL's vision tower grows when it merges 2 × 2 patches: --vision-tower grow is refused otherwise, in one line,
+    nothing written."""
     src = build_model(tmp_path / "src", cls, **config)
     with pytest.raises(hfgrow.GrowthError, match=why):
         hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
@@ -158,3 +157,43 @@ def test_grow_model_in_memory_reads_the_loaded_layout():
     with torch.no_grad():
         a, b = small(**inputs).logits, big(**inputs).logits
     assert ((a - b).abs().max() / a.abs().max()).item() < 1e-5
+
+
+def test_the_text_model_grows_by_its_own_family(tmp_path):
+    """LLaVA's text model is any model type (text_config.model_type): over Gemma, whose embedding is scaled by √hidden,
+    the projected image features join the stream after that scale, and the growth is Gemma's, exact."""
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration", text_config=dict(TINY["gemma"], model_type="gemma"))
+    report = hfgrow.grow(src, tmp_path / "out", hidden_size=24, intermediate_size=36)
+    assert report["verification"]["exact"] and report["verification"]["max_rel"] < 1e-5
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
+
+
+@pytest.mark.parametrize("model_type, why", [("llama4", "unsupported architecture"), ("muse_glimmer", "unsupported architecture"),
+                                             ("muse_spark", "unsupported architecture"), ("phi4_multimodal", "embedding module")])
+def test_multimodal_models_no_recipe_joins_are_refused(tmp_path, model_type, why):
+    """Whole multimodal models no recipe joins (their text models and vision encoders grow on their own) or whose
+    layout is not of towers (Phi-4's embedders inside its text model): refused in one line, nothing written."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": model_type, "architectures": ["X"]}))
+    from safetensors.torch import save_file
+    save_file({"w": torch.zeros(1)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and why in lines[0] and f"model_type={model_type!r}" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_reads_sentences_with_images_through_the_tokenizer(tmp_path):
+    """--text-file: every sentence the tokenizer reads gets an image's placeholder tokens before it, one image each,
+    verified in batches (LLaVA's pixel values are one entry per image)."""
+    from hfgrow.testing import bert_tokenizer
+
+    tok = bert_tokenizer()
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration", text_config=dict(TINY["llama"], model_type="llama", vocab_size=len(tok)))
+    tok.save_pretrained(src)
+    (tmp_path / "s.txt").write_text("the cat sat on the mat\nhello world, a longer sentence of words\nanother one\n")
+    result = CliRunner().invoke(main, [str(src), "--text-file", str(tmp_path / "s.txt"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    v = json.loads((tmp_path / "out" / "growth_report.json").read_text())["verification"]
+    assert v["exact"] and v["inputs"].startswith("tokenizer: 3 sentences; an image each (pixel values 3×3×8×8)"), v["inputs"]
