@@ -180,6 +180,11 @@ FAMILIES = [
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
                                         layer_norm_epsilon=1e-5, vocab_size=512, new_decoder_architecture=True, num_kv_heads=2),
      [f"Falcon{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]),
+    # gated delta nets beside gated attention (the tiny linear-attention heads, at Llama's bench sizes)
+    ("qwen3_next", like_llama("qwen3_next"), [f"Qwen3Next{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification",
+                                                                      "ForTokenClassification", "ForQuestionAnswering")]),
+    ("qwen3_5_text", like_llama("qwen3_5_text"), ["Qwen3_5TextModel", "Qwen3_5ForCausalLM", "Qwen3_5TextForSequenceClassification"]),
+    ("qwen3_5_moe_text", like_llama("qwen3_5_moe_text"), ["Qwen3_5MoeTextModel", "Qwen3_5MoeForCausalLM"]),
     # speech: inputs generated from the config (hfgrow/signals.py); wav2vec2 and HuBERT in their pre-norm layout, 16 groups
     ("whisper", lambda f, c: build_model(f, c, d_model=64, encoder_layers=4, decoder_layers=4, encoder_attention_heads=4,
                                          decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, vocab_size=512,

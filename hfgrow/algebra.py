@@ -393,6 +393,11 @@ class Widths:
     mixer: tuple[int, int] = (0, 0)  # a state-space (Mamba) mixer's channels, expand × hidden (docs/design.md §Recurrent mixers)
     mixer_heads: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's heads (channels / head_dim)
     mixer_state: tuple[int, int] = (0, 0)  # a Mamba-2 mixer's B (or C): n_groups × d_state, kept
+    # a linear-attention mixer's key and value heads (each key head serves value heads / key heads value heads), and its
+    # key and value head_dims, kept (docs/design.md §Linear attention)
+    linear_k_heads: tuple[int, int] = (0, 0)
+    linear_v_heads: tuple[int, int] = (0, 0)
+    linear_dims: tuple[int, int] = (0, 0)
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -406,6 +411,14 @@ class Widths:
     @property
     def kv_attention(self) -> tuple[int, int]:
         return self.kv_heads[0] * self.head_dim[0], self.kv_heads[1] * self.head_dim[1]
+
+    @property
+    def linear_k(self) -> tuple[int, int]:
+        return self.linear_k_heads[0] * self.linear_dims[0], self.linear_k_heads[1] * self.linear_dims[0]
+
+    @property
+    def linear_v(self) -> tuple[int, int]:
+        return self.linear_v_heads[0] * self.linear_dims[1], self.linear_v_heads[1] * self.linear_dims[1]
 
     def size(self, dim: str) -> tuple[int, int]:
         """Small and big size of a space's dimension (see Space.dim)."""
@@ -431,7 +444,8 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state"; or a name in Widths.fixed, or
+    # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state", "linear_k", "linear_v",
+    # "linear_k_heads", "linear_v_heads"; or a name in Widths.fixed, or
     # "heads×NAME" for a name in Widths.per_head; "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
@@ -643,10 +657,23 @@ class _Layouts:
             size = dict(widths.per_head)[dim[6:]]
             src, aligned, within = _attention_layout(widths.kv_heads, self.group_size, (size, size), None)
             return widths.kv_heads[0] * self.group_size[0] * size, src, aligned, within
+        if dim in ("linear_k", "linear_v", "linear_k_heads", "linear_v_heads"):
+            return _linear_layout(widths, dim)
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)
         raise GrowthError(f"unknown dimension {dim!r}")
+
+
+def _linear_layout(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A linear-attention mixer's whole heads, as grouped-query attention's: the key heads are the groups (big key head j
+    copies j mod n_k), the value heads of one key head its members; head_dims are kept (docs/design.md §Linear attention)."""
+    k_heads, v_heads = widths.linear_k_heads, widths.linear_v_heads
+    keys = dim.startswith("linear_k")
+    per_group = (1, 1) if keys else (v_heads[0] // k_heads[0], v_heads[1] // k_heads[1])
+    d = 1 if dim.endswith("_heads") else widths.linear_dims[0 if keys else 1]
+    src, aligned, within = _attention_layout(k_heads, per_group, (d, d), None)
+    return k_heads[0] * per_group[0] * d, src, aligned, within
 
 
 def _unit_scales(space: Space, widths: Widths, convention: Convention, src: torch.Tensor, aligned: torch.Tensor,

@@ -186,6 +186,10 @@ class ConfigFields:
     mixer_size: str | None = None  # a stored copy of the mixer's width (Mamba's intermediate_size), rewritten with it
     mixer_heads: str | None = None  # a Mamba-2 mixer's number of heads (its head_dim is kept)
     mixer_state: tuple[str, ...] = ()  # fields whose product is a Mamba-2 mixer's B (or C) width: n_groups, d_state (kept)
+    # a linear-attention mixer (gated delta net): its (key heads, value heads) fields, grown by the hidden size's factor,
+    # and its (key head_dim, value head_dim) fields, kept (docs/design.md §Linear attention)
+    linear_heads: tuple[str, str] | None = None
+    linear_dims: tuple[str, str] | None = None
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

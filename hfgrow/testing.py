@@ -215,6 +215,16 @@ TINY["falcon_mamba"] = dict(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddin
 TINY["mamba2"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_heads=4, head_dim=8, n_groups=2, state_size=5,
                       conv_kernel=3, expand=2, chunk_size=4, layer_norm_epsilon=0.05, use_bias=True, use_conv_bias=True,
                       pad_token_id=0, bos_token_id=1, eos_token_id=2)  # two groups of two heads; chunks shorter than the inputs
+# gated delta nets beside gated attention: two key heads of 4 dims, each serving two value heads of 6 dims; partial rotary
+# (a quarter of head_dim 8); a linear-attention block of experts, then an attention block with a dense MLP
+TINY["qwen3_next"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, head_dim=8, rms_norm_eps=0.05, linear_num_key_heads=2, linear_num_value_heads=4,
+                          linear_key_head_dim=4, linear_value_head_dim=6, linear_conv_kernel_dim=3, num_experts=3,
+                          num_experts_per_tok=2, moe_intermediate_size=12, shared_expert_intermediate_size=20, mlp_only_layers=[1],
+                          layer_types=["linear_attention", "full_attention"], pad_token_id=0, num_labels=3,
+                          tie_word_embeddings=False)
+TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
+TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gemma, glm, gpt2, gpt_neox, granite, jamba, llama, mamba, mixtral, modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, wav2vec2, whisper)
+from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, jamba, llama, mamba, mixtral, modernbert, nemotron, olmo2, opt, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -13,6 +13,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.RECIPE, deepseek.DEEPSEEK_V2, deepseek.GLM4_MOE_LITE, deepseek.MISTRAL4, deepseek.AXK1, deepseek.YOUTU, deepseek.DEEPSEEK_V32,
            deepseek.GLM_MOE_DSA,
            jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
+           gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
