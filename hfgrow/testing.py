@@ -225,6 +225,9 @@ TINY["qwen3_next"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, n
                           tie_word_embeddings=False)
 TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
 TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
+TINY["olmo_hybrid"] = {k: v for k, v in TINY["qwen3_5_text"].items() if k not in ("head_dim", "num_labels")} | dict(num_attention_heads=2,
+                                                                                                                  num_key_value_heads=2,
+    linear_num_value_heads=2, linear_value_head_dim=4)  # stored as three equal convolutions: q, k and v of one width
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -25,6 +25,7 @@ from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, 
 from .llama import LAYER, PER_HEAD, QWEN3
 from .mamba import MIXER_SPACES
 from .mixtral import EXPERT_SPACES, experts, gated
+from .olmo2 import RECIPE as OLMO2
 
 GDN = f"{LAYER}.linear_attn"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -107,4 +108,22 @@ QWEN3_5_MOE_TEXT = QWEN3_5_TEXT.extend(
     config=dataclasses.replace(QWEN3.config, ffn="moe_intermediate_size", expert_ffn="moe_intermediate_size",
                                shared_ffn="shared_expert_intermediate_size", **LINEAR),
     spaces=SPACES,
+)
+
+# OLMo Hybrid: OLMo-2's attention blocks (norms after each branch, q/k norms over the whole width) and pre-norm delta-net
+# blocks with separate projections (q, k, v, a, b, the gate g) and a gated norm whose eps (1e-5) is fixed in code: it
+# reads d_v, which is kept, so it needs no eps of the config's
+OLMO_HYBRID = OLMO2.extend(
+    name="olmo_hybrid", model_types=("olmo_hybrid",), classes=("OlmoHybridModel", "OlmoHybridForCausalLM"),
+    config=dataclasses.replace(OLMO2.config, **LINEAR), spaces={**OLMO2.spaces, **LINEAR_SPACES},
+    body=(
+        *(TensorRule(r.pattern, r.axes) for r in delta_net(GDN) if ".norm." not in r.pattern and ".out_proj." not in r.pattern),
+        TensorRule(f"{GDN}.o_norm.weight", (None,)),
+        # as stored (transformers joins them on load): one convolution each for q, k and v, the pre-norms under other names
+        *(TensorRule(f"{GDN}.{name}_conv1d.weight", (writes(space), None, None)) for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"))),
+        *norm(f"{LAYER}.attention_layer_norm", "hidden", bias=False), *norm(f"{LAYER}.feedforward_layer_norm", "hidden", bias=False),
+        *linear(f"{GDN}.o_proj", "hidden", "lin_v", bias=False),
+        *(r for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"), ("g", "lin_v"), ("a", "lin_v_heads"), ("b", "lin_v_heads"))
+          for r in linear(f"{GDN}.{name}_proj", space, "hidden", bias=False)),
+    ),
 )
