@@ -18,7 +18,8 @@ from .widths import config_int
 # one entry per block (SmolLM3: 1 = rotary); a per-layer head count is then set to the grown heads (ConfigFields.heads_per_layer)
 PER_LAYER_LISTS = ("layer_types", "no_rope_layers", "mlp_layer_types", "layer_rope_theta", "num_attention_heads_per_layer")
 INDEX_LISTS = ("mlp_only_layers",)  # config lists of block numbers (Qwen-MoE's dense blocks): renumbered, new blocks included
-PREFIX_COUNTS = ("first_k_dense_replace",)  # the first k blocks are of another kind (GLM-4.5's dense blocks): new copies counted
+# the first k blocks are of another kind (GLM-4.5's, LFM2-MoE's dense blocks): new copies counted
+PREFIX_COUNTS = ("first_k_dense_replace", "num_dense_layers")
 
 
 def _insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -> list[int]:

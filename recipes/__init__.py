@@ -13,7 +13,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.RECIPE, deepseek.DEEPSEEK_V2, deepseek.GLM4_MOE_LITE, deepseek.MISTRAL4, deepseek.AXK1, deepseek.YOUTU, deepseek.DEEPSEEK_V32,
            deepseek.GLM_MOE_DSA,
            jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
-           gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID,
+           gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason

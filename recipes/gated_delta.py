@@ -127,3 +127,45 @@ OLMO_HYBRID = OLMO2.extend(
           for r in linear(f"{GDN}.{name}_proj", space, "hidden", bias=False)),
     ),
 )
+
+# LFM2: short-convolution blocks (in_proj writes B | C | x over the hidden channels, y = C ⊙ conv(B ⊙ x), depthwise) beside
+# attention blocks with per-head q/k norms; every channel of the short convolution acts on its own, so its channels are
+# an activation space of the hidden size's layout (copies carry 1, extra units 0); the final norm is `embedding_norm`
+SHORT_CONV = f"{LAYER}.conv"
+LFM2 = QWEN3.extend(
+    name="lfm2", model_types=("lfm2",), classes=("Lfm2Model", "Lfm2ForCausalLM"), prefix="model",
+    config=dataclasses.replace(QWEN3.config, eps=("norm_eps",)),
+    spaces={**QWEN3.spaces, "short_conv": Space("hidden", Kind.ACTIVATION)},
+    # the MLP's width is derived from intermediate_size (⌊2/3·…⌋, a multiplier, rounded up to block_multiple_of), which a
+    # factor does not carry through: only where it is the stored size
+    requires={"block_auto_adjust_ff_dim": False},
+
+)
+LFM2 = dataclasses.replace(LFM2, body=tuple(r for r in LFM2.body if not r.pattern.startswith(
+    ("norm.", f"{LAYER}.self_attn.o_proj", f"{LAYER}.mlp.", f"{LAYER}.input_layernorm", f"{LAYER}.post_attention_layernorm",
+     f"{LAYER}.self_attn.q_norm", f"{LAYER}.self_attn.k_norm"))) + (
+    *linear(f"{LAYER}.self_attn.out_proj", "hidden", "o", bias=False),
+    *norm(f"{LAYER}.self_attn.q_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_layernorm", "head", bias=False),
+    *norm(f"{LAYER}.operator_norm", "hidden", bias=False), *norm(f"{LAYER}.ffn_norm", "hidden", bias=False),
+    *norm("embedding_norm", "final", input="hidden", bias=False),
+    *linear(f"{LAYER}.feed_forward.w1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.feed_forward.w3", "ffn", "hidden", bias=False),
+    *linear(f"{LAYER}.feed_forward.w2", "hidden", "ffn", bias=False),
+    TensorRule(f"{SHORT_CONV}.in_proj.weight", (Packed((writes("short_conv"),) * 3), reads("hidden"))),
+    TensorRule(f"{SHORT_CONV}.in_proj.bias", (Packed((writes("short_conv"),) * 3),)),
+    TensorRule(f"{SHORT_CONV}.conv.weight", (writes("short_conv"), None, None)),
+    TensorRule(f"{SHORT_CONV}.conv.bias", (writes("short_conv"),)),
+    *linear(f"{SHORT_CONV}.out_proj", "hidden", "short_conv"),
+))
+
+# LFM2-MoE: LFM2's blocks, dense MLPs of intermediate_size in the first num_dense_layers, then routed experts of
+# moe_intermediate_size behind a router with a per-expert bias (kept: it biases the choice among experts, not a width)
+FF = f"{LAYER}.feed_forward"
+LFM2_MOE = LFM2.extend(
+    name="lfm2_moe", model_types=("lfm2_moe",), classes=("Lfm2MoeModel", "Lfm2MoeForCausalLM"), requires={},
+    config=dataclasses.replace(LFM2.config, expert_ffn="moe_intermediate_size"),
+    spaces={**LFM2.spaces, "expert": EXPERT_SPACES["expert"]},
+    body=(*(TensorRule(r.pattern.replace(".mlp.", ".feed_forward."), r.axes, split=r.split) for r in experts("expert")),
+          *linear(f"{FF}.experts.*.w1", "expert", "hidden", bias=False), *linear(f"{FF}.experts.*.w3", "expert", "hidden", bias=False),
+          *linear(f"{FF}.experts.*.w2", "hidden", "expert", bias=False),  # as stored, one key per expert
+          TensorRule(f"{FF}.expert_bias", (None,))),
+)
