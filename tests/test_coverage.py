@@ -11,6 +11,7 @@ from hfgrow.recipes import RECIPES
 
 from test_families import CLASSES
 from test_hybrid import CLASSES as HYBRID_CLASSES
+from test_linear_attention import CLASSES as LINEAR_CLASSES
 from test_speech import CLASSES as SPEECH_CLASSES
 from test_vision import CLASSES as VISION_CLASSES
 
@@ -20,7 +21,8 @@ def tp_plan_types():
 
 
 def test_every_supported_class_is_proven_by_the_family_tests():
-    tested = {cls for classes in (*CLASSES.values(), *SPEECH_CLASSES.values(), *HYBRID_CLASSES.values(), *VISION_CLASSES.values()) for cls in classes}
+    tested = {cls for classes in (*CLASSES.values(), *SPEECH_CLASSES.values(), *HYBRID_CLASSES.values(), *VISION_CLASSES.values(),
+                                                 *LINEAR_CLASSES.values()) for cls in classes}
     for recipe in RECIPES:
         if recipe.name == "bert":  # tests/test_bert.py and test_every_key_of_every_class_is_matched
             continue
@@ -64,6 +66,9 @@ def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
                 out, inp = hits[0].axes[-2], hits[0].axes[-1]  # nn.Linear: [out, in] (experts: [experts, out, in])
                 if style == "packed_colwise":
                     assert isinstance(out, Packed), (recipe.name, module)
+                if style == "colwise_gather_output" and kinds(out) == {True} and kinds(inp) == {False}:
+                    checked += 1  # split by rows and gathered again (Qwen3-Next's delta-net out_proj): any linear layer
+                    continue
                 latent = isinstance(inp, Axis) and inp.space in recipe.spaces and recipe.spaces[inp.space].dim in recipe.config.fixed
                 if style.startswith("colwise") or style == "packed_colwise":  # (or reads a latent kept whole: MLA's q_b_proj)
                     assert kinds(out) == {False} and (kinds(inp) == {True} or latent), (recipe.name, module, style)
