@@ -247,6 +247,14 @@ FAMILIES = [
                                                      rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
                                                                       for t in ("sliding_attention", "full_attention")}),
      ["CohereCompassTextModel", "CohereCompassForCausalLM", "CohereCompassTextForSequenceClassification"]),
+    # gated delta nets beside gated attention (the tiny linear-attention heads, at Llama's bench sizes)
+    ("qwen3_next", like_llama("qwen3_next"), [f"Qwen3Next{h}" for h in ("Model", "ForCausalLM", "ForSequenceClassification",
+                                                                      "ForTokenClassification", "ForQuestionAnswering")]),
+    ("qwen3_5_text", like_llama("qwen3_5_text"), ["Qwen3_5TextModel", "Qwen3_5ForCausalLM", "Qwen3_5TextForSequenceClassification"]),
+    ("qwen3_5_moe_text", like_llama("qwen3_5_moe_text"), ["Qwen3_5MoeTextModel", "Qwen3_5MoeForCausalLM"]),
+    ("olmo_hybrid", like_llama("olmo_hybrid"), ["OlmoHybridModel", "OlmoHybridForCausalLM"]),
+    ("lfm2", like_llama("lfm2"), ["Lfm2Model", "Lfm2ForCausalLM"]),
+    ("lfm2_moe", like_llama("lfm2_moe"), ["Lfm2MoeModel", "Lfm2MoeForCausalLM"]),
     # speech: inputs generated from the config (hfgrow/signals.py); wav2vec2 and HuBERT in their pre-norm layout, 16 groups
     ("whisper", lambda f, c: build_model(f, c, d_model=64, encoder_layers=4, decoder_layers=4, encoder_attention_heads=4,
                                          decoder_attention_heads=4, encoder_ffn_dim=256, decoder_ffn_dim=256, vocab_size=512,

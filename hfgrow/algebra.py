@@ -400,6 +400,11 @@ class Widths:
     # blocks: global_head_dim, num_global_key_value_heads), with the same query heads; (0, 0): none
     global_head_dim: tuple[int, int] = (0, 0)
     global_kv_heads: tuple[int, int] = (0, 0)
+    # a linear-attention mixer's key and value heads (each key head serves value heads / key heads value heads), and its
+    # key and value head_dims, kept (docs/design.md §Linear attention)
+    linear_k_heads: tuple[int, int] = (0, 0)
+    linear_v_heads: tuple[int, int] = (0, 0)
+    linear_dims: tuple[int, int] = (0, 0)
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -426,6 +431,14 @@ class Widths:
     @property
     def global_kv_attention(self) -> tuple[int, int]:
         return self.global_kv_heads[0] * self.global_head_dim[0], self.global_kv_heads[1] * self.global_head_dim[1]
+
+    @property
+    def linear_k(self) -> tuple[int, int]:
+        return self.linear_k_heads[0] * self.linear_dims[0], self.linear_k_heads[1] * self.linear_dims[0]
+
+    @property
+    def linear_v(self) -> tuple[int, int]:
+        return self.linear_v_heads[0] * self.linear_dims[1], self.linear_v_heads[1] * self.linear_dims[1]
 
     def size(self, dim: str) -> tuple[int, int]:
         """Small and big size of a space's dimension (see Space.dim)."""
@@ -457,9 +470,10 @@ class Space:
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
     # "attention", "kv_attention", "hidden_group", "mixer", "mixer_heads", "mixer_state", "mixer_by_head" (the mixer's
-    # channels copied as whole heads: Zamba's per-head x_proj reads all of a head's channels); or a name in Widths.fixed,
-    # or "heads×NAME" (or "kv_heads×NAME": one per KV head) for a name in Widths.per_head; "layers×NAME" for a name in
-    # Widths.fixed (a slice of that size per block, copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
+    # channels copied as whole heads: Zamba's per-head x_proj reads all of a head's channels), "linear_k", "linear_v",
+    # "linear_k_heads", "linear_v_heads"; or a name in Widths.fixed, or "heads×NAME" (or "kv_heads×NAME": one per KV
+    # head) for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
+    # copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
@@ -695,10 +709,23 @@ class _Layouts:
             blocks = torch.tensor(sources, dtype=torch.long) if sources else torch.arange(n)
             src = (blocks[:, None] * size + torch.arange(size)).reshape(-1)
             return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
+        if dim in ("linear_k", "linear_v", "linear_k_heads", "linear_v_heads"):
+            return _linear_layout(widths, dim)
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)
         raise GrowthError(f"unknown dimension {dim!r}")
+
+
+def _linear_layout(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A linear-attention mixer's whole heads, as grouped-query attention's: the key heads are the groups (big key head j
+    copies j mod n_k), the value heads of one key head its members; head_dims are kept (docs/design.md §Linear attention)."""
+    k_heads, v_heads = widths.linear_k_heads, widths.linear_v_heads
+    keys = dim.startswith("linear_k")
+    per_group = (1, 1) if keys else (v_heads[0] // k_heads[0], v_heads[1] // k_heads[1])
+    d = 1 if dim.endswith("_heads") else widths.linear_dims[0 if keys else 1]
+    src, aligned, within = _attention_layout(k_heads, per_group, (d, d), None)
+    return k_heads[0] * per_group[0] * d, src, aligned, within
 
 
 def _unit_scales(space: Space, widths: Widths, convention: Convention, src: torch.Tensor, aligned: torch.Tensor,

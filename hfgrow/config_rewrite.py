@@ -53,6 +53,8 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
         fields.decoder_ffn: (widths.decoder_ffn[1], None),
         fields.mixer_size: (widths.mixer[1], None),
         fields.mixer_heads: (widths.mixer_heads[1], None),
+        **(dict(zip(fields.linear_heads, ((widths.linear_k_heads[1], None), (widths.linear_v_heads[1], None))))
+           if fields.linear_heads else {}),
         **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
     for name, (value, default) in derived.items():

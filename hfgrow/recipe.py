@@ -223,6 +223,10 @@ class ConfigFields:
     # the kind of block (a `layer_types` entry) whose attention has a head_dim and KV heads of its own, read from the
     # config's per_layer_config (Gemma 4's full-attention blocks); the same query heads
     own_attention: str | None = None
+    # a linear-attention mixer (gated delta net): its (key heads, value heads) fields, grown by the hidden size's factor,
+    # and its (key head_dim, value head_dim) fields, kept (docs/design.md §Linear attention)
+    linear_heads: tuple[str, str] | None = None
+    linear_dims: tuple[str, str] | None = None
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

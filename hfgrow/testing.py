@@ -339,6 +339,25 @@ TINY["zamba"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=3, layers_
                      num_attention_heads=4, num_key_value_heads=4, n_mamba_heads=2, mamba_expand=2, mamba_d_state=5, mamba_dt_rank=3,
                      mamba_d_conv=3, intermediate_size=24, rms_norm_eps=0.05, mamba_proj_bias=True, num_labels=3, pad_token_id=0,
                      bos_token_id=1, eos_token_id=2)
+# gated delta nets beside gated attention: two key heads of 4 dims, each serving two value heads of 6 dims; partial rotary
+# (a quarter of head_dim 8); a linear-attention block of experts, then an attention block with a dense MLP
+TINY["qwen3_next"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, head_dim=8, rms_norm_eps=0.05, linear_num_key_heads=2, linear_num_value_heads=4,
+                          linear_key_head_dim=4, linear_value_head_dim=6, linear_conv_kernel_dim=3, num_experts=3,
+                          num_experts_per_tok=2, moe_intermediate_size=12, shared_expert_intermediate_size=20, mlp_only_layers=[1],
+                          layer_types=["linear_attention", "full_attention"], pad_token_id=0, num_labels=3,
+                          tie_word_embeddings=False)
+TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
+TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
+TINY["olmo_hybrid"] = {k: v for k, v in TINY["qwen3_5_text"].items() if k not in ("head_dim", "num_labels")} | dict(num_attention_heads=2,
+                                                                                                                  num_key_value_heads=2,
+    linear_num_value_heads=2, linear_value_head_dim=4)  # stored as three equal convolutions: q, k and v of one width
+TINY["lfm2"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                    norm_eps=0.05, conv_bias=True, conv_L_cache=3, block_auto_adjust_ff_dim=False, layer_types=["conv", "full_attention"],
+                    pad_token_id=0, bos_token_id=1, eos_token_id=2)  # the LM head tied to the embedding (LFM2's default)
+TINY["lfm2_moe"] = {k: v for k, v in TINY["lfm2"].items() if k != "block_auto_adjust_ff_dim"} | dict(
+    num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], num_dense_layers=1, num_experts=3, num_experts_per_tok=2,
+    moe_intermediate_size=12)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -95,7 +95,7 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
-                  **_mixer(config, f, hidden, big_hidden))
+                  **_mixer(config, f, hidden, big_hidden), **_linear_heads(config, f, hidden, big_hidden))
 
 
 def _own_attention(cfg: Any, kind: str | None, heads: tuple[int, int], kv: tuple[int, int],
@@ -136,6 +136,19 @@ def _mixer(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict
         state = math.prod(config_int(config, name) for name in f.mixer_state)
         out["mixer_state"] = state, state
     return out
+
+
+def _linear_heads(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) -> dict[str, tuple[int, int]]:
+    """A linear-attention mixer's key and value heads before and after: the key heads grow by the hidden size's factor
+    (rounded down, at least the source's), the value heads per key head are kept; head_dims are kept."""
+    if not f.linear_heads:
+        return {}
+    k, v = (config_int(config, name) for name in f.linear_heads)
+    if v % k:
+        raise GrowthError(f"config.json: {f.linear_heads[1]}={v} is not a multiple of {f.linear_heads[0]}={k}")
+    big_k = max(k, k * big_hidden // hidden)
+    return {"linear_k_heads": (k, big_k), "linear_v_heads": (v, big_k * (v // k)),
+            "linear_dims": tuple(config_int(config, name) for name in f.linear_dims)}
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:

@@ -1,0 +1,171 @@
+"""Hybrids of gated delta nets (linear attention) and gated softmax attention (docs/design.md §Linear attention).
+
+A gated delta net (Qwen3-Next, Qwen3.5) projects the stream into per-head queries and keys (n_k heads of d_k), values
+and an output gate z (n_v heads of d_v, n_v / n_k value heads per key head), a learning rate β and a decay input a per
+value head; a depthwise causal convolution and SiLU act on q | k | v channel by channel; queries and keys are
+L2-normalised over each head's d_k, queries scaled by d_k^-½; each value head runs the delta rule on a [d_k, d_v] state
+with its decay −exp(A_log)·softplus(a + dt_bias); a gated RMSNorm over each head's d_v (one weight shared by every
+head) times SiLU(z) feeds the output projection.
+
+Every step after the input projections acts within one head, so heads grow by whole-head copies as grouped-query
+attention's do (the key heads are the groups): the convolution's channels, A_log, dt_bias and the projections' rows
+are copied with their head (activation spaces: copies carry 1) and the output projection reads each copy back by
+1/count; d_k, d_v and the norm weight are kept. The key heads follow the hidden size's factor (rounded down).
+
+The attention blocks are Qwen3's (per-head q/k norms, partial rotary) with a sigmoid output gate that the query
+projection writes beside each head's queries ([q_h | gate_h] per head); every RMSNorm but the gated one scales by
+1 + weight. The MLP is Qwen2-MoE's (routed experts, a shared expert behind a sigmoid gate) or a dense one.
+"""
+
+import dataclasses
+
+from hfgrow.policy import DepthRequires
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
+
+from .llama import LAYER, PER_HEAD, QWEN3
+from .mamba import MIXER_SPACES
+from .mixtral import EXPERT_SPACES, experts, gated
+from .olmo2 import RECIPE as OLMO2
+
+GDN = f"{LAYER}.linear_attn"
+HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
+
+LINEAR_SPACES = {
+    "lin_k": Space("linear_k", Kind.ACTIVATION),  # query and key channels (SiLU after the convolution)
+    "lin_v": Space("linear_v", Kind.ACTIVATION),  # value and gate channels, and the gated norm's output
+    "lin_k_heads": Space("linear_k_heads", Kind.ACTIVATION),
+    "lin_v_heads": Space("linear_v_heads", Kind.ACTIVATION),  # β, a, A_log, dt_bias: one per value head
+    "kept": MIXER_SPACES["kept"],
+}
+Q_K_V = (writes("lin_k"), writes("lin_k"), writes("lin_v"))
+
+
+def delta_net(module: str, *inputs: TensorRule) -> tuple[TensorRule, ...]:
+    """A gated delta net's tensors under ``module`` after its input projections ``inputs``: the depthwise convolution
+    over q | k | v, the per-value-head decay constants, the gated RMSNorm over d_v (kept; it shares the hidden norms'
+    eps) and the output projection."""
+    return (
+        *inputs,
+        TensorRule(f"{module}.conv1d.weight", (Packed(Q_K_V), None, None)),  # depthwise: [channels, 1, kernel]
+        TensorRule(f"{module}.conv1d.bias", (Packed(Q_K_V),)),
+        *(TensorRule(f"{module}.{name}", (writes("lin_v_heads"),)) for name in ("A_log", "dt_bias")),
+        TensorRule(f"{module}.norm.weight", (None,), norm_input="kept"),
+        *linear(f"{module}.out_proj", "hidden", "lin_v", bias=False),
+    )
+
+
+# Qwen3-Next: in_proj_qkvz holds [q | k | v | z] per key head (v and z of its value heads), in_proj_ba [β | a] per key head
+QWEN3_NEXT_MIXER = delta_net(
+    GDN,
+    TensorRule(f"{GDN}.in_proj_qkvz.weight", (Packed((*Q_K_V, writes("lin_v")), per_head="lin_k_heads"), reads("hidden"))),
+    TensorRule(f"{GDN}.in_proj_ba.weight", (Packed((writes("lin_v_heads"),) * 2, per_head="lin_k_heads"), reads("hidden"))),
+)
+# Qwen3.5: q | k | v concatenated over all heads, z, β and a in projections of their own
+QWEN3_5_MIXER = delta_net(
+    GDN,
+    TensorRule(f"{GDN}.in_proj_qkv.weight", (Packed(Q_K_V), reads("hidden"))),
+    *linear(f"{GDN}.in_proj_z", "lin_v", "hidden", bias=False),
+    *linear(f"{GDN}.in_proj_b", "lin_v_heads", "hidden", bias=False),
+    *linear(f"{GDN}.in_proj_a", "lin_v_heads", "hidden", bias=False),
+)
+
+# Qwen3's attention with the output gate packed beside each head's queries; RMSNorms of 1 + weight
+GATED_ATTENTION = (
+    TensorRule(f"{LAYER}.self_attn.q_proj.weight", (Packed((writes("q"), writes("gate")), per_head="per_head"), reads("hidden"))),
+    TensorRule(f"{LAYER}.self_attn.q_proj.bias", (Packed((writes("q"), writes("gate")), per_head="per_head"),)),
+    *norm(f"{LAYER}.self_attn.q_norm", "head", bias=False, offset=1.0),
+    *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False, offset=1.0),
+    *norm(f"{LAYER}.input_layernorm", "hidden", bias=False, offset=1.0),
+    *norm(f"{LAYER}.post_attention_layernorm", "hidden", bias=False, offset=1.0),
+    *norm("norm", "final", input="hidden", bias=False, offset=1.0),
+)
+SPACES = {**QWEN3.spaces, **EXPERT_SPACES, **PER_HEAD, **LINEAR_SPACES,
+          "gate": Space("attention", Kind.ACTIVATION)}  # the output gate: sigmoid of one unit per attention output unit
+MOE = (*experts("expert"), *gated("shared_expert", "shared"), *linear(f"{LAYER}.mlp.shared_expert_gate", None, "hidden", bias=False))
+
+QWEN3_NEXT = QWEN3.extend(
+    name="qwen3_next", model_types=("qwen3_next",), classes=tuple(f"Qwen3Next{h}" for h in HEADS),
+    config=dataclasses.replace(QWEN3.config, expert_ffn="moe_intermediate_size", shared_ffn="shared_expert_intermediate_size",
+                               linear_heads=("linear_num_key_heads", "linear_num_value_heads"),
+                               linear_dims=("linear_key_head_dim", "linear_value_head_dim")),
+    spaces=SPACES,
+    body=(*GATED_ATTENTION, *QWEN3_NEXT_MIXER, *MOE),
+    # a block is sparse where (i + 1) % decoder_sparse_step == 0: renumbering would change the kinds after a new block
+    constraints=(DepthRequires("decoder_sparse_step", 1), *QWEN3.constraints),
+)
+
+# Qwen3.5: the same blocks, the delta net's input projections apart; dense MLPs (Qwen3.5) or experts in every block (MoE)
+LINEAR = dict(linear_heads=QWEN3_NEXT.config.linear_heads, linear_dims=QWEN3_NEXT.config.linear_dims)
+QWEN3_5_TEXT = QWEN3_NEXT.extend(
+    name="qwen3_5_text", model_types=("qwen3_5_text",),
+    classes=("Qwen3_5TextModel", "Qwen3_5ForCausalLM", "Qwen3_5TextForSequenceClassification"),
+    config=dataclasses.replace(QWEN3.config, **LINEAR), body=QWEN3_5_MIXER, constraints=QWEN3.constraints,
+    spaces={k: v for k, v in SPACES.items() if k not in EXPERT_SPACES},
+)
+# no dense MLP: the experts' intermediate size is the one that grows
+QWEN3_5_MOE_TEXT = QWEN3_5_TEXT.extend(
+    name="qwen3_5_moe_text", model_types=("qwen3_5_moe_text",), classes=("Qwen3_5MoeTextModel", "Qwen3_5MoeForCausalLM"),
+    config=dataclasses.replace(QWEN3.config, ffn="moe_intermediate_size", expert_ffn="moe_intermediate_size",
+                               shared_ffn="shared_expert_intermediate_size", **LINEAR),
+    spaces=SPACES,
+)
+
+# OLMo Hybrid: OLMo-2's attention blocks (norms after each branch, q/k norms over the whole width) and pre-norm delta-net
+# blocks with separate projections (q, k, v, a, b, the gate g) and a gated norm whose eps (1e-5) is fixed in code: it
+# reads d_v, which is kept, so it needs no eps of the config's
+OLMO_HYBRID = OLMO2.extend(
+    name="olmo_hybrid", model_types=("olmo_hybrid",), classes=("OlmoHybridModel", "OlmoHybridForCausalLM"),
+    config=dataclasses.replace(OLMO2.config, **LINEAR), spaces={**OLMO2.spaces, **LINEAR_SPACES},
+    body=(
+        *(TensorRule(r.pattern, r.axes) for r in delta_net(GDN) if ".norm." not in r.pattern and ".out_proj." not in r.pattern),
+        TensorRule(f"{GDN}.o_norm.weight", (None,)),
+        # as stored (transformers joins them on load): one convolution each for q, k and v, the pre-norms under other names
+        *(TensorRule(f"{GDN}.{name}_conv1d.weight", (writes(space), None, None)) for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"))),
+        *norm(f"{LAYER}.attention_layer_norm", "hidden", bias=False), *norm(f"{LAYER}.feedforward_layer_norm", "hidden", bias=False),
+        *linear(f"{GDN}.o_proj", "hidden", "lin_v", bias=False),
+        *(r for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"), ("g", "lin_v"), ("a", "lin_v_heads"), ("b", "lin_v_heads"))
+          for r in linear(f"{GDN}.{name}_proj", space, "hidden", bias=False)),
+    ),
+)
+
+# LFM2: short-convolution blocks (in_proj writes B | C | x over the hidden channels, y = C ⊙ conv(B ⊙ x), depthwise) beside
+# attention blocks with per-head q/k norms; every channel of the short convolution acts on its own, so its channels are
+# an activation space of the hidden size's layout (copies carry 1, extra units 0); the final norm is `embedding_norm`
+SHORT_CONV = f"{LAYER}.conv"
+LFM2 = QWEN3.extend(
+    name="lfm2", model_types=("lfm2",), classes=("Lfm2Model", "Lfm2ForCausalLM"), prefix="model",
+    config=dataclasses.replace(QWEN3.config, eps=("norm_eps",)),
+    spaces={**QWEN3.spaces, "short_conv": Space("hidden", Kind.ACTIVATION)},
+    # the MLP's width is derived from intermediate_size (⌊2/3·…⌋, a multiplier, rounded up to block_multiple_of), which a
+    # factor does not carry through: only where it is the stored size
+    requires={"block_auto_adjust_ff_dim": False},
+
+)
+LFM2 = dataclasses.replace(LFM2, body=tuple(r for r in LFM2.body if not r.pattern.startswith(
+    ("norm.", f"{LAYER}.self_attn.o_proj", f"{LAYER}.mlp.", f"{LAYER}.input_layernorm", f"{LAYER}.post_attention_layernorm",
+     f"{LAYER}.self_attn.q_norm", f"{LAYER}.self_attn.k_norm"))) + (
+    *linear(f"{LAYER}.self_attn.out_proj", "hidden", "o", bias=False),
+    *norm(f"{LAYER}.self_attn.q_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_layernorm", "head", bias=False),
+    *norm(f"{LAYER}.operator_norm", "hidden", bias=False), *norm(f"{LAYER}.ffn_norm", "hidden", bias=False),
+    *norm("embedding_norm", "final", input="hidden", bias=False),
+    *linear(f"{LAYER}.feed_forward.w1", "ffn", "hidden", bias=False), *linear(f"{LAYER}.feed_forward.w3", "ffn", "hidden", bias=False),
+    *linear(f"{LAYER}.feed_forward.w2", "hidden", "ffn", bias=False),
+    TensorRule(f"{SHORT_CONV}.in_proj.weight", (Packed((writes("short_conv"),) * 3), reads("hidden"))),
+    TensorRule(f"{SHORT_CONV}.in_proj.bias", (Packed((writes("short_conv"),) * 3),)),
+    TensorRule(f"{SHORT_CONV}.conv.weight", (writes("short_conv"), None, None)),
+    TensorRule(f"{SHORT_CONV}.conv.bias", (writes("short_conv"),)),
+    *linear(f"{SHORT_CONV}.out_proj", "hidden", "short_conv"),
+))
+
+# LFM2-MoE: LFM2's blocks, dense MLPs of intermediate_size in the first num_dense_layers, then routed experts of
+# moe_intermediate_size behind a router with a per-expert bias (kept: it biases the choice among experts, not a width)
+FF = f"{LAYER}.feed_forward"
+LFM2_MOE = LFM2.extend(
+    name="lfm2_moe", model_types=("lfm2_moe",), classes=("Lfm2MoeModel", "Lfm2MoeForCausalLM"), requires={},
+    config=dataclasses.replace(LFM2.config, expert_ffn="moe_intermediate_size"),
+    spaces={**LFM2.spaces, "expert": EXPERT_SPACES["expert"]},
+    body=(*(TensorRule(r.pattern.replace(".mlp.", ".feed_forward."), r.axes, split=r.split) for r in experts("expert")),
+          *linear(f"{FF}.experts.*.w1", "expert", "hidden", bias=False), *linear(f"{FF}.experts.*.w3", "expert", "hidden", bias=False),
+          *linear(f"{FF}.experts.*.w2", "hidden", "expert", bias=False),  # as stored, one key per expert
+          TensorRule(f"{FF}.expert_bias", (None,))),
+)
