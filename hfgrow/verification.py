@@ -15,7 +15,7 @@ import torch
 
 from .algebra import Expansion
 from .checkpoint import CheckpointReader
-from .errors import GrowthError
+from .errors import GrowthError, first_line
 from .memory import available_memory
 from .plan import VERIFY_MODES, find_recipe
 from .recipe import Recipe
@@ -595,7 +595,13 @@ class _Task:
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
                 break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
             with _softmax_in(dtype):
-                outs.append(_run_batches(model, feed, device, self.multiple_choice))
+                try:
+                    outs.append(_run_batches(model, feed, device, self.multiple_choice))
+                except Exception as e:  # the source model's own code fails on its config: bad input, not a bug of hfgrow
+                    if outs or _out_of_memory(e):
+                        raise
+                    raise GrowthError(f"transformers cannot run the small model ({self.cls or self.recipe.classes[0]}) as its "
+                                      f"config.json stands: {type(e).__name__}: {first_line(e)}") from None
             del model
             if mode == "blockwise" or device.startswith("cuda"):
                 gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads

@@ -97,3 +97,17 @@ def test_the_summary_says_how_to_continue_training():
     assert "fresh AdamW" in continue_line({}) and "relaxed multipliers" in continue_line({}) and "grow early" in continue_line({})
     assert "resume from the grown checkpoint" in continue_line({"optimizer": {"multipliers": False}})
     assert "trainer_optimizer" in continue_line({"optimizer": {"multipliers": True}})
+
+
+def test_a_source_model_its_own_code_cannot_run_is_not_verified_and_says_why(tmp_path):
+    """Step 3.5 without a sliding window loads but fails in its forward pass: the grown checkpoint is written, the verdict
+    is NOT VERIFIED with transformers' error in one line (not an internal error of hfgrow)."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "Step3p7TextModel", model_type="step3p5", sliding_window=None)
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 3, result.output
+    assert "NOT VERIFIED" in result.stdout and "transformers cannot run the small model (Step3p7TextModel)" in result.stdout
+    assert "internal error" not in result.output
