@@ -94,6 +94,9 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]
         scoped = _submodel_names(skeleton)
         if scoped is not None:
             return scoped
+    renamed = _renamed_by_transformers(transforms)  # it reads patterns written as regular expressions (Mistral Large 4's)
+    if renamed is not None:
+        return renamed
     steps = []
     for t in transforms:
         merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
@@ -117,11 +120,20 @@ def _submodel_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, boo
     renaming; None where this transformers has no such API or no sub-model has a mapping."""
     try:
         from transformers.conversion_mapping import get_model_conversion_mapping
-        from transformers.core_model_loading import WeightConverter, rename_source_key
     except ImportError:
         return None
     transforms = get_model_conversion_mapping(skeleton, add_legacy=False)
     if not transforms:
+        return None
+    return _renamed_by_transformers(transforms)
+
+
+def _renamed_by_transformers(transforms: list[Any]) -> Callable[[str], tuple[str, bool]] | None:
+    """Stored keys renamed by transformers' own ``rename_source_key`` with these renamings and converters (a converter's
+    keys are merged with others); None where this transformers has no such API."""
+    try:
+        from transformers.core_model_loading import WeightConverter, rename_source_key
+    except ImportError:
         return None
     renamings = [t for t in transforms if not isinstance(t, WeightConverter)]
     converters = [t for t in transforms if isinstance(t, WeightConverter)]

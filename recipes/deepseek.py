@@ -14,8 +14,8 @@ head's; ``o_proj`` reads the copies back.
 
 import dataclasses
 
-from hfgrow.policy import LatentAttention, NoNewBlocks
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+from hfgrow.policy import EveryBlock, LatentAttention, NoNewBlocks, WholeMultiplesOnly
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
 from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
@@ -89,3 +89,54 @@ GLM_MOE_DSA = DEEPSEEK_V32.extend(
     name="glm_moe_dsa", model_types=("glm_moe_dsa",), classes=("GlmMoeDsaModel", "GlmMoeDsaForCausalLM"),
     constraints=(LatentAttention(), NoNewBlocks("indexer_types: a 'shared' block reuses the tokens chosen by the 'full' block "
                                                 "before it, which a new block in between would replace")))
+# Mistral Large 4 (its text model): GLM-5's blocks without a q latent (q_proj reads the stream), a learned softmax scaling
+# of the queries per head and position (scale · log(pos + 1) + bias, one pair per head: copied with its head), learned
+# rotary frequency scales (rotary_emb.alpha, one per frequency of the kept rotary key), blocks that reuse an earlier
+# block's latent (kv_source_layers: no kv_a_proj_with_mqa of their own), and an indexer whose queries read the stream
+# through a LayerNorm (eps 1e-6 in code) with a softmax scaling of its own heads (kept). Stored under Mistral's names
+# (attention.wq, wkv_a_with_mqa, wkv_b, attention_norm, ffn_norm, experts.N.w1/w2/w3, ssmax_scaling.s/b), loaded names too.
+# The indexer's LayerNorm sees an RMSNorm model's stream, whose extra units hold 0, not the mean: whole multiples only
+ML4 = "layers.*.(attention|self_attn)"
+MISTRAL_LARGE4_TEXT = dataclasses.replace(
+    GLM_MOE_DSA, name="mistral_large4_text", model_types=("mistral_large4_text",), classes=("MistralLarge4TextModel",),
+    constraints=(*GLM_MOE_DSA.constraints,
+                 EveryBlock("no_rope_layers", 1, "a block without rotary stores kv_a_proj_with_mqa without the rotary key and "
+                            "kv_b_proj with qk_nope_head_dim + qk_rope_head_dim key dims per head, per-head sizes of its own"),
+                 WholeMultiplesOnly("the sparse-attention indexer's q_input_norm is a LayerNorm over the residual stream of an "
+                                    "RMSNorm model, whose extra units hold 0 rather than the mean the LayerNorm subtracts")),
+    body=(*embedding("embed_tokens", "hidden"), *keep("rotary_emb.alpha"), *norm("norm", "final", input="hidden", bias=False),
+          *norm(f"{LAYER}.(attention_norm|input_layernorm)", "hidden", bias=False),
+          *norm(f"{LAYER}.(ffn_norm|post_attention_layernorm)", "hidden", bias=False),
+          *linear(f"{ML4}.(wq|q_proj)", "q", "hidden", bias=False),
+          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+          *norm(f"{ML4}.(kv_a_norm|kv_a_layernorm)", "kv_latent", bias=False),
+          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+          *linear(f"{ML4}.o_proj", "hidden", "v", bias=False),
+          TensorRule(f"{ML4}.(ssmax_scaling.s|ssmax_scaling.b|softmax_scaling.scale|softmax_scaling.bias)", (writes("per_head"),)),
+          *linear(f"{ML4}.indexer.wq_b", None, "hidden", bias=False), *linear(f"{ML4}.indexer.wk", None, "hidden", bias=False),
+          *linear(f"{ML4}.indexer.weights_proj", None, "hidden", bias=False), *norm(f"{ML4}.indexer.q_input_norm", "hidden"),
+          *keep(f"{ML4}.indexer.(k_norm.weight|k_norm.bias|ssmax_scaling.s|ssmax_scaling.b|softmax_scaling.scale|softmax_scaling.bias)"),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.(feed_forward|mlp).{p}_proj", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.(feed_forward|mlp).down_proj", "hidden", "ffn", bias=False),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.(mlp.)?shared_experts.{p}_proj", "shared", "hidden", bias=False)),
+          *linear(f"{LAYER}.(mlp.)?shared_experts.down_proj", "hidden", "shared", bias=False),
+          *linear(f"{LAYER}.(mlp.)?gate", None, "hidden", bias=False, split=False),
+          *linear(f"{LAYER}.(mlp.)?experts.*.(w1|w3)", "expert", "hidden", bias=False),
+          *linear(f"{LAYER}.(mlp.)?experts.*.w2", "hidden", "expert", bias=False),
+          TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+          TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads("expert")))),
+)
+# A.X K2: DeepSeek-V3.2's blocks, two quirks. A gated RMSNorm before attention (and before the MLP of sparse blocks):
+# y = RMSNorm(x) ⊙ sigmoid(W_up · SiLU(W_down · y)), whose gate writes the hidden layout as an activation (copies carry 1,
+# so the product carries the stream's scale; an extra unit is 0 · sigmoid(0)) through a rank that is kept. And q_b_proj
+# reads [normed q latent | raw q latent] and writes, head by head, [query | a gate over the head's values], the attention
+# output multiplied by its sigmoid before o_proj: the gate is copied with its head
+AXK2_GATED = {"hidden_gate": Space("hidden", Kind.ACTIVATION), "v_gate": Space("heads×v_head", Kind.ACTIVATION)}
+AXK2 = DEEPSEEK_V32.extend(
+    name="axk2", model_types=("axk2",), classes=tuple(f"AXK2{h}" for h in HEADS), spaces={**RECIPE.spaces, **AXK2_GATED},
+    body=(*(TensorRule(f"{ATTN}.{p}.weight", (Packed((writes("q"), writes("v_gate")), per_head="per_head"),
+                                               Packed((reads("q_latent"), reads("q_latent"))))) for p in ("q_b_proj", "q_gate_proj")),
+          *(r for n in ("input_layernorm", "post_attention_layernorm")
+            for r in (*norm(f"{LAYER}.{n}.norm", "hidden", bias=False), *linear(f"{LAYER}.{n}.(W_down|mlp.fc1)", None, "hidden", bias=False),
+                      *linear(f"{LAYER}.{n}.(W_up|mlp.fc2)", "hidden_gate", None, bias=False)))),
+)

@@ -64,7 +64,8 @@ def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
                 out, inp = hits[0].axes[-2], hits[0].axes[-1]  # nn.Linear: [out, in] (experts: [experts, out, in])
                 if style == "packed_colwise":
                     assert isinstance(out, Packed), (recipe.name, module)
-                latent = isinstance(inp, Axis) and inp.space in recipe.spaces and recipe.spaces[inp.space].dim in recipe.config.fixed
+                latent = all(isinstance(p, Axis) and p.space in recipe.spaces and recipe.spaces[p.space].dim in recipe.config.fixed
+                             for p in (inp.parts if isinstance(inp, Packed) else (inp,)))  # A.X K2: [normed | raw q latent]
                 if style.startswith("colwise") or style == "packed_colwise":  # (or reads a latent kept whole: MLA's q_b_proj)
                     assert kinds(out) == {False} and (kinds(inp) == {True} or latent), (recipe.name, module, style)
                 else:

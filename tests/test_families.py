@@ -131,6 +131,8 @@ CLASSES = {
     "youtu": ["YoutuModel", "YoutuForCausalLM"],
     "deepseek_v32": ["DeepseekV32Model", "DeepseekV32ForCausalLM"],
     "glm_moe_dsa": ["GlmMoeDsaModel", "GlmMoeDsaForCausalLM"],
+    "mistral_large4_text": ["MistralLarge4TextModel"],
+    "axk2": ["AXK2Model", "AXK2ForCausalLM", "AXK2ForSequenceClassification", "AXK2ForTokenClassification"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -208,7 +210,8 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
-       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa")},
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa",
+                      "mistral_large4_text", "axk2")},
 }
 
 
@@ -590,6 +593,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     # q/k norms over the whole width, heads × head_dim = hidden (no head_dim field): 6 heads on 3 KV heads
     **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
     "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
+    "mistral_large4_text": "q_input_norm is a LayerNorm over the residual stream",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

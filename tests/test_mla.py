@@ -18,7 +18,8 @@ def build(folder, cls, **overrides):
     model = make_model(cls, seed=3, **overrides)
     g = torch.Generator().manual_seed(7)
     biases = [b for name, b in model.named_buffers() if name.endswith("e_score_correction_bias")]
-    for b in biases:
+    learned = [b for name, b in model.named_buffers() if name.endswith("rotary_emb.alpha")]  # Mistral Large 4's frequency scales
+    for b in biases + learned:
         b.copy_(0.3 * torch.randn(b.shape, generator=g))
     model.save_pretrained(folder)
     return folder, len(biases)
@@ -39,9 +40,13 @@ CASES = [  # (class, config overrides, growth): q latent or plain q_proj, biases
     ("Mistral4ForCausalLM", {}, dict(factor=2, num_heads=12)),  # YaRN by default; 4 heads → 12
     ("DeepseekV32ForCausalLM", {}, dict(factor=2)),  # the indexer keeps the 4 best earlier tokens of each query
     ("GlmMoeDsaForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=8)),
+    ("MistralLarge4TextModel", {}, dict(factor=2)),  # no q latent, softmax scaling per head, learned rotary scales
+    ("MistralLarge4TextModel", {"kv_source_layers": [0, 0]}, dict(factor=3, num_heads=6)),  # block 1 reads block 0's latent
+    ("AXK2ForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=6)),  # gated norms, a gate per head
+    ("AXK2ForSequenceClassification", {"n_group": None, "topk_group": None}, dict(factor=3)),  # A.X K2 Light's routing
 ]
-FAST = {0, 1, 2, 7, 10}
-ROUTER_BIAS = ("DeepseekV3", "AXK1", "Glm4MoeLite", "GlmMoeDsa")  # routers with a score correction bias
+FAST = {0, 1, 2, 7, 10, 12, 14}
+ROUTER_BIAS = ("DeepseekV3", "AXK1", "Glm4MoeLite", "GlmMoeDsa", "AXK2")  # routers with a score correction bias
 
 
 @pytest.mark.parametrize("cls,overrides,growth", [pytest.param(*c, marks=() if i in FAST else pytest.mark.exhaustive)
@@ -80,9 +85,11 @@ def test_latent_attention_depth(tmp_path):
 
 
 @pytest.mark.parametrize("cls,kinds", [("Glm4MoeLiteForCausalLM", "mlp_layer_types"),
+                                       pytest.param("AXK2ForCausalLM", "mlp_layer_types", marks=pytest.mark.exhaustive),
                                        pytest.param("YoutuForCausalLM", None, marks=pytest.mark.exhaustive)])
 def test_latent_attention_depth_of_other_families(tmp_path, cls, kinds):
-    """GLM-4-MoE-lite's block kinds listed per block (extended with the new ones); Youtu's dense blocks, tied LM head."""
+    """GLM-4-MoE-lite's block kinds listed per block (extended with the new ones); A.X K2's too, its new block's gated norms
+    kept (their gates multiply a norm's output, not the stream); Youtu's dense blocks, tied LM head."""
     src, _ = build(tmp_path / "small", cls)
     check(src, tmp_path / "big", 2, layers=3)
     config = json.loads((tmp_path / "big" / "config.json").read_text())
@@ -115,3 +122,15 @@ def test_latent_attention_through_the_cli(tmp_path):
     errors = [line for line in result.output.splitlines() if "latent attention" in line]
     assert result.exit_code == 2 and len(errors) == 1 and "Traceback" not in result.output, result.output
     assert not (tmp_path / "wide").exists()
+
+
+@pytest.mark.parametrize("overrides,growth,reason", [
+    ({"no_rope_layers": [1, 0]}, dict(factor=2), "not supported: no_rope_layers=.*a block without rotary"),
+    ({}, dict(hidden_size=24, intermediate_size=36), "q_input_norm is a LayerNorm over the residual stream"),
+])
+def test_mistral_large4_refusals_are_one_line(tmp_path, overrides, growth, reason):
+    """Blocks without rotary store per-head sizes of their own; the indexer's LayerNorm over the stream needs whole multiples."""
+    src, _ = build(tmp_path / "small", "MistralLarge4TextModel", **overrides)
+    with pytest.raises(hfgrow.GrowthError, match=reason) as e:
+        hfgrow.grow(src, tmp_path / "big", **growth)
+    assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
