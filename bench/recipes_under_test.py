@@ -179,6 +179,8 @@ FAMILIES = [
                                        index_head_dim=16, index_n_heads=4, no_rope_layers=[1] * 4), ["MistralLarge4TextModel"]),
     ("axk2", like_llama("axk2", **MLA, index_topk=8, index_head_dim=16, index_n_heads=4, gated_norm_rank=8),
      [f"AXK2{h}" for h in DEEPSEEK_HEADS]),
+    ("longcat_flash", like_llama("longcat_flash", **{k: v for k, v in MLA.items() if k not in ("n_group", "topk_group")}, head_dim=8,
+                                 zero_expert_num=2), ["LongcatFlashModel", "LongcatFlashForCausalLM"]),
     ("youtu", like_llama("youtu", **{k: v for k, v in MLA.items() if k not in ("n_routed_experts", "moe_intermediate_size")}),
      ["YoutuModel", "YoutuForCausalLM"]),
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,

@@ -38,6 +38,7 @@ class TensorPlan:
     out: OutTensor
     gain: float = 1.0  # a norm's γ over a space with extra units (algebra.norm_gain)
     zero: bool = False  # a new block's output projection: zero, so the block is the identity
+    new_block: bool = False  # a tensor of a new block that is the identity (its rule's new_block applies)
     seed_name: str | None = None  # the name that seeds its split shares [default: out.name]; a stacked copy: its original's
 
 

@@ -86,6 +86,9 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
+    # in a new block (identity growth): the copied tensor, given config.json, made to keep the block the identity (a
+    # router's correction bias that leaves its identity experts unchosen: algebra.never_chosen)
+    new_block: Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor] | None = None
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))

@@ -194,6 +194,12 @@ TINY["mistral_large4_text"] = dict({k: v for k, v in TINY["glm_moe_dsa"].items()
                                                     "beta_slow": 1.0, "original_max_position_embeddings": 16, "attention_factor": 1.0})
 TINY["axk2"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"}, mlp_layer_types=["dense", "sparse"],
                     gated_norm_rank=3)  # gated RMSNorms through a rank of 3; the attention output gated per head
+# LongCat-Flash: blocks of two latent attentions and two MLPs with a shortcut mixture of 4 routed experts and 2 identity
+# ("zero") experts, top 2, a router bias (stored, unused by its forward)
+TINY["longcat_flash"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_layers=2, num_attention_heads=4, rms_norm_eps=0.05,
+                             max_position_embeddings=64, pad_token_id=0, q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4,
+                             qk_rope_head_dim=2, head_dim=2, v_head_dim=3, expert_ffn_hidden_size=12, n_routed_experts=4,
+                             zero_expert_num=2, moe_topk=2, routed_scaling_factor=2.5, router_bias=True)
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding

@@ -14,11 +14,12 @@ head's; ``o_proj`` reads the copies back.
 
 import dataclasses
 
-from hfgrow.policy import EveryBlock, LatentAttention, NoNewBlocks, WholeMultiplesOnly
+from hfgrow.algebra import never_chosen
+from hfgrow.policy import DepthRequiresAtMost, EveryBlock, LatentAttention, NoNewBlocks, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
-from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
+from .mixtral import DEEPSEEK, EXPERT_SPACES, experts, shared_moe
 
 ATTN = f"{LAYER}.self_attn"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
@@ -139,4 +140,36 @@ AXK2 = DEEPSEEK_V32.extend(
           *(r for n in ("input_layernorm", "post_attention_layernorm")
             for r in (*norm(f"{LAYER}.{n}.norm", "hidden", bias=False), *linear(f"{LAYER}.{n}.(W_down|mlp.fc1)", None, "hidden", bias=False),
                       *linear(f"{LAYER}.{n}.(W_up|mlp.fc2)", "hidden_gate", None, bias=False)))),
+)
+# LongCat-Flash: each block holds two latent attentions and two dense MLPs in sequence (self_attn.0/1, mlps.0/1, their
+# norms .0/.1), and a "shortcut" mixture of experts that reads the first MLP's input and is added at the block's end; its
+# router (a softmax over the routed experts and zero_expert_num identity experts, which return their input) picks by
+# scores plus a correction bias. An identity expert returns a copy of its input, so it grows with nothing to grow. The
+# attention multiplies the normalised q latent's queries by √(hidden / q_lora_rank) and the kv latent by
+# √(hidden / kv_lora_rank): the latent norms write spaces the model multiplies by √hidden (embed_scale), so their γ is
+# stored times √(hidden/hidden') and the products are the small model's
+SUB = f"{LAYER}.self_attn.(0|1)"
+LONGCAT_FLASH = dataclasses.replace(
+    RECIPE, name="longcat_flash", model_types=("longcat_flash",), classes=("LongcatFlashModel", "LongcatFlashForCausalLM"),
+    stacks=(("layers", "num_layers", None),),
+    config=dataclasses.replace(RECIPE.config, ffn="ffn_hidden_size", expert_ffn="expert_ffn_hidden_size", shared_ffn=None),
+    spaces={**{k: v for k, v in RECIPE.spaces.items() if k != "shared"},
+            "q_normed": Space("q_lora", Kind.VALUE, embed_scale=True), "kv_normed": Space("kv_lora", Kind.VALUE, embed_scale=True)},
+    body=(*embedding("embed_tokens", "hidden"), *norm("norm", "final", input="hidden", bias=False),
+          *norm(f"{LAYER}.input_layernorm.(0|1)", "hidden", bias=False), *norm(f"{LAYER}.post_attention_layernorm.(0|1)", "hidden", bias=False),
+          *linear(f"{SUB}.q_a_proj", "q_latent", "hidden"), *norm(f"{SUB}.q_a_layernorm", "q_normed", input="q_latent", bias=False),
+          *linear(f"{SUB}.q_b_proj", "q", "q_latent", bias=False),
+          TensorRule(f"{SUB}.kv_a_proj_with_mqa.weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+          TensorRule(f"{SUB}.kv_a_proj_with_mqa.bias", (Packed((writes("kv_latent"), writes("rope_key"))),)),
+          *norm(f"{SUB}.kv_a_layernorm", "kv_normed", input="kv_latent", bias=False),
+          TensorRule(f"{SUB}.kv_b_proj.weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+          *linear(f"{SUB}.o_proj", "hidden", "v"),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.mlps.(0|1).{p}_proj", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.mlps.(0|1).down_proj", "hidden", "ffn", bias=False),
+          *experts("expert"), *linear(f"{LAYER}.mlp.router.classifier", None, "hidden", split=False),
+          # kept; in a new block, below every routed expert's by more than a score can differ: no identity expert chosen
+          TensorRule(f"{LAYER}.mlp.router.e_score_correction_bias", (None,), new_block=never_chosen("n_routed_experts"))),
+    constraints=(*RECIPE.constraints,
+                 DepthRequiresAtMost("moe_topk", "n_routed_experts", "a new block is the identity only when its router can "
+                                     "pick every expert among the routed ones (down projections zero), none of the identity experts")),
 )

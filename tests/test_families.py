@@ -133,6 +133,7 @@ CLASSES = {
     "glm_moe_dsa": ["GlmMoeDsaModel", "GlmMoeDsaForCausalLM"],
     "mistral_large4_text": ["MistralLarge4TextModel"],
     "axk2": ["AXK2Model", "AXK2ForCausalLM", "AXK2ForSequenceClassification", "AXK2ForTokenClassification"],
+    "longcat_flash": ["LongcatFlashModel", "LongcatFlashForCausalLM"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -211,7 +212,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa",
-                      "mistral_large4_text", "axk2")},
+                      "mistral_large4_text", "axk2", "longcat_flash")},
 }
 
 

@@ -134,3 +134,32 @@ def test_mistral_large4_refusals_are_one_line(tmp_path, overrides, growth, reaso
     with pytest.raises(hfgrow.GrowthError, match=reason) as e:
         hfgrow.grow(src, tmp_path / "big", **growth)
     assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("overrides,growth", [
+    ({}, dict(factor=2)),
+    pytest.param({"attention_bias": True, "router_bias": False}, dict(hidden_size=24, intermediate_size=36, num_heads=6),
+                 marks=pytest.mark.exhaustive),
+])
+def test_longcat_flash_is_exact_and_routes_alike(tmp_path, overrides, growth):
+    """LongCat-Flash: two latent attentions and two MLPs per block, a shortcut mixture with identity experts; the queries
+    and the kv latent multiplied by √(hidden / rank), which the latent norms' γ compensate (×√(hidden/hidden'))."""
+    src, routers = build(tmp_path / "small", "LongcatFlashForCausalLM", **overrides)
+    report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    choice = report["verification"]["float32"]["expert_choice"]
+    assert routers == 2 and choice["agreement"] == 1.0 and choice["sparse_blocks"] == 2, choice
+
+
+def test_longcat_flash_new_blocks_choose_no_identity_expert(tmp_path):
+    """A new block copies its original with the writes into the stream zero; its identity experts would still add their
+    input, so its router's correction bias puts them below every routed expert (whose down projections are zero)."""
+    from safetensors.torch import load_file
+
+    src, _ = build(tmp_path / "small", "LongcatFlashForCausalLM")
+    check(src, tmp_path / "big", 2, layers=3)
+    big = load_file(tmp_path / "big" / "model.safetensors")
+    old, new = (big[f"model.layers.{i}.mlp.router.e_score_correction_bias"] for i in (1, 2))  # block 2 copies block 1
+    assert torch.equal(new[:4], old[:4]) and (new[4:] < new[:4].min() - 1).all()
+    with pytest.raises(hfgrow.GrowthError, match="moe_topk=3 exceeds n_routed_experts=2") as e:  # an identity expert picked
+        hfgrow.grow(build(tmp_path / "few", "LongcatFlashForCausalLM", n_routed_experts=2, moe_topk=3)[0], tmp_path / "x", layers=3)
+    assert "\n" not in str(e.value) and not (tmp_path / "x").exists()
