@@ -181,6 +181,8 @@ FAMILIES = [
      [f"AXK2{h}" for h in DEEPSEEK_HEADS]),
     ("longcat_flash", like_llama("longcat_flash", **{k: v for k, v in MLA.items() if k not in ("n_group", "topk_group")}, head_dim=8,
                                  zero_expert_num=2), ["LongcatFlashModel", "LongcatFlashForCausalLM"]),
+    ("deepseek_v4", like_llama("deepseek_v4", **MOE, q_lora_rank=32, o_lora_rank=24, index_head_dim=16, index_n_heads=4),
+     ["DeepseekV4Model", "DeepseekV4ForCausalLM"]),
     ("youtu", like_llama("youtu", **{k: v for k, v in MLA.items() if k not in ("n_routed_experts", "moe_intermediate_size")}),
      ["YoutuModel", "YoutuForCausalLM"]),
     ("falcon", lambda f, c: build_model(f, c, hidden_size=64, ffn_hidden_size=256, num_hidden_layers=4, num_attention_heads=4,

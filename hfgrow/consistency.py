@@ -94,7 +94,7 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]]
         scoped = _submodel_names(skeleton)
         if scoped is not None:
             return scoped
-    renamed = _renamed_by_transformers(transforms)  # it reads patterns written as regular expressions (Mistral Large 4's)
+    renamed = _renamed_by_transformers(transforms, skeleton)  # it reads patterns written as regular expressions (Mistral Large 4's)
     if renamed is not None:
         return renamed
     steps = []
@@ -125,12 +125,14 @@ def _submodel_names(skeleton: torch.nn.Module) -> Callable[[str], tuple[str, boo
     transforms = get_model_conversion_mapping(skeleton, add_legacy=False)
     if not transforms:
         return None
-    return _renamed_by_transformers(transforms)
+    return _renamed_by_transformers(transforms, skeleton)
 
 
-def _renamed_by_transformers(transforms: list[Any]) -> Callable[[str], tuple[str, bool]] | None:
+def _renamed_by_transformers(transforms: list[Any], skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]] | None:
     """Stored keys renamed by transformers' own ``rename_source_key`` with these renamings and converters (a converter's
-    keys are merged with others); None where this transformers has no such API."""
+    keys are merged with others), as it loads them: a key the model holds under its stored name keeps it where the
+    renamed one is not the model's (DeepSeek-V4's ``model.norm`` beside its renaming of ``attn.norm``); None where this
+    transformers has no such API."""
     try:
         from transformers.core_model_loading import WeightConverter, rename_source_key
     except ImportError:
@@ -138,8 +140,12 @@ def _renamed_by_transformers(transforms: list[Any]) -> Callable[[str], tuple[str
     renamings = [t for t in transforms if not isinstance(t, WeightConverter)]
     converters = [t for t in transforms if isinstance(t, WeightConverter)]
 
+    held = set(skeleton.state_dict())
+
     def loaded(name: str) -> tuple[str, bool]:
         new, converted = rename_source_key(name, renamings, converters)
+        if new not in held and name in held:
+            return name, False
         return new, converted is not None
     return loaded
 

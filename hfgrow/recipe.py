@@ -178,6 +178,7 @@ class ConfigFields:
     per_head: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # dimensions kept at their size (multi-head latent attention's latent ranks): name → field (None in the config: absent)
     fixed: Mapping[str, str] = field(default_factory=dict)
+    heads_kept: str | None = None  # heads None for an attention whose heads are kept: why (DeepSeek-V4's grouped output)
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
     # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)

@@ -200,6 +200,16 @@ TINY["longcat_flash"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, 
                              max_position_embeddings=64, pad_token_id=0, q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4,
                              qk_rope_head_dim=2, head_dim=2, v_head_dim=3, expert_ffn_hidden_size=12, n_routed_experts=4,
                              zero_expert_num=2, moe_topk=2, routed_scaling_factor=2.5, router_bias=True)
+# DeepSeek-V4: 4 hyper-connection streams; a sliding-window block, a compressed-sparse one (its indexer keeps the 2 best
+# compressed entries) and a heavily compressed one; shared-KV attention of 4 heads of 8 (2 rotary dims), output in 2 groups;
+# a hash-routed mixture (tid2eid) first, then routed ones
+TINY["deepseek_v4"] = dict(vocab_size=97, hidden_size=16, moe_intermediate_size=12, num_hidden_layers=3, num_attention_heads=4,
+                           head_dim=8, partial_rotary_factor=0.25, q_lora_rank=8, o_groups=2, o_lora_rank=6, index_n_heads=2,
+                           index_head_dim=4, index_topk=2, hc_mult=4, hc_sinkhorn_iters=3, n_routed_experts=4, num_experts_per_tok=2,
+                           sliding_window=4, compress_rates={"compressed_sparse_attention": 2, "heavily_compressed_attention": 4},
+                           layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+                           mlp_layer_types=["hash_moe", "moe", "moe"], rms_norm_eps=0.05, max_position_embeddings=64,
+                           pad_token_id=0, bos_token_id=1, eos_token_id=2)
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding

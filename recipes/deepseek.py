@@ -15,8 +15,8 @@ head's; ``o_proj`` reads the copies back.
 import dataclasses
 
 from hfgrow.algebra import never_chosen
-from hfgrow.policy import DepthRequiresAtMost, EveryBlock, LatentAttention, NoNewBlocks, WholeMultiplesOnly
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
+from hfgrow.policy import DepthRequiresAtMost, EveryBlock, LatentAttention, NoNewBlocks, NormsWithoutWeights, WholeMultiplesOnly
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
 from .mixtral import DEEPSEEK, EXPERT_SPACES, experts, shared_moe
@@ -172,4 +172,45 @@ LONGCAT_FLASH = dataclasses.replace(
     constraints=(*RECIPE.constraints,
                  DepthRequiresAtMost("moe_topk", "n_routed_experts", "a new block is the identity only when its router can "
                                      "pick every expert among the routed ones (down projections zero), none of the identity experts")),
+)
+# DeepSeek-V4: hc_mult residual streams (manifold-constrained hyper-connections). Before each attention and each mixture of
+# experts, hc_attn_fn / hc_ffn_fn read the streams flattened (hc_mult × hidden, through an RMSNorm without weights) and
+# give, per token, the weights that collapse the streams into the block's input, spread its output back over them and mix
+# them (a Sinkhorn-normalised softmax); hc_head collapses them before the final norm. Every such weight mixes streams,
+# never channels: the flattened streams are read by R (copies of the small streams), so the weights are the small model's
+# and every stream stays a copy. Shared-KV multi-query attention of one latent head (wkv), grouped low-rank output
+# (wo_a per group of heads, wo_b), attention sinks, compressed and indexed KV branches, hash-routed and routed experts:
+# everything between reading the stream and writing it keeps its size (the heads are declared as none: their growth would
+# need o_groups to grow with them), so hidden and FFN grow, and what the attention computes is the small model's.
+# New blocks: refused (HC_DEPTH). Stored under DeepSeek's own names (attn.wq_a, attn_sink, ffn.experts.N.w1, head, ...)
+HC = Packed((reads("hidden"),) * 4)  # hc_mult streams of the hidden layout, stream by stream
+HC_DEPTH = ("a new block's streams are mixed by a Sinkhorn-normalised softmax (plus hc_eps) whose entries are all positive, "
+            "never the identity matrix, and the streams differ after the first block: a new block cannot be the identity")
+V4_ATTN = f"{LAYER}.attn"
+DEEPSEEK_V4 = Recipe(
+    name="deepseek_v4", model_types=("deepseek_v4",), classes=("DeepseekV4Model", "DeepseekV4ForCausalLM"), prefix="model",
+    norm="rms", stacks=(("layers", "num_hidden_layers", None),), requires={"hc_mult": 4},
+    constraints=(NormsWithoutWeights(), NoNewBlocks(HC_DEPTH)),
+    config=ConfigFields(hidden="hidden_size", ffn="moe_intermediate_size", heads=None, eps=("rms_norm_eps",),
+                        fixed={"q_lora": "q_lora_rank"},
+                        heads_kept="not supported yet: its grouped output projection wo_a holds one map per group of "
+                                   "heads, so o_groups would have to grow with the heads"),
+    spaces={"hidden": Space("hidden", Kind.RESIDUAL), "ffn": Space("ffn", Kind.ACTIVATION), "final": Space("hidden", Kind.TIED_OUTPUT),
+            "q_latent": LATENT_SPACES["q_latent"]},
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(*embedding("(embed_tokens|embed)", "hidden"), *norm("norm", "final", input="hidden", bias=False),
+          *(TensorRule(p, (None, HC)) for p in (f"{LAYER}.hc_(attn|ffn)_fn", "hc_head(.hc_|_)fn")),
+          *keep(f"{LAYER}.hc_(attn|ffn)_(base|scale)"), *keep("hc_head(.hc_|_)(base|scale)"),
+          *norm(f"{LAYER}.attn_norm", "hidden", bias=False), *norm(f"{LAYER}.ffn_norm", "hidden", bias=False),
+          *linear(f"{V4_ATTN}.wq_a", "q_latent", "hidden", bias=False), *norm(f"{V4_ATTN}.q_norm", "q_latent", bias=False),
+          *linear(f"{V4_ATTN}.wo_b", "hidden", None, bias=False),
+          *(r for m in ("attn", "attn.compressor", "attn.indexer.compressor") for r in linear(f"{LAYER}.{m}.(wkv|wgate)", None, "hidden", bias=False)),
+          *linear(f"{V4_ATTN}.indexer.weights_proj", None, "hidden", bias=False),
+          *keep(f"{V4_ATTN}.(wq_b|wo_a|indexer.wq_b).weight", ndim=2), *keep(f"{V4_ATTN}.(indexer.compressor|compressor).ape", ndim=2),
+          *keep(f"{V4_ATTN}.(attn_sink|norm.weight|compressor.norm.weight|indexer.compressor.norm.weight)"),
+          *linear(f"{LAYER}.ffn.gate", None, "hidden", bias=False, split=False), *keep(f"{LAYER}.ffn.gate.bias"),
+          *keep(f"{LAYER}.ffn.gate.tid2eid", ndim=2),
+          *(r for m in ("experts.*", "shared_experts") for r in (*linear(f"{LAYER}.ffn.{m}.(w1|w3)", "ffn", "hidden", bias=False),
+                                                                 *linear(f"{LAYER}.ffn.{m}.w2", "hidden", "ffn", bias=False)))),
+    heads=linear("head", None, "final", bias=False),
 )

@@ -134,6 +134,7 @@ CLASSES = {
     "mistral_large4_text": ["MistralLarge4TextModel"],
     "axk2": ["AXK2Model", "AXK2ForCausalLM", "AXK2ForSequenceClassification", "AXK2ForTokenClassification"],
     "longcat_flash": ["LongcatFlashModel", "LongcatFlashForCausalLM"],
+    "deepseek_v4": ["DeepseekV4Model", "DeepseekV4ForCausalLM"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -213,6 +214,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa",
                       "mistral_large4_text", "axk2", "longcat_flash")},
+    "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
 }
 
 
@@ -595,6 +597,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     **dict.fromkeys(("olmoe", "flex_olmo"), "k_norm.*copies are not uniform"),
     "glm_moe_dsa": "indexer_types: a 'shared' block reuses",
     "mistral_large4_text": "q_input_norm is a LayerNorm over the residual stream",
+    "deepseek_v4": "a new block cannot be the identity",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

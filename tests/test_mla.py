@@ -21,6 +21,9 @@ def build(folder, cls, **overrides):
     learned = [b for name, b in model.named_buffers() if name.endswith("rotary_emb.alpha")]  # Mistral Large 4's frequency scales
     for b in biases + learned:
         b.copy_(0.3 * torch.randn(b.shape, generator=g))
+    for name, b in model.named_buffers():  # DeepSeek-V4's hash routing: each token's experts, drawn
+        if name.endswith("tid2eid"):
+            b.copy_(torch.randint(0, model.config.n_routed_experts, b.shape, generator=g))
     model.save_pretrained(folder)
     return folder, len(biases)
 
@@ -163,3 +166,24 @@ def test_longcat_flash_new_blocks_choose_no_identity_expert(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="moe_topk=3 exceeds n_routed_experts=2") as e:  # an identity expert picked
         hfgrow.grow(build(tmp_path / "few", "LongcatFlashForCausalLM", n_routed_experts=2, moe_topk=3)[0], tmp_path / "x", layers=3)
     assert "\n" not in str(e.value) and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("growth", [dict(factor=2), pytest.param(dict(hidden_size=24, intermediate_size=18), marks=pytest.mark.exhaustive)])
+def test_deepseek_v4_hyper_connections_grow_in_width(tmp_path, growth):
+    """DeepSeek-V4's 4 residual streams: the hyper-connections read the flattened streams by R, so the weights that collapse,
+    spread and mix the streams are the small model's and every stream stays a copy; its attention keeps its sizes."""
+    src, routers = build(tmp_path / "small", "DeepseekV4ForCausalLM")
+    report = check(src, tmp_path / "big", growth.pop("factor", None), **growth)
+    choice = report["verification"]["float32"]["expert_choice"]
+    assert routers == 2 and choice["agreement"] == 1.0 and choice["sparse_blocks"] == 3, choice  # the hash-routed block too
+
+
+@pytest.mark.parametrize("growth,reason", [
+    (dict(factor=2, layers=4), "a Sinkhorn-normalised softmax .* never the identity matrix"),
+    (dict(factor=2, num_heads=8), "keeps its attention heads .*o_groups would have to grow with the heads"),
+])
+def test_deepseek_v4_refusals_are_one_line(tmp_path, growth, reason):
+    src, _ = build(tmp_path / "small", "DeepseekV4ForCausalLM")
+    with pytest.raises(hfgrow.GrowthError, match=reason) as e:
+        hfgrow.grow(src, tmp_path / "big", **growth)
+    assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
