@@ -52,6 +52,9 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
                   else "YaRN depends on head_dim" if "rope type yarn" in str(e)
                   else "latent attention: heads only" if "multi-head latent attention" in str(e)
                   else "indexer shared by position" if "indexer_types" in str(e)
+                  else "heads kept: o_groups" if "keeps its attention heads" in str(e)
+                  else "hyper-connections: no identity block" if "Sinkhorn" in str(e)
+                  else "indexer LayerNorm: whole multiples" if "q_input_norm is a LayerNorm" in str(e)
                   else "weightless norms: whole multiples" if "have no weights" in str(e)
                   else "q/k norms, constant score scale" if "per-head q/k norms" in str(e) else str(e))
         return f"refused ({reason})", 0.0

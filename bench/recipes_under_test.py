@@ -176,7 +176,7 @@ FAMILIES = [
     *((name, like_llama(name, **MLA, index_topk=8, index_head_dim=16, index_n_heads=4), [f"{prefix}{h}" for h in DEEPSEEK_HEADS[:2]])
       for name, prefix in (("deepseek_v32", "DeepseekV32"), ("glm_moe_dsa", "GlmMoeDsa"))),
     ("mistral_large4_text", like_llama("mistral_large4_text", **{k: v for k, v in MLA.items() if k != "q_lora_rank"}, index_topk=8,
-                                       index_head_dim=16, index_n_heads=4, no_rope_layers=[1] * 4), ["MistralLarge4TextModel"]),
+                                       index_head_dim=16, index_n_heads=4, no_rope_layers=[1, 1, 1, 0]), ["MistralLarge4TextModel"]),
     ("axk2", like_llama("axk2", **MLA, index_topk=8, index_head_dim=16, index_n_heads=4, gated_norm_rank=8),
      [f"AXK2{h}" for h in DEEPSEEK_HEADS]),
     ("longcat_flash", like_llama("longcat_flash", **{k: v for k, v in MLA.items() if k not in ("n_group", "topk_group")}, head_dim=8,

@@ -175,7 +175,9 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None)
+    lists = {r.when[0]: getattr(sized_cfg, r.when[0], None) for r in recipe.body if r.when}  # blocks of a kind
+    rules = recipe.rules_for(cls, {s: config_int(sized, f, sized.get(fb) if fb else None) for s, f, fb in recipe.stacks} if lasts else None,
+                             lists)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

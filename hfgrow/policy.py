@@ -175,23 +175,6 @@ class NoNewBlocks(Constraint):
 
 
 @dataclass(frozen=True)
-class EveryBlock(Constraint):
-    """A per-block config list whose entries must all be ``value``: another value gives a block tensors of other sizes
-    than the config's (Mistral Large 4's blocks without rotary), which the recipe's spaces, sized once, do not describe."""
-
-    name: str
-    value: Any
-    reason: str
-    lossy_fallback = False
-
-    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
-        values = getattr(growth.cfg, self.name, None)
-        if isinstance(values, list) and any(v != self.value for v in values):
-            return [f"{self.name}={values}: {self.reason}"]
-        return []
-
-
-@dataclass(frozen=True)
 class DepthRequires(Constraint):
     """Blocks independent of their index only where a config field has this value (else no --layers)."""
 

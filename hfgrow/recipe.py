@@ -86,11 +86,14 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
+    # only in the blocks whose entry in this per-block config list has this value (Mistral Large 4's blocks without
+    # rotary, whose tensors have sizes of their own): ("no_rope_layers", 0)
+    when: tuple[str, Any] | None = None
     # in a new block (identity growth): the copied tensor, given config.json, made to keep the block the identity (a
     # router's correction bias that leaves its identity experts unchosen: algebra.never_chosen)
     new_block: Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor] | None = None
 
-    def regex(self, prefixes: tuple[str, ...] = (), block: int | None = None) -> re.Pattern[str]:
+    def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
         lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
         return re.compile(rf"^{lead}{body}$")
@@ -242,14 +245,20 @@ class Recipe:
         parent's rules of the same pattern and add the others."""
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
-    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
+    def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None,
+                  lists: Mapping[str, Any] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
-        ``blocks``: the number of blocks of each stack, for the rules of a last block."""
+        ``blocks``: the number of blocks of each stack, for the rules of a last block; ``lists``: the per-block config
+        lists that rules ``when`` name (a rule matches no block where its list is absent)."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
 
         def compiled(r: TensorRule, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
+            if r.when:
+                entries = (lists or {}).get(r.when[0])
+                chosen = [str(i) for i, v in enumerate(entries if isinstance(entries, list) else []) if v == r.when[1]]
+                return r.regex(prefixes, block=f"(?:{'|'.join(chosen)})" if chosen else "(?!)")
             if not r.last:
                 return r.regex(prefixes)
             stack = next(path for path, _, _ in self.stacks if r.pattern.startswith(f"{path}.*."))

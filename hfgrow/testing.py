@@ -188,8 +188,9 @@ TINY["axk1"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first
 TINY["deepseek_v32"] = dict(TINY["deepseek_v3"], index_topk=4, index_head_dim=6, index_n_heads=2)
 TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"},
                            mlp_layer_types=["dense", "sparse"])
-# Mistral Large 4's text model: GLM-5's blocks without a q latent, every block rotary (YaRN, no magnitude scaling)
-TINY["mistral_large4_text"] = dict({k: v for k, v in TINY["glm_moe_dsa"].items() if k != "q_lora_rank"}, no_rope_layers=[1, 1],
+# Mistral Large 4's text model: GLM-5's blocks without a q latent, the second one without rotary (its keys of qk_nope +
+# qk_rope dims per head); YaRN, no magnitude scaling
+TINY["mistral_large4_text"] = dict({k: v for k, v in TINY["glm_moe_dsa"].items() if k != "q_lora_rank"}, no_rope_layers=[1, 0],
                                    rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0, "beta_fast": 32.0,
                                                     "beta_slow": 1.0, "original_max_position_embeddings": 16, "attention_factor": 1.0})
 TINY["axk2"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"}, mlp_layer_types=["dense", "sparse"],

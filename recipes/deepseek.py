@@ -15,7 +15,7 @@ head's; ``o_proj`` reads the copies back.
 import dataclasses
 
 from hfgrow.algebra import never_chosen
-from hfgrow.policy import DepthRequiresAtMost, EveryBlock, LatentAttention, NoNewBlocks, NormsWithoutWeights, WholeMultiplesOnly
+from hfgrow.policy import DepthRequiresAtMost, LatentAttention, NoNewBlocks, NormsWithoutWeights, WholeMultiplesOnly
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
@@ -94,24 +94,31 @@ GLM_MOE_DSA = DEEPSEEK_V32.extend(
 # of the queries per head and position (scale · log(pos + 1) + bias, one pair per head: copied with its head), learned
 # rotary frequency scales (rotary_emb.alpha, one per frequency of the kept rotary key), blocks that reuse an earlier
 # block's latent (kv_source_layers: no kv_a_proj_with_mqa of their own), and an indexer whose queries read the stream
-# through a LayerNorm (eps 1e-6 in code) with a softmax scaling of its own heads (kept). Stored under Mistral's names
+# through a LayerNorm (eps 1e-6 in code) with a softmax scaling of its own heads (kept); blocks without rotary
+# (no_rope_layers 0) hold no rotary key and keys of qk_nope + qk_rope dims per head, with rules of their own. Stored under Mistral's names
 # (attention.wq, wkv_a_with_mqa, wkv_b, attention_norm, ffn_norm, experts.N.w1/w2/w3, ssmax_scaling.s/b), loaded names too.
 # The indexer's LayerNorm sees an RMSNorm model's stream, whose extra units hold 0, not the mean: whole multiples only
 ML4 = "layers.*.(attention|self_attn)"
 MISTRAL_LARGE4_TEXT = dataclasses.replace(
     GLM_MOE_DSA, name="mistral_large4_text", model_types=("mistral_large4_text",), classes=("MistralLarge4TextModel",),
+    spaces={**GLM_MOE_DSA.spaces, "k_full": Space("heads×qk_head", Kind.KEY)},  # a block without rotary: keys of every dim
     constraints=(*GLM_MOE_DSA.constraints,
-                 EveryBlock("no_rope_layers", 1, "a block without rotary stores kv_a_proj_with_mqa without the rotary key and "
-                            "kv_b_proj with qk_nope_head_dim + qk_rope_head_dim key dims per head, per-head sizes of its own"),
                  WholeMultiplesOnly("the sparse-attention indexer's q_input_norm is a LayerNorm over the residual stream of an "
                                     "RMSNorm model, whose extra units hold 0 rather than the mean the LayerNorm subtracts")),
     body=(*embedding("embed_tokens", "hidden"), *keep("rotary_emb.alpha"), *norm("norm", "final", input="hidden", bias=False),
           *norm(f"{LAYER}.(attention_norm|input_layernorm)", "hidden", bias=False),
           *norm(f"{LAYER}.(ffn_norm|post_attention_layernorm)", "hidden", bias=False),
           *linear(f"{ML4}.(wq|q_proj)", "q", "hidden", bias=False),
-          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+          # blocks with rotary (no_rope_layers 1): the latent and the rotary key, heads of [qk_nope keys | values]; without: the
+          # latent alone, heads of [qk_nope + qk_rope keys | values]
+          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden")),
+                     when=("no_rope_layers", 1)),
+          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (writes("kv_latent"), reads("hidden")), when=("no_rope_layers", 0)),
           *norm(f"{ML4}.(kv_a_norm|kv_a_layernorm)", "kv_latent", bias=False),
-          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent")),
+                     when=("no_rope_layers", 1)),
+          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_full"), writes("v")), per_head="per_head"), reads("kv_latent")),
+                     when=("no_rope_layers", 0)),
           *linear(f"{ML4}.o_proj", "hidden", "v", bias=False),
           TensorRule(f"{ML4}.(ssmax_scaling.s|ssmax_scaling.b|softmax_scaling.scale|softmax_scaling.bias)", (writes("per_head"),)),
           *linear(f"{ML4}.indexer.wq_b", None, "hidden", bias=False), *linear(f"{ML4}.indexer.wk", None, "hidden", bias=False),

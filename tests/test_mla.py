@@ -43,8 +43,8 @@ CASES = [  # (class, config overrides, growth): q latent or plain q_proj, biases
     ("Mistral4ForCausalLM", {}, dict(factor=2, num_heads=12)),  # YaRN by default; 4 heads → 12
     ("DeepseekV32ForCausalLM", {}, dict(factor=2)),  # the indexer keeps the 4 best earlier tokens of each query
     ("GlmMoeDsaForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=8)),
-    ("MistralLarge4TextModel", {}, dict(factor=2)),  # no q latent, softmax scaling per head, learned rotary scales
-    ("MistralLarge4TextModel", {"kv_source_layers": [0, 0]}, dict(factor=3, num_heads=6)),  # block 1 reads block 0's latent
+    ("MistralLarge4TextModel", {}, dict(factor=2)),  # no q latent, softmax scaling per head, learned rotary scales, NoPE
+    ("MistralLarge4TextModel", {"kv_source_layers": [0, 0], "no_rope_layers": [1, 1]}, dict(factor=3, num_heads=6)),  # shared latent
     ("AXK2ForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=6)),  # gated norms, a gate per head
     ("AXK2ForSequenceClassification", {"n_group": None, "topk_group": None}, dict(factor=3)),  # A.X K2 Light's routing
 ]
@@ -127,16 +127,23 @@ def test_latent_attention_through_the_cli(tmp_path):
     assert not (tmp_path / "wide").exists()
 
 
-@pytest.mark.parametrize("overrides,growth,reason", [
-    ({"no_rope_layers": [1, 0]}, dict(factor=2), "not supported: no_rope_layers=.*a block without rotary"),
-    ({}, dict(hidden_size=24, intermediate_size=36), "q_input_norm is a LayerNorm over the residual stream"),
-])
-def test_mistral_large4_refusals_are_one_line(tmp_path, overrides, growth, reason):
-    """Blocks without rotary store per-head sizes of their own; the indexer's LayerNorm over the stream needs whole multiples."""
-    src, _ = build(tmp_path / "small", "MistralLarge4TextModel", **overrides)
-    with pytest.raises(hfgrow.GrowthError, match=reason) as e:
-        hfgrow.grow(src, tmp_path / "big", **growth)
+def test_mistral_large4_refusals_are_one_line(tmp_path):
+    """The indexer's LayerNorm over the RMSNorm stream needs whole multiples (extra units hold 0, not its mean)."""
+    src, _ = build(tmp_path / "small", "MistralLarge4TextModel")
+    with pytest.raises(hfgrow.GrowthError, match="q_input_norm is a LayerNorm over the residual stream") as e:
+        hfgrow.grow(src, tmp_path / "big", hidden_size=24, intermediate_size=36)
     assert "\n" not in str(e.value) and not (tmp_path / "big").exists()
+
+
+def test_mistral_large4_blocks_without_rotary_have_keys_of_their_own_size(tmp_path):
+    """A block without rotary stores kv_b_proj with qk_nope + qk_rope key dims per head and no rotary key: its rules are
+    its own (``TensorRule.when``), chosen by no_rope_layers."""
+    from safetensors.torch import load_file
+
+    src, _ = build(tmp_path / "small", "MistralLarge4TextModel", no_rope_layers=[0, 1])
+    check(src, tmp_path / "big", 2)
+    big = load_file(tmp_path / "big" / "model.safetensors")
+    assert big["layers.0.attention.wkv_b.weight"].shape == (8 * (6 + 3), 6) and big["layers.1.attention.wkv_b.weight"].shape == (8 * (4 + 3), 6)
 
 
 @pytest.mark.parametrize("overrides,growth", [
