@@ -146,8 +146,8 @@ def test_mistral_large4_blocks_without_rotary_have_keys_of_their_own_size(tmp_pa
     assert big["layers.0.attention.wkv_b.weight"].shape == (8 * (6 + 3), 6) and big["layers.1.attention.wkv_b.weight"].shape == (8 * (4 + 3), 6)
 
 
-@pytest.mark.parametrize("overrides,growth", [
-    ({}, dict(factor=2)),
+@pytest.mark.parametrize("overrides,growth", [  # (heads ×2, and hidden ×1.5 with a new block, in tests/test_families.py)
+    pytest.param({}, dict(factor=2), marks=pytest.mark.exhaustive),
     pytest.param({"attention_bias": True, "router_bias": False}, dict(hidden_size=24, intermediate_size=36, num_heads=6),
                  marks=pytest.mark.exhaustive),
 ])
