@@ -21,7 +21,7 @@ import enum
 import functools
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -827,3 +827,18 @@ def depth_root(value: float, blocks: tuple[int, int]) -> float:
     """A multiplier the model divides by √(number of blocks) (MiniCPM's scale_depth): × √(blocks'/blocks) keeps the
     quotient, every block's residual scale, as it is."""
     return value * math.sqrt(blocks[1] / blocks[0])
+
+
+def never_chosen(kept: str, margin: float = 2.0) -> Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor]:
+    """For a new block: a router's correction bias (one entry per expert) under which only the first ``config[kept]``
+    experts can be chosen. The router ranks score + bias with scores in [0, 1] (a softmax): an expert whose bias lies
+    ``margin`` > 1 below every kept expert's ranks below each of them whatever the scores, so while the router picks at
+    most ``config[kept]`` experts, none of the others is picked (LongCat-Flash's identity experts, which return their
+    input: with the kept experts' down projections zero, the block then adds nothing). The kept entries are unchanged."""
+
+    def apply(bias: torch.Tensor, config: Mapping[str, Any]) -> torch.Tensor:
+        n = int(config[kept])
+        out = bias.clone()
+        out[n:] = bias[:n].min() - margin
+        return out
+    return apply

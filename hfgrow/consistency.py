@@ -94,6 +94,7 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
         scoped = _submodel_names(skeleton)
         if scoped is not None:
             return scoped
+    renamed = _renamed_by_transformers(transforms, skeleton)  # it reads patterns written as regular expressions (Mistral Large 4's)
     steps = []
     for t in transforms:
         merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
@@ -109,7 +110,14 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
             any_merged |= merged and new[0] != names[0]
             names = list(dict.fromkeys(new))
         return (tuple(names) if every else names[0]), any_merged
-    return loaded
+    if renamed is None:
+        return loaded
+    def both(name: str, every: bool = False) -> tuple[Any, bool]:
+        """transformers' own renaming; with ``every``, also the names of every part a converter splits a key into
+        (transformers names one of them)."""
+        new, merged = renamed(name)
+        return (tuple(dict.fromkeys((new, *loaded(name, True)[0]))) if every else new), merged
+    return both
 
 
 def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]] | None:
@@ -118,17 +126,32 @@ def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]
     renaming; None where this transformers has no such API or no sub-model has a mapping."""
     try:
         from transformers.conversion_mapping import get_model_conversion_mapping
-        from transformers.core_model_loading import WeightConverter, rename_source_key
     except ImportError:
         return None
     transforms = get_model_conversion_mapping(skeleton, add_legacy=False)
     if not transforms:
         return None
+    return _renamed_by_transformers(transforms, skeleton)
+
+
+def _renamed_by_transformers(transforms: list[Any], skeleton: torch.nn.Module) -> Callable[[str], tuple[str, bool]] | None:
+    """Stored keys renamed by transformers' own ``rename_source_key`` with these renamings and converters (a converter's
+    keys are merged with others), as it loads them: a key the model holds under its stored name keeps it where the
+    renamed one is not the model's (DeepSeek-V4's ``model.norm`` beside its renaming of ``attn.norm``); None where this
+    transformers has no such API."""
+    try:
+        from transformers.core_model_loading import WeightConverter, rename_source_key
+    except ImportError:
+        return None
     renamings = [t for t in transforms if not isinstance(t, WeightConverter)]
     converters = [t for t in transforms if isinstance(t, WeightConverter)]
 
+    held = set(skeleton.state_dict())
+
     def loaded(name: str, every: bool = False) -> tuple[str, bool]:
         new, converted = rename_source_key(name, renamings, converters)
+        if new not in held and name in held:  # a key the model holds under its stored name keeps it, as transformers does
+            return ((name,) if every else name), False
         return ((new,) if every else new), converted is not None
     return loaded
 

@@ -108,7 +108,7 @@ def _copies(blocks: dict[int, dict[str, Any]], recipe: Recipe, cls: str | None, 
         for suffix in sorted(common if kinds is None else (s for s in blocks[old] if kinds(blocks[old][s].out.name, index))):
             tp = blocks[old][suffix]
             name = rx.match(tp.out.name).group(1) + str(index) + suffix
-            copies.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name), zero=zero(tp),
+            copies.append(dataclasses.replace(tp, out=dataclasses.replace(tp.out, name=name), zero=zero(tp), new_block=not same,
                                               seed_name=tp.seed_name or tp.out.name if same else tp.seed_name))
     return copies
 

@@ -38,6 +38,7 @@ class TensorPlan:
     out: OutTensor
     gain: float = 1.0  # a norm's γ over a space with extra units (algebra.norm_gain)
     zero: bool = False  # a new block's output projection: zero, so the block is the identity
+    new_block: bool = False  # a tensor of a new block that is the identity (its rule's new_block applies)
     seed_name: str | None = None  # the name that seeds its split shares [default: out.name]; a stacked copy: its original's
 
 
@@ -181,8 +182,9 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
     kinds = getattr(sized_cfg, "layer_types", None) if any(r.kind for r in recipe.body) else None  # rules of one kind of block
+    lists = {r.when[0]: getattr(sized_cfg, r.when[0], None) for r in recipe.body if r.when}  # blocks of a per-block list's value
     rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None,
-                             {k: tuple(i for i, x in enumerate(kinds) if x == k) for k in set(kinds)} if kinds else None)
+                             {k: tuple(i for i, x in enumerate(kinds) if x == k) for k in set(kinds)} if kinds else None, lists)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

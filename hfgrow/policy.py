@@ -360,6 +360,22 @@ class StatisticsOverFFN(Constraint):
 
 
 @dataclass(frozen=True)
+class DepthRequiresAtMost(Constraint):
+    """New blocks are the identity only where a config field is at most another (LongCat-Flash's router must be able to
+    pick all its experts among the routed ones, whose down projections are zero, and none of the identity experts)."""
+
+    name: str
+    bound: str
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        value, bound = getattr(growth.cfg, self.name, 0) or 0, getattr(growth.cfg, self.bound, 0) or 0
+        if growth.options.layers and value > bound:
+            return [f"{self.name}={value} exceeds {self.bound}={bound}: {self.reason}"]
+        return []
+
+
+@dataclass(frozen=True)
 class RotaryHeadDim(Constraint):
     """Rotary position embeddings: head_dim growth is exact for rope types that are functions of frequency alone, a
     rotary part that grows k times with head_dim, and multimodal sections that are not interleaved (interleaved ones:

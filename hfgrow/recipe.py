@@ -94,6 +94,12 @@ class TensorRule:
     # residual (x ⊙ g + branch) are 1 there; None: copied from the block before (zero where it writes the stream)
     identity: float | None = None
     kind: str | None = None  # only in the blocks of this kind (their `layer_types` entry), where it wins over the rule for every block
+    # only in the blocks whose entry in this per-block config list has this value (Mistral Large 4's blocks without
+    # rotary, whose tensors have sizes of their own): ("no_rope_layers", 0)
+    when: tuple[str, Any] | None = None
+    # in a new block (identity growth): the copied tensor, given config.json, made to keep the block the identity (a
+    # router's correction bias that leaves its identity experts unchosen: algebra.never_chosen)
+    new_block: Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor] | None = None
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
@@ -196,6 +202,7 @@ class ConfigFields:
     per_head: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # dimensions kept at their size (multi-head latent attention's latent ranks): name → field (None in the config: absent)
     fixed: Mapping[str, str] = field(default_factory=dict)
+    heads_kept: str | None = None  # heads None for an attention whose heads are kept: why (DeepSeek-V4's grouped output)
     heads_per_layer: str | None = None  # a list of every block's number of heads (Laguna): all the same, grown with the heads
     # config values (as transformers reads them) under which the model has one KV head whatever kv_heads says (Falcon-7B)
     one_kv_head_when: Mapping[str, Any] = field(default_factory=dict)
@@ -286,10 +293,12 @@ class Recipe:
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
     def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None,
-                  kinds: Mapping[str, tuple[int, ...]] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
+                  kinds: Mapping[str, tuple[int, ...]] | None = None,
+                  lists: Mapping[str, Any] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
         ``blocks``: the number of blocks of each stack, for the rules of a last block; ``kinds``: the blocks of each
-        kind, for the rules of one kind (without them such a rule matches nothing)."""
+        kind, for the rules of one kind (without them such a rule matches nothing); ``lists``: the per-block config
+        lists that rules ``when`` name (a rule matches no block where its list is absent)."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
@@ -298,6 +307,10 @@ class Recipe:
             if r.kind:
                 numbers = (kinds or {}).get(r.kind, ())
                 return r.regex(prefixes, block=f"(?:{'|'.join(map(str, numbers))})" if numbers else "(?!)")
+            if r.when:
+                entries = (lists or {}).get(r.when[0])
+                chosen = [str(i) for i, v in enumerate(entries if isinstance(entries, list) else []) if v == r.when[1]]
+                return r.regex(prefixes, block=f"(?:{'|'.join(chosen)})" if chosen else "(?!)")
             if not r.last:
                 return r.regex(prefixes)
             stack = next(path for path, _, _ in self.stacks if r.pattern.startswith(f"{path}.*."))

@@ -35,6 +35,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     if not bool(torch.isfinite(t).all()):  # growing would spread it; verification could only say "no gap"
         raise GrowthError(f"'{tp.source.name}' holds non-finite values (NaN or inf): the source checkpoint is broken")
     t = t.to(plan.compute_dtype(tp))
+    if tp.new_block and tp.rule.new_block is not None:  # a new block's tensor made to keep the block the identity
+        t = tp.rule.new_block(t, plan.source_config)
     if tp.zero:  # a new block's: zero, or the value that makes it the identity
         t = torch.full_like(t, tp.rule.identity or 0.0)
     elif tp.gain != 1.0:

@@ -241,6 +241,29 @@ TINY["axk1"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first
 TINY["deepseek_v32"] = dict(TINY["deepseek_v3"], index_topk=4, index_head_dim=6, index_n_heads=2)
 TINY["glm_moe_dsa"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"},
                            mlp_layer_types=["dense", "sparse"])
+# Mistral Large 4's text model: GLM-5's blocks without a q latent, the second one without rotary (its keys of qk_nope +
+# qk_rope dims per head); YaRN, no magnitude scaling
+TINY["mistral_large4_text"] = dict({k: v for k, v in TINY["glm_moe_dsa"].items() if k != "q_lora_rank"}, no_rope_layers=[1, 0],
+                                   rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0, "beta_fast": 32.0,
+                                                    "beta_slow": 1.0, "original_max_position_embeddings": 16, "attention_factor": 1.0})
+TINY["axk2"] = dict({k: v for k, v in TINY["deepseek_v32"].items() if k != "first_k_dense_replace"}, mlp_layer_types=["dense", "sparse"],
+                    gated_norm_rank=3)  # gated RMSNorms through a rank of 3; the attention output gated per head
+# LongCat-Flash: blocks of two latent attentions and two MLPs with a shortcut mixture of 4 routed experts and 2 identity
+# ("zero") experts, top 2, a router bias (stored, unused by its forward)
+TINY["longcat_flash"] = dict(vocab_size=97, hidden_size=16, ffn_hidden_size=24, num_layers=2, num_attention_heads=4, rms_norm_eps=0.05,
+                             max_position_embeddings=64, pad_token_id=0, q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4,
+                             qk_rope_head_dim=2, head_dim=2, v_head_dim=3, expert_ffn_hidden_size=12, n_routed_experts=4,
+                             zero_expert_num=2, moe_topk=2, routed_scaling_factor=2.5, router_bias=True)
+# DeepSeek-V4: 4 hyper-connection streams; a sliding-window block, a compressed-sparse one (its indexer keeps the 2 best
+# compressed entries) and a heavily compressed one; shared-KV attention of 4 heads of 8 (2 rotary dims), output in 2 groups;
+# a hash-routed mixture (tid2eid) first, then routed ones
+TINY["deepseek_v4"] = dict(vocab_size=97, hidden_size=16, moe_intermediate_size=12, num_hidden_layers=3, num_attention_heads=4,
+                           head_dim=8, partial_rotary_factor=0.25, q_lora_rank=8, o_groups=2, o_lora_rank=6, index_n_heads=2,
+                           index_head_dim=4, index_topk=2, hc_mult=4, hc_sinkhorn_iters=3, n_routed_experts=4, num_experts_per_tok=2,
+                           sliding_window=4, compress_rates={"compressed_sparse_attention": 2, "heavily_compressed_attention": 4},
+                           layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+                           mlp_layer_types=["hash_moe", "moe", "moe"], rms_norm_eps=0.05, max_position_embeddings=64,
+                           pad_token_id=0, bos_token_id=1, eos_token_id=2)
 TINY["youtu"] = dict({k: v for k, v in TINY["llama"].items() if k not in ("head_dim", "tie_word_embeddings")}, num_key_value_heads=4,
                      q_lora_rank=8, kv_lora_rank=6, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=3, bos_token_id=1,
                      eos_token_id=2)  # dense, its LM head tied to the embedding

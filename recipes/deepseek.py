@@ -14,11 +14,12 @@ head's; ``o_proj`` reads the copies back.
 
 import dataclasses
 
-from hfgrow.policy import LatentAttention, NoNewBlocks
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, keep, linear, norm, reads, writes
+from hfgrow.algebra import never_chosen
+from hfgrow.policy import DepthRequiresAtMost, LatentAttention, NoNewBlocks, NormsWithoutWeights, WholeMultiplesOnly
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
-from .mixtral import DEEPSEEK, EXPERT_SPACES, shared_moe
+from .mixtral import DEEPSEEK, EXPERT_SPACES, experts, shared_moe
 
 ATTN = f"{LAYER}.self_attn"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
@@ -100,4 +101,135 @@ MINICPM3 = dataclasses.replace(
     YOUTU, name="minicpm3", model_types=("minicpm3",),
     classes=("MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"),
     config=dataclasses.replace(YOUTU.config, hidden_ratio=("dim_model_base",), depth_root=("scale_depth",)),
+)
+# Mistral Large 4 (its text model): GLM-5's blocks without a q latent (q_proj reads the stream), a learned softmax scaling
+# of the queries per head and position (scale · log(pos + 1) + bias, one pair per head: copied with its head), learned
+# rotary frequency scales (rotary_emb.alpha, one per frequency of the kept rotary key), blocks that reuse an earlier
+# block's latent (kv_source_layers: no kv_a_proj_with_mqa of their own), and an indexer whose queries read the stream
+# through a LayerNorm (eps 1e-6 in code) with a softmax scaling of its own heads (kept); blocks without rotary
+# (no_rope_layers 0) hold no rotary key and keys of qk_nope + qk_rope dims per head, with rules of their own. Stored under Mistral's names
+# (attention.wq, wkv_a_with_mqa, wkv_b, attention_norm, ffn_norm, experts.N.w1/w2/w3, ssmax_scaling.s/b), loaded names too.
+# The indexer's LayerNorm sees an RMSNorm model's stream, whose extra units hold 0, not the mean: whole multiples only
+ML4 = "layers.*.(attention|self_attn)"
+MISTRAL_LARGE4_TEXT = dataclasses.replace(
+    GLM_MOE_DSA, name="mistral_large4_text", model_types=("mistral_large4_text",), classes=("MistralLarge4TextModel",),
+    spaces={**GLM_MOE_DSA.spaces, "k_full": Space("heads×qk_head", Kind.KEY)},  # a block without rotary: keys of every dim
+    constraints=(*GLM_MOE_DSA.constraints,
+                 WholeMultiplesOnly("the sparse-attention indexer's q_input_norm is a LayerNorm over the residual stream of an "
+                                    "RMSNorm model, whose extra units hold 0 rather than the mean the LayerNorm subtracts")),
+    body=(*embedding("embed_tokens", "hidden"), *keep("rotary_emb.alpha"), *norm("norm", "final", input="hidden", bias=False),
+          *norm(f"{LAYER}.(attention_norm|input_layernorm)", "hidden", bias=False),
+          *norm(f"{LAYER}.(ffn_norm|post_attention_layernorm)", "hidden", bias=False),
+          *linear(f"{ML4}.(wq|q_proj)", "q", "hidden", bias=False),
+          # blocks with rotary (no_rope_layers 1): the latent and the rotary key, heads of [qk_nope keys | values]; without: the
+          # latent alone, heads of [qk_nope + qk_rope keys | values]
+          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden")),
+                     when=("no_rope_layers", 1)),
+          TensorRule(f"{ML4}.(wkv_a_with_mqa|kv_a_proj_with_mqa).weight", (writes("kv_latent"), reads("hidden")), when=("no_rope_layers", 0)),
+          *norm(f"{ML4}.(kv_a_norm|kv_a_layernorm)", "kv_latent", bias=False),
+          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent")),
+                     when=("no_rope_layers", 1)),
+          TensorRule(f"{ML4}.(wkv_b|kv_b_proj).weight", (Packed((writes("k_full"), writes("v")), per_head="per_head"), reads("kv_latent")),
+                     when=("no_rope_layers", 0)),
+          *linear(f"{ML4}.o_proj", "hidden", "v", bias=False),
+          TensorRule(f"{ML4}.(ssmax_scaling.s|ssmax_scaling.b|softmax_scaling.scale|softmax_scaling.bias)", (writes("per_head"),)),
+          *linear(f"{ML4}.indexer.wq_b", None, "hidden", bias=False), *linear(f"{ML4}.indexer.wk", None, "hidden", bias=False),
+          *linear(f"{ML4}.indexer.weights_proj", None, "hidden", bias=False), *norm(f"{ML4}.indexer.q_input_norm", "hidden"),
+          *keep(f"{ML4}.indexer.(k_norm.weight|k_norm.bias|ssmax_scaling.s|ssmax_scaling.b|softmax_scaling.scale|softmax_scaling.bias)"),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.(feed_forward|mlp).{p}_proj", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.(feed_forward|mlp).down_proj", "hidden", "ffn", bias=False),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.(mlp.)?shared_experts.{p}_proj", "shared", "hidden", bias=False)),
+          *linear(f"{LAYER}.(mlp.)?shared_experts.down_proj", "hidden", "shared", bias=False),
+          *linear(f"{LAYER}.(mlp.)?gate", None, "hidden", bias=False, split=False),
+          *linear(f"{LAYER}.(mlp.)?experts.*.(w1|w3)", "expert", "hidden", bias=False),
+          *linear(f"{LAYER}.(mlp.)?experts.*.w2", "hidden", "expert", bias=False),
+          TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, Packed((writes("expert"), writes("expert"))), reads("hidden"))),
+          TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, writes("hidden"), reads("expert")))),
+)
+# A.X K2: DeepSeek-V3.2's blocks, two quirks. A gated RMSNorm before attention (and before the MLP of sparse blocks):
+# y = RMSNorm(x) ⊙ sigmoid(W_up · SiLU(W_down · y)), whose gate writes the hidden layout as an activation (copies carry 1,
+# so the product carries the stream's scale; an extra unit is 0 · sigmoid(0)) through a rank that is kept. And q_b_proj
+# reads [normed q latent | raw q latent] and writes, head by head, [query | a gate over the head's values], the attention
+# output multiplied by its sigmoid before o_proj: the gate is copied with its head
+AXK2_GATED = {"hidden_gate": Space("hidden", Kind.ACTIVATION), "v_gate": Space("heads×v_head", Kind.ACTIVATION)}
+AXK2 = DEEPSEEK_V32.extend(
+    name="axk2", model_types=("axk2",), classes=tuple(f"AXK2{h}" for h in HEADS), spaces={**RECIPE.spaces, **AXK2_GATED},
+    body=(*(TensorRule(f"{ATTN}.{p}.weight", (Packed((writes("q"), writes("v_gate")), per_head="per_head"),
+                                               Packed((reads("q_latent"), reads("q_latent"))))) for p in ("q_b_proj", "q_gate_proj")),
+          *(r for n in ("input_layernorm", "post_attention_layernorm")
+            for r in (*norm(f"{LAYER}.{n}.norm", "hidden", bias=False), *linear(f"{LAYER}.{n}.(W_down|mlp.fc1)", None, "hidden", bias=False),
+                      *linear(f"{LAYER}.{n}.(W_up|mlp.fc2)", "hidden_gate", None, bias=False)))),
+)
+# LongCat-Flash: each block holds two latent attentions and two dense MLPs in sequence (self_attn.0/1, mlps.0/1, their
+# norms .0/.1), and a "shortcut" mixture of experts that reads the first MLP's input and is added at the block's end; its
+# router (a softmax over the routed experts and zero_expert_num identity experts, which return their input) picks by
+# scores plus a correction bias. An identity expert returns a copy of its input, so it grows with nothing to grow. The
+# attention multiplies the normalised q latent's queries by √(hidden / q_lora_rank) and the kv latent by
+# √(hidden / kv_lora_rank): the latent norms write spaces the model multiplies by √hidden (embed_scale), so their γ is
+# stored times √(hidden/hidden') and the products are the small model's
+SUB = f"{LAYER}.self_attn.(0|1)"
+LONGCAT_FLASH = dataclasses.replace(
+    RECIPE, name="longcat_flash", model_types=("longcat_flash",), classes=("LongcatFlashModel", "LongcatFlashForCausalLM"),
+    stacks=(("layers", "num_layers", None),),
+    config=dataclasses.replace(RECIPE.config, ffn="ffn_hidden_size", expert_ffn="expert_ffn_hidden_size", shared_ffn=None),
+    spaces={**{k: v for k, v in RECIPE.spaces.items() if k != "shared"},
+            "q_normed": Space("q_lora", Kind.VALUE, embed_scale=True), "kv_normed": Space("kv_lora", Kind.VALUE, embed_scale=True)},
+    body=(*embedding("embed_tokens", "hidden"), *norm("norm", "final", input="hidden", bias=False),
+          *norm(f"{LAYER}.input_layernorm.(0|1)", "hidden", bias=False), *norm(f"{LAYER}.post_attention_layernorm.(0|1)", "hidden", bias=False),
+          *linear(f"{SUB}.q_a_proj", "q_latent", "hidden"), *norm(f"{SUB}.q_a_layernorm", "q_normed", input="q_latent", bias=False),
+          *linear(f"{SUB}.q_b_proj", "q", "q_latent", bias=False),
+          TensorRule(f"{SUB}.kv_a_proj_with_mqa.weight", (Packed((writes("kv_latent"), writes("rope_key"))), reads("hidden"))),
+          TensorRule(f"{SUB}.kv_a_proj_with_mqa.bias", (Packed((writes("kv_latent"), writes("rope_key"))),)),
+          *norm(f"{SUB}.kv_a_layernorm", "kv_normed", input="kv_latent", bias=False),
+          TensorRule(f"{SUB}.kv_b_proj.weight", (Packed((writes("k_nope"), writes("v")), per_head="per_head"), reads("kv_latent"))),
+          *linear(f"{SUB}.o_proj", "hidden", "v"),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.mlps.(0|1).{p}_proj", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.mlps.(0|1).down_proj", "hidden", "ffn", bias=False),
+          *experts("expert"), *linear(f"{LAYER}.mlp.router.classifier", None, "hidden", split=False),
+          # kept; in a new block, below every routed expert's by more than a score can differ: no identity expert chosen
+          TensorRule(f"{LAYER}.mlp.router.e_score_correction_bias", (None,), new_block=never_chosen("n_routed_experts"))),
+    constraints=(*RECIPE.constraints,
+                 DepthRequiresAtMost("moe_topk", "n_routed_experts", "a new block is the identity only when its router can "
+                                     "pick every expert among the routed ones (down projections zero), none of the identity experts")),
+)
+# DeepSeek-V4: hc_mult residual streams (manifold-constrained hyper-connections). Before each attention and each mixture of
+# experts, hc_attn_fn / hc_ffn_fn read the streams flattened (hc_mult × hidden, through an RMSNorm without weights) and
+# give, per token, the weights that collapse the streams into the block's input, spread its output back over them and mix
+# them (a Sinkhorn-normalised softmax); hc_head collapses them before the final norm. Every such weight mixes streams,
+# never channels: the flattened streams are read by R (copies of the small streams), so the weights are the small model's
+# and every stream stays a copy. Shared-KV multi-query attention of one latent head (wkv), grouped low-rank output
+# (wo_a per group of heads, wo_b), attention sinks, compressed and indexed KV branches, hash-routed and routed experts:
+# everything between reading the stream and writing it keeps its size (the heads are declared as none: their growth would
+# need o_groups to grow with them), so hidden and FFN grow, and what the attention computes is the small model's.
+# New blocks: refused (HC_DEPTH). Stored under DeepSeek's own names (attn.wq_a, attn_sink, ffn.experts.N.w1, head, ...)
+HC = Packed((reads("hidden"),) * 4)  # hc_mult streams of the hidden layout, stream by stream
+HC_DEPTH = ("a new block's streams are mixed by a Sinkhorn-normalised softmax (plus hc_eps) whose entries are all positive, "
+            "never the identity matrix, and the streams differ after the first block: a new block cannot be the identity")
+V4_ATTN = f"{LAYER}.attn"
+DEEPSEEK_V4 = Recipe(
+    name="deepseek_v4", model_types=("deepseek_v4",), classes=("DeepseekV4Model", "DeepseekV4ForCausalLM"), prefix="model",
+    norm="rms", stacks=(("layers", "num_hidden_layers", None),), requires={"hc_mult": 4},
+    constraints=(NormsWithoutWeights(), NoNewBlocks(HC_DEPTH)),
+    config=ConfigFields(hidden="hidden_size", ffn="moe_intermediate_size", heads=None, eps=("rms_norm_eps",),
+                        fixed={"q_lora": "q_lora_rank"},
+                        heads_kept="not supported yet: its grouped output projection wo_a holds one map per group of "
+                                   "heads, so o_groups would have to grow with the heads"),
+    spaces={"hidden": Space("hidden", Kind.RESIDUAL), "ffn": Space("ffn", Kind.ACTIVATION), "final": Space("hidden", Kind.TIED_OUTPUT),
+            "q_latent": LATENT_SPACES["q_latent"]},
+    outputs={"hidden_states": "hidden", "last_hidden_state": "final"},
+    body=(*embedding("(embed_tokens|embed)", "hidden"), *norm("norm", "final", input="hidden", bias=False),
+          *(TensorRule(p, (None, HC)) for p in (f"{LAYER}.hc_(attn|ffn)_fn", "hc_head(.hc_|_)fn")),
+          *keep(f"{LAYER}.hc_(attn|ffn)_(base|scale)"), *keep("hc_head(.hc_|_)(base|scale)"),
+          *norm(f"{LAYER}.attn_norm", "hidden", bias=False), *norm(f"{LAYER}.ffn_norm", "hidden", bias=False),
+          *linear(f"{V4_ATTN}.wq_a", "q_latent", "hidden", bias=False), *norm(f"{V4_ATTN}.q_norm", "q_latent", bias=False),
+          *linear(f"{V4_ATTN}.wo_b", "hidden", None, bias=False),
+          *(r for m in ("attn", "attn.compressor", "attn.indexer.compressor") for r in linear(f"{LAYER}.{m}.(wkv|wgate)", None, "hidden", bias=False)),
+          *linear(f"{V4_ATTN}.indexer.weights_proj", None, "hidden", bias=False),
+          *keep(f"{V4_ATTN}.(wq_b|wo_a|indexer.wq_b).weight", ndim=2), *keep(f"{V4_ATTN}.(indexer.compressor|compressor).ape", ndim=2),
+          *keep(f"{V4_ATTN}.(attn_sink|norm.weight|compressor.norm.weight|indexer.compressor.norm.weight)"),
+          *linear(f"{LAYER}.ffn.gate", None, "hidden", bias=False, split=False), *keep(f"{LAYER}.ffn.gate.bias"),
+          *keep(f"{LAYER}.ffn.gate.tid2eid", ndim=2),
+          *(r for m in ("experts.*", "shared_experts") for r in (*linear(f"{LAYER}.ffn.{m}.(w1|w3)", "ffn", "hidden", bias=False),
+                                                                 *linear(f"{LAYER}.ffn.{m}.w2", "hidden", "ffn", bias=False)))),
+    heads=linear("head", None, "final", bias=False),
 )

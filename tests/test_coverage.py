@@ -71,7 +71,8 @@ def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
                 if style == "colwise_gather_output" and kinds(out) == {True} and kinds(inp) == {False}:
                     checked += 1  # split by rows and gathered again (Qwen3-Next's delta-net out_proj): any linear layer
                     continue
-                latent = isinstance(inp, Axis) and inp.space in recipe.spaces and recipe.spaces[inp.space].dim in recipe.config.fixed
+                latent = all(isinstance(p, Axis) and p.space in recipe.spaces and recipe.spaces[p.space].dim in recipe.config.fixed
+                             for p in (inp.parts if isinstance(inp, Packed) else (inp,)))  # A.X K2: [normed | raw q latent]
                 router = out is None and not hits[0].split  # a router's logits, kept whole (Doge's router_gate)
                 if style.startswith("colwise") or style == "packed_colwise":  # (or reads a latent kept whole: MLA's q_b_proj)
                     assert (kinds(out) == {False} or router) and (kinds(inp) == {True} or latent), (recipe.name, module, style)

@@ -156,6 +156,10 @@ CLASSES = {
     "youtu": ["YoutuModel", "YoutuForCausalLM"],
     "deepseek_v32": ["DeepseekV32Model", "DeepseekV32ForCausalLM"],
     "glm_moe_dsa": ["GlmMoeDsaModel", "GlmMoeDsaForCausalLM"],
+    "mistral_large4_text": ["MistralLarge4TextModel"],
+    "axk2": ["AXK2Model", "AXK2ForCausalLM", "AXK2ForSequenceClassification", "AXK2ForTokenClassification"],
+    "longcat_flash": ["LongcatFlashModel", "LongcatFlashForCausalLM"],
+    "deepseek_v4": ["DeepseekV4Model", "DeepseekV4ForCausalLM"],
 }
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
@@ -237,7 +241,9 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text")},
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
-       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3")},
+       for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
+                      "mistral_large4_text", "axk2", "longcat_flash")},
+    "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
 }
 
 
@@ -623,6 +629,8 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     "esmc": "k_norm.*copies are not uniform|each block divides its branches",
     "muse_spark_text": "each block mixes the stream as",
     "gemma3n_text": "activation_sparsity_pattern: the FFN's gate keeps the units above mean",  # and no block is the identity
+    "mistral_large4_text": "q_input_norm is a LayerNorm over the residual stream",
+    "deepseek_v4": "a new block cannot be the identity",
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 

@@ -163,4 +163,4 @@ def test_falcon_alibi_fixes_the_attention():
 
 def test_only_norms_without_weights_keep_the_mean_square():
     assert {r.name for r in RECIPES if any(c.keeps_mean_square for c in r.constraints)} == {
-        "olmo", "nanochat", "hrm_text", "muse_glimmer_text", "llama4_text", "muse_spark_text", "gemma3n_text"}
+        "olmo", "nanochat", "hrm_text", "muse_glimmer_text", "llama4_text", "muse_spark_text", "gemma3n_text", "deepseek_v4"}
