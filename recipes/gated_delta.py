@@ -20,7 +20,9 @@ projection writes beside each head's queries ([q_h | gate_h] per head); every RM
 import dataclasses
 
 from hfgrow.policy import DepthRequires
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, of_kind, reads, writes
+
+from .deepseek import ATTN, RECIPE as DEEPSEEK_V3
 
 from .llama import LAYER, PER_HEAD, QWEN3
 from .mamba import MIXER_SPACES
@@ -168,4 +170,49 @@ LFM2_MOE = LFM2.extend(
           *linear(f"{FF}.experts.*.w1", "expert", "hidden", bias=False), *linear(f"{FF}.experts.*.w3", "expert", "hidden", bias=False),
           *linear(f"{FF}.experts.*.w2", "hidden", "expert", bias=False),  # as stored, one key per expert
           TensorRule(f"{FF}.expert_bias", (None,))),
+)
+
+# Kimi Linear: DeepSeek-V3's blocks (latent attention without rotary, shared and routed experts after dense blocks as
+# mlp_layer_types says) where layer_types says "full_attention", Kimi delta attention (KDA) where it says
+# "linear_attention", both under self_attn (one o_proj reads the latent attention's heads, the other the delta net's, so
+# the rules are of a kind of block). KDA has as many key as value heads, of one head_dim: q, k and v (each conv'd channel by
+# channel), the decay's dt_bias and f_b_proj (one decay per key channel), the output gate g_b_proj (a sigmoid per value
+# channel) copy their head; β (b_proj) and A_log one per head; f_a_proj and g_a_proj read the stream into a low rank of
+# head_dim (kept: the small model's), the gated norm over each head's head_dim is kept (it shares the hidden norms' eps)
+KDA_RANK = {"kda_rank": Space("kda_rank", Kind.ACTIVATION)}
+KIMI_DELTA = of_kind("linear_attention", (
+    *(r for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v")) for r in linear(f"{ATTN}.{name}_proj", space, "hidden", bias=False)),
+    TensorRule(f"{ATTN}.conv1d.weight", (Packed(Q_K_V), None, None)),  # depthwise, no bias
+    *linear(f"{ATTN}.forget_gate.f_a_proj", "kda_rank", "hidden", bias=False),
+    *linear(f"{ATTN}.forget_gate.f_b_proj", "lin_k", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.forget_gate.dt_bias", (writes("lin_k"),)),
+    TensorRule(f"{ATTN}.forget_gate.A_log", (None, None, writes("lin_k_heads"), None)),  # [1, 1, heads, 1]
+    *linear(f"{ATTN}.b_proj", "lin_v_heads", "hidden", bias=False),
+    *linear(f"{ATTN}.g_a_proj", "kda_rank", "hidden", bias=False),
+    *linear(f"{ATTN}.g_b_proj", "lin_v", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.o_norm.weight", (None,), norm_input="kept"),
+    *linear(f"{ATTN}.o_proj", "hidden", "lin_v", bias=False),
+    # as stored (transformers renames and joins them on load): one convolution each for q, k and v, the decay's tensors
+    # beside the others
+    *(TensorRule(f"{ATTN}.{name}_conv1d.weight", (writes(space), None, None)) for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"))),
+    *linear(f"{ATTN}.f_a_proj", "kda_rank", "hidden", bias=False), *linear(f"{ATTN}.f_b_proj", "lin_k", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.dt_bias", (writes("lin_k"),)), TensorRule(f"{ATTN}.A_log", (None, None, writes("lin_k_heads"), None)),
+))
+# as stored: every block's MLP under block_sparse_moe, one key per expert (w1 gate, w3 up, w2 down)
+MOONSHOT_MLP = (
+    *(TensorRule(r.pattern.replace(".mlp.", ".block_sparse_moe."), r.axes, split=r.split) for r in DEEPSEEK_V3.body if ".mlp." in r.pattern),
+    *(r for w, (out, in_) in (("w1", ("expert", "hidden")), ("w3", ("expert", "hidden")), ("w2", ("hidden", "expert")))
+      for r in linear(f"{LAYER}.block_sparse_moe.experts.*.{w}", out, in_, bias=False)),
+)
+KIMI_LINEAR = dataclasses.replace(
+    DEEPSEEK_V3, name="kimi_linear", model_types=("kimi_linear",), classes=("KimiLinearModel", "KimiLinearForCausalLM"),
+    config=dataclasses.replace(DEEPSEEK_V3.config, linear_heads=("linear_num_heads", "linear_num_heads"),
+                               linear_dims=("linear_head_dim", "linear_head_dim"),
+                               fixed={**DEEPSEEK_V3.config.fixed, "kda_rank": "linear_head_dim"},
+                               shared_ffn=("moe_intermediate_size", "num_shared_experts")),  # Moonshot's names, as saved
+    spaces={**DEEPSEEK_V3.spaces, **LINEAR_SPACES, **KDA_RANK},
+    body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")),
+          *of_kind("full_attention", tuple(r for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}."))), *KIMI_DELTA,
+          *MOONSHOT_MLP),
+    heads=DEEPSEEK_V3.heads[:1],
 )
