@@ -20,7 +20,7 @@ projection writes beside each head's queries ([q_h | gate_h] per head); every RM
 import dataclasses
 
 from hfgrow.policy import DepthRequires
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, of_kind, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, of_kind, reads, writes
 
 from .deepseek import ATTN, RECIPE as DEEPSEEK_V3
 
@@ -215,4 +215,38 @@ KIMI_LINEAR = dataclasses.replace(
           *of_kind("full_attention", tuple(r for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}."))), *KIMI_DELTA,
           *MOONSHOT_MLP),
     heads=DEEPSEEK_V3.heads[:1],
+    # Moonshot's own config.json nests the delta net's sizes and block kinds in linear_attn_config, which transformers reads
+    # over the flat fields a grown config writes: only the flat form (as transformers saves it) is grown
+    requires={"linear_attn_config": None},
+)
+
+# Bailing hybrid (Ling 3.0): Kimi delta attention whose heads and head_dim are the attention's own fields (so its channels
+# are heads × head_dim of the latent attention's head layout, whole heads copied with the attention's), a full-rank decay
+# projection f_proj and the bounded gate lower_bound·σ(exp(A_log)·(f + dt_bias)) (per channel: the copies carry it), a
+# full-rank output gate; rotary latent attention with a plain q_proj and a sigmoid gate per head (g_proj, copied with its
+# head). As stored: `attention` for self_attn, `dense` for o_proj, `word_embeddings`, one key per expert, expert_bias
+BAILING = f"{LAYER}.attention"
+BAILING_DELTA = of_kind("linear_attention", (
+    *(r for name in ("q", "k", "v", "f", "g") for r in linear(f"{BAILING}.{name}_proj", "kda", "hidden", bias=False)),
+    *(TensorRule(f"{BAILING}.{name}_conv1d.weight", (writes("kda"), None, None)) for name in ("q", "k", "v")),
+    TensorRule(f"{BAILING}.dt_bias", (writes("kda"),)), TensorRule(f"{BAILING}.A_log", (writes("per_head"),)),
+    *linear(f"{BAILING}.b_proj", "per_head", "hidden", bias=False),
+    TensorRule(f"{BAILING}.o_norm.weight", (None,), norm_input="kept"),
+    *linear(f"{BAILING}.dense", "hidden", "kda", bias=False),
+))
+BAILING_LATENT = of_kind("full_attention", (
+    *(TensorRule(r.pattern.replace(f"{ATTN}.", f"{BAILING}.").replace(".o_proj.", ".dense."), r.axes)
+      for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}.")),
+    *linear(f"{BAILING}.g_proj", "per_head", "hidden", bias=False),
+))
+BAILING_HYBRID = dataclasses.replace(
+    KIMI_LINEAR, name="bailing_hybrid", model_types=("bailing_hybrid",), classes=("BailingHybridModel", "BailingHybridForCausalLM"),
+    # transformers derives linear_num_heads and linear_head_dim from num_attention_heads and head_dim, then head_dim
+    # from qk_rope_head_dim, and saves all three: the delta net's head_dim is linear_head_dim as saved
+    config=dataclasses.replace(DEEPSEEK_V3.config, per_head={**DEEPSEEK_V3.config.per_head, "kda": ("linear_head_dim",)},
+                               shared_ffn=KIMI_LINEAR.config.shared_ffn, twins={"linear_num_heads": "num_attention_heads"}),
+    spaces={**DEEPSEEK_V3.spaces, "kda": Space("heads×kda", Kind.ACTIVATION), "kept": LINEAR_SPACES["kept"]},
+    body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")), *BAILING_DELTA, *BAILING_LATENT,
+          *embedding("word_embeddings", "hidden"), *keep(f"{LAYER}.mlp.gate.expert_bias")),
+    requires={},
 )

@@ -1,8 +1,10 @@
-"""Kimi Linear: Kimi delta attention (per-channel decays from a low-rank projection, short convolutions, a sigmoid-gated
+"""Kimi Linear and Bailing hybrid (Ling 3.0). Kimi Linear: Kimi delta attention (per-channel decays from a low-rank projection, short convolutions, a sigmoid-gated
 output norm) in the blocks `layer_types` calls "linear_attention", multi-head latent attention without rotary in the
 "full_attention" ones, both under ``self_attn`` (rules of a kind of block); DeepSeek-style experts after a dense block.
 Every parameter randomised, the routers' score correction bias too; transformers' torch fallbacks of the convolution and
-the delta rule run here. Stored as Moonshot names it (per-expert w1/w2/w3, one convolution each for q, k and v)."""
+the delta rule run here. Stored as Moonshot names it (per-expert w1/w2/w3, one convolution each for q, k and v).
+Bailing hybrid: the same delta attention (full-rank decay projection, bounded gate) with the attention's heads and a
+head_dim of its own, beside rotary latent attention with a sigmoid gate per head; stored under `attention`."""
 
 import json
 
@@ -13,14 +15,19 @@ import hfgrow
 from test_linear_attention import check
 from test_mla import build
 
+CLASSES = {"kimi_linear": ["KimiLinearModel", "KimiLinearForCausalLM"], "bailing_hybrid": ["BailingHybridModel", "BailingHybridForCausalLM"]}
 CASES = [  # (class, config overrides, growth)
     ("KimiLinearForCausalLM", {}, dict(factor=2)),
     ("KimiLinearModel", {}, dict(hidden_size=24, intermediate_size=36, num_heads=6)),  # 3 delta heads from 2: uneven copies
     ("KimiLinearForCausalLM", {}, dict(factor=2, layers=4)),  # a new block of each kind, the identity
     ("KimiLinearForCausalLM", {"q_lora_rank": None, "attention_bias": True}, dict(factor=3)),
     ("KimiLinearModel", {"layer_types": ["full_attention", "linear_attention"]}, dict(factor=2)),
+    ("BailingHybridForCausalLM", {}, dict(hidden_size=24, intermediate_size=36, num_heads=6)),
+    ("BailingHybridModel", {}, dict(factor=2)),
+    ("BailingHybridForCausalLM", {}, dict(factor=2, layers=4)),
+    ("BailingHybridForCausalLM", {"kda_safe_gate": False, "attention_bias": True}, dict(factor=3)),
 ]
-FAST = {0, 1, 2}
+FAST = {0, 1, 5, 6}  # every class once; depth and the rest under -m exhaustive
 
 
 @pytest.mark.parametrize("cls,overrides,growth", [pytest.param(*c, marks=() if i in FAST else pytest.mark.exhaustive)
@@ -33,8 +40,9 @@ def test_kimi_linear_is_exact(tmp_path, cls, overrides, growth):
     assert "layers" in growth or choice["agreement"] == 1.0, choice
     small = json.loads((src / "config.json").read_text())
     config = json.loads((tmp_path / "big" / "config.json").read_text())
-    ratio = config["hidden_size"] // small["hidden_size"]
-    assert config["linear_num_heads"] == max(2, 2 * config["hidden_size"] // small["hidden_size"]) and ratio >= 1
+    # Kimi: the delta net's heads by the hidden size's factor (rounded down); Bailing: the attention's heads
+    want = max(2, 2 * config["hidden_size"] // small["hidden_size"]) if cls.startswith("Kimi") else config["num_attention_heads"]
+    assert config["linear_num_heads"] == want
     assert (config["linear_head_dim"], config["kv_lora_rank"], config["v_head_dim"]) == (4, 6, 3)  # kept
     assert config["num_key_value_heads"] == config["num_attention_heads"] > 4
     if "layers" in growth:
@@ -42,8 +50,39 @@ def test_kimi_linear_is_exact(tmp_path, cls, overrides, growth):
         assert config["mlp_layer_types"] == ["dense"] * 2 + ["sparse"] * 2
 
 
+def test_every_class_is_in_the_fast_cases():
+    assert {CASES[i][0] for i in FAST} == {cls for classes in CLASSES.values() for cls in classes}
+
+
 def test_kimi_linear_head_dim_is_refused(tmp_path):
     src, _ = build(tmp_path / "small", "KimiLinearForCausalLM")
     with pytest.raises(hfgrow.GrowthError, match="multi-head latent attention keeps its per-head sizes"):
         hfgrow.grow(src, tmp_path / "big", factor=2, attention="head-dim")
+    assert not (tmp_path / "big").exists()
+
+
+def test_moonshots_nested_config_is_refused(tmp_path):
+    """Moonshot's config.json keeps the delta net's sizes and block kinds in linear_attn_config, which transformers reads
+    over the flat fields: a grown config would load the small sizes back. Refused before anything is written."""
+    src, _ = build(tmp_path / "small", "KimiLinearForCausalLM")
+    config = json.loads((src / "config.json").read_text())
+    for name in ("layer_types", "linear_num_heads", "linear_head_dim"):
+        config.pop(name)
+    config["linear_attn_config"] = {"full_attn_layers": [2], "kda_layers": [1], "num_heads": 2, "head_dim": 4}
+    (src / "config.json").write_text(json.dumps(config))
+    with pytest.raises(hfgrow.GrowthError, match="linear_attn_config=.* is not supported"):
+        hfgrow.grow(src, tmp_path / "big", factor=2)
+    assert not (tmp_path / "big").exists()
+
+
+def test_bailing_config_without_linear_head_dim_is_refused(tmp_path):
+    """As first released, Bailing's config.json names the delta net's head_dim `head_dim` (transformers then overwrites
+    it with qk_rope_head_dim and saves linear_head_dim): the recipe reads linear_head_dim, and refuses in one line."""
+    src, _ = build(tmp_path / "small", "BailingHybridForCausalLM")
+    config = json.loads((src / "config.json").read_text())
+    config["head_dim"] = config.pop("linear_head_dim")
+    config.pop("linear_num_heads")
+    (src / "config.json").write_text(json.dumps(config))
+    with pytest.raises(hfgrow.GrowthError, match="'linear_head_dim' should be a positive integer"):
+        hfgrow.grow(src, tmp_path / "big", factor=2)
     assert not (tmp_path / "big").exists()
