@@ -209,15 +209,19 @@ KIMI_LINEAR = dataclasses.replace(
     config=dataclasses.replace(DEEPSEEK_V3.config, linear_heads=("linear_num_heads", "linear_num_heads"),
                                linear_dims=("linear_head_dim", "linear_head_dim"),
                                fixed={**DEEPSEEK_V3.config.fixed, "kda_rank": "linear_head_dim"},
-                               shared_ffn=("moe_intermediate_size", "num_shared_experts")),  # Moonshot's names, as saved
+                               shared_ffn=("moe_intermediate_size", "num_shared_experts"),  # Moonshot's names, as saved
+                               nested={"linear_num_heads": ("linear_attn_config", "num_heads"),
+                                       "linear_head_dim": ("linear_attn_config", "head_dim")}),
     spaces={**DEEPSEEK_V3.spaces, **LINEAR_SPACES, **KDA_RANK},
     body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")),
           *of_kind("full_attention", tuple(r for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}."))), *KIMI_DELTA,
           *MOONSHOT_MLP),
     heads=DEEPSEEK_V3.heads[:1],
-    # Moonshot's own config.json nests the delta net's sizes and block kinds in linear_attn_config, which transformers reads
-    # over the flat fields a grown config writes: only the flat form (as transformers saves it) is grown
-    requires={"linear_attn_config": None},
+    # Moonshot's own config.json nests the delta net's sizes and the block kinds in linear_attn_config, read by
+    # transformers over the flat fields: the sizes are read and rewritten there; its lists of blocks are numbered
+    constraints=(*DEEPSEEK_V3.constraints, DepthRequires(
+        "linear_attn_config", None, "its kda_layers and full_attn_layers number the blocks, which new blocks would renumber",
+        lossy_fallback=False)),
 )
 
 # Bailing hybrid (Ling 3.0): Kimi delta attention whose heads and head_dim are the attention's own fields (so its channels
@@ -248,5 +252,4 @@ BAILING_HYBRID = dataclasses.replace(
     spaces={**DEEPSEEK_V3.spaces, "kda": Space("heads×kda", Kind.ACTIVATION), "kept": LINEAR_SPACES["kept"]},
     body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")), *BAILING_DELTA, *BAILING_LATENT,
           *embedding("word_embeddings", "hidden"), *keep(f"{LAYER}.mlp.gate.expert_bias")),
-    requires={},
 )

@@ -61,18 +61,29 @@ def test_kimi_linear_head_dim_is_refused(tmp_path):
     assert not (tmp_path / "big").exists()
 
 
-def test_moonshots_nested_config_is_refused(tmp_path):
-    """Moonshot's config.json keeps the delta net's sizes and block kinds in linear_attn_config, which transformers reads
-    over the flat fields: a grown config would load the small sizes back. Refused before anything is written."""
-    src, _ = build(tmp_path / "small", "KimiLinearForCausalLM")
+def moonshot_config(src):
+    """The checkpoint's config.json in Moonshot's own form: the delta net's sizes and the block kinds (numbered from 1) in
+    linear_attn_config, which transformers reads over the flat fields; the MLP kinds from first_k_dense_replace."""
     config = json.loads((src / "config.json").read_text())
-    for name in ("layer_types", "linear_num_heads", "linear_head_dim"):
+    for name in ("layer_types", "mlp_layer_types", "linear_num_heads", "linear_head_dim", "linear_conv_kernel_dim"):
         config.pop(name)
-    config["linear_attn_config"] = {"full_attn_layers": [2], "kda_layers": [1], "num_heads": 2, "head_dim": 4}
+    config["linear_attn_config"] = {"full_attn_layers": [2], "kda_layers": [1], "num_heads": 2, "head_dim": 4,
+                                    "short_conv_kernel_size": 3}
+    config["first_k_dense_replace"] = 1
     (src / "config.json").write_text(json.dumps(config))
-    with pytest.raises(hfgrow.GrowthError, match="linear_attn_config=.* is not supported"):
-        hfgrow.grow(src, tmp_path / "big", factor=2)
-    assert not (tmp_path / "big").exists()
+
+
+def test_moonshots_nested_config(tmp_path):
+    """Grown in width with its sizes rewritten where transformers reads them (3 delta heads from 2); new blocks refused:
+    the lists number the blocks."""
+    src, _ = build(tmp_path / "small", "KimiLinearForCausalLM")
+    moonshot_config(src)
+    check(src, tmp_path / "big", hidden_size=24, intermediate_size=36, num_heads=6)
+    nested = json.loads((tmp_path / "big" / "config.json").read_text())["linear_attn_config"]
+    assert nested == {"full_attn_layers": [2], "kda_layers": [1], "num_heads": 3, "head_dim": 4, "short_conv_kernel_size": 3}
+    with pytest.raises(hfgrow.GrowthError, match="kda_layers and full_attn_layers number the blocks"):
+        hfgrow.grow(src, tmp_path / "deeper", factor=2, layers=4, allow_lossy=True)
+    assert not (tmp_path / "deeper").exists()
 
 
 def test_bailing_config_without_linear_head_dim_is_refused(tmp_path):
