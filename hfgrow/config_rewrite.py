@@ -19,6 +19,7 @@ def sizes_of(config: dict[str, Any], recipe: Recipe) -> dict[str, Any]:
     sized = sub_config(config, recipe.config.sub) if recipe.config.sub else config
     inner = {name: sized[part][key] for name, (part, key) in recipe.config.nested.items()
              if isinstance(sized.get(part), dict) and key in sized[part]}
+    inner.update({name: sized[source] for name, source in recipe.config.derived_from.items() if name not in sized and source in sized})
     return {**sized, **inner} if inner else sized
 
 

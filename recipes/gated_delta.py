@@ -246,9 +246,10 @@ BAILING_LATENT = of_kind("full_attention", (
 BAILING_HYBRID = dataclasses.replace(
     KIMI_LINEAR, name="bailing_hybrid", model_types=("bailing_hybrid",), classes=("BailingHybridModel", "BailingHybridForCausalLM"),
     # transformers derives linear_num_heads and linear_head_dim from num_attention_heads and head_dim, then head_dim
-    # from qk_rope_head_dim, and saves all three: the delta net's head_dim is linear_head_dim as saved
+    # from qk_rope_head_dim, and saves all three: the delta net's head_dim is linear_head_dim where saved, else head_dim
     config=dataclasses.replace(DEEPSEEK_V3.config, per_head={**DEEPSEEK_V3.config.per_head, "kda": ("linear_head_dim",)},
-                               shared_ffn=KIMI_LINEAR.config.shared_ffn, twins={"linear_num_heads": "num_attention_heads"}),
+                               shared_ffn=KIMI_LINEAR.config.shared_ffn, twins={"linear_num_heads": "num_attention_heads"},
+                               derived_from={"linear_head_dim": "head_dim"}),  # as first released: head_dim is the delta net's
     spaces={**DEEPSEEK_V3.spaces, "kda": Space("heads×kda", Kind.ACTIVATION), "kept": LINEAR_SPACES["kept"]},
     body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")), *BAILING_DELTA, *BAILING_LATENT,
           *embedding("word_embeddings", "hidden"), *keep(f"{LAYER}.mlp.gate.expert_bias")),

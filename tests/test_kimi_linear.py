@@ -86,14 +86,14 @@ def test_moonshots_nested_config(tmp_path):
     assert not (tmp_path / "deeper").exists()
 
 
-def test_bailing_config_without_linear_head_dim_is_refused(tmp_path):
-    """As first released, Bailing's config.json names the delta net's head_dim `head_dim` (transformers then overwrites
-    it with qk_rope_head_dim and saves linear_head_dim): the recipe reads linear_head_dim, and refuses in one line."""
+def test_bailing_config_as_first_released(tmp_path):
+    """As first released, Bailing's config.json names the delta net's head_dim `head_dim` and has no linear_num_heads
+    (transformers derives both, then overwrites head_dim with qk_rope_head_dim, and saves all three): grown from it."""
     src, _ = build(tmp_path / "small", "BailingHybridForCausalLM")
     config = json.loads((src / "config.json").read_text())
     config["head_dim"] = config.pop("linear_head_dim")
     config.pop("linear_num_heads")
     (src / "config.json").write_text(json.dumps(config))
-    with pytest.raises(hfgrow.GrowthError, match="'linear_head_dim' should be a positive integer"):
-        hfgrow.grow(src, tmp_path / "big", factor=2)
-    assert not (tmp_path / "big").exists()
+    check(src, tmp_path / "big", factor=2)
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert config["head_dim"] == 4 and "linear_head_dim" not in config and config["num_attention_heads"] == 8
