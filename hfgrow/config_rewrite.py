@@ -16,7 +16,11 @@ from .recipe import Recipe
 def sizes_of(config: dict[str, Any], recipe: Recipe) -> dict[str, Any]:
     """The part of config.json that holds the recipe's sizes: the config itself, or the sub-config a composite config
     keeps them in (``ConfigFields.sub``), with its model_type (transformers' for that sub-config where it is not stored)."""
-    return sub_config(config, recipe.config.sub) if recipe.config.sub else config
+    sized = sub_config(config, recipe.config.sub) if recipe.config.sub else config
+    inner = {name: sized[part][key] for name, (part, key) in recipe.config.nested.items()
+             if isinstance(sized.get(part), dict) and key in sized[part]}
+    inner.update({name: sized[source] for name, source in recipe.config.derived_from.items() if name not in sized and source in sized})
+    return {**sized, **inner} if inner else sized
 
 
 def sub_config(config: dict[str, Any], sub: str) -> dict[str, Any]:
@@ -60,6 +64,9 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    for name, (part, key) in fields.nested.items():  # where transformers reads it: the object's key, rewritten with the field
+        if isinstance(config.get(part), dict) and key in config[part]:
+            new_config[part] = {**new_config[part], key: new_config.get(name, config[part][key])}
     for name in fields.derived:  # recomputed on load from the grown sizes
         new_config.pop(name, None)
     if fields.heads and not fields.head_dim and isinstance(config.get("head_dim"), int):  # (Mamba-2's is its mixer's: kept)

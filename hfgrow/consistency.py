@@ -99,8 +99,11 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     for t in transforms:
         merged = isinstance(t, WeightConverter)  # converters merge or reshape; renamings keep the tensor
         for source in t.source_patterns:
-            rx = re.escape(source).replace(r"\*", r"\d+") if isinstance(t, WeightConverter) else source
-            steps.append((re.compile(rx), tuple(t.target_patterns), merged))
+            # a converter's source is a glob (``*``: a number), or a regex already where it escapes its dots (Kimi
+            # Linear's ``\.experts.*.w1.weight``); a target's escaped dots are dots
+            glob = merged and "\\" not in source
+            rx = re.escape(source).replace(r"\*", r"\d+") if glob else source.replace(".*", r".\d+") if merged else source
+            steps.append((re.compile(rx), tuple(p.replace(r"\.", ".") for p in t.target_patterns), merged))
 
     def loaded(name: str, every: bool = False) -> tuple[str, bool]:
         """(``every``: the names of all the parts a converter splits it into, HRM's gate|q|k|v, as a tuple)"""
@@ -112,6 +115,7 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
         return (tuple(names) if every else names[0]), any_merged
     if renamed is None:
         return loaded
+
     def both(name: str, every: bool = False) -> tuple[Any, bool]:
         """transformers' own renaming; with ``every``, also the names of every part a converter splits a key into
         (transformers names one of them)."""

@@ -234,6 +234,12 @@ class ConfigFields:
     # and its (key head_dim, value head_dim) fields, kept (docs/design.md §Linear attention)
     linear_heads: tuple[str, str] | None = None
     linear_dims: tuple[str, str] | None = None
+    # fields that an object of config.json may hold under another key, read by transformers over the field itself
+    # (Kimi Linear's linear_attn_config["num_heads"] over linear_num_heads): field → (object, key); read and rewritten there
+    nested: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # fields that transformers derives from another where config.json lacks them (Bailing's linear_head_dim from head_dim,
+    # saved once derived, head_dim then overwritten): field → the one it is read from when absent
+    derived_from: Mapping[str, str] = field(default_factory=dict)
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

@@ -370,6 +370,17 @@ TINY["qwen3_next"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, n
                           num_experts_per_tok=2, moe_intermediate_size=12, shared_expert_intermediate_size=20, mlp_only_layers=[1],
                           layer_types=["linear_attention", "full_attention"], pad_token_id=0, num_labels=3,
                           tie_word_embeddings=False)
+# Kimi Linear: a Kimi-delta-attention block (2 heads of 4, a dense MLP), then a latent-attention block (no rotary) of
+# routed experts in 2 groups and 2 shared experts
+TINY["kimi_linear"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k not in ("first_k_dense_replace", "n_routed_experts")},
+                           num_local_experts=4, linear_num_heads=2, linear_head_dim=4, linear_conv_kernel_dim=3,
+                           layer_types=["linear_attention", "full_attention"], mlp_layer_types=["dense", "sparse"],
+                           bos_token_id=1, eos_token_id=2, pad_token_id=0)
+# Bailing hybrid (Ling 3.0): the same delta attention (heads and head_dim the attention's own fields, a full-rank decay
+# projection, the bounded gate) before a rotary latent-attention block with a sigmoid gate per head
+TINY["bailing_hybrid"] = dict({k: v for k, v in TINY["kimi_linear"].items() if k not in ("q_lora_rank", "linear_num_heads", "linear_head_dim",
+                                                                                       "linear_conv_kernel_dim", "mlp_layer_types")},
+                              head_dim=4, short_conv_kernel_size=3, first_k_dense_replace=1, num_mtp_layers=0, rope_theta=10000.0)
 TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
 TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
 TINY["olmo_hybrid"] = {k: v for k, v in TINY["qwen3_5_text"].items() if k not in ("head_dim", "num_labels")} | dict(num_attention_heads=2,

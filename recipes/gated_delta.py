@@ -20,7 +20,9 @@ projection writes beside each head's queries ([q_h | gate_h] per head); every RM
 import dataclasses
 
 from hfgrow.policy import DepthRequires
-from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, of_kind, reads, writes
+
+from .deepseek import ATTN, RECIPE as DEEPSEEK_V3
 
 from .llama import LAYER, PER_HEAD, QWEN3
 from .mamba import MIXER_SPACES
@@ -168,4 +170,87 @@ LFM2_MOE = LFM2.extend(
           *linear(f"{FF}.experts.*.w1", "expert", "hidden", bias=False), *linear(f"{FF}.experts.*.w3", "expert", "hidden", bias=False),
           *linear(f"{FF}.experts.*.w2", "hidden", "expert", bias=False),  # as stored, one key per expert
           TensorRule(f"{FF}.expert_bias", (None,))),
+)
+
+# Kimi Linear: DeepSeek-V3's blocks (latent attention without rotary, shared and routed experts after dense blocks as
+# mlp_layer_types says) where layer_types says "full_attention", Kimi delta attention (KDA) where it says
+# "linear_attention", both under self_attn (one o_proj reads the latent attention's heads, the other the delta net's, so
+# the rules are of a kind of block). KDA has as many key as value heads, of one head_dim: q, k and v (each conv'd channel by
+# channel), the decay's dt_bias and f_b_proj (one decay per key channel), the output gate g_b_proj (a sigmoid per value
+# channel) copy their head; β (b_proj) and A_log one per head; f_a_proj and g_a_proj read the stream into a low rank of
+# head_dim (kept: the small model's), the gated norm over each head's head_dim is kept (it shares the hidden norms' eps)
+KDA_RANK = {"kda_rank": Space("kda_rank", Kind.ACTIVATION)}
+KIMI_DELTA = of_kind("linear_attention", (
+    *(r for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v")) for r in linear(f"{ATTN}.{name}_proj", space, "hidden", bias=False)),
+    TensorRule(f"{ATTN}.conv1d.weight", (Packed(Q_K_V), None, None)),  # depthwise, no bias
+    *linear(f"{ATTN}.forget_gate.f_a_proj", "kda_rank", "hidden", bias=False),
+    *linear(f"{ATTN}.forget_gate.f_b_proj", "lin_k", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.forget_gate.dt_bias", (writes("lin_k"),)),
+    TensorRule(f"{ATTN}.forget_gate.A_log", (None, None, writes("lin_k_heads"), None)),  # [1, 1, heads, 1]
+    *linear(f"{ATTN}.b_proj", "lin_v_heads", "hidden", bias=False),
+    *linear(f"{ATTN}.g_a_proj", "kda_rank", "hidden", bias=False),
+    *linear(f"{ATTN}.g_b_proj", "lin_v", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.o_norm.weight", (None,), norm_input="kept"),
+    *linear(f"{ATTN}.o_proj", "hidden", "lin_v", bias=False),
+    # as stored (transformers renames and joins them on load): one convolution each for q, k and v, the decay's tensors
+    # beside the others
+    *(TensorRule(f"{ATTN}.{name}_conv1d.weight", (writes(space), None, None)) for name, space in (("q", "lin_k"), ("k", "lin_k"), ("v", "lin_v"))),
+    *linear(f"{ATTN}.f_a_proj", "kda_rank", "hidden", bias=False), *linear(f"{ATTN}.f_b_proj", "lin_k", "kda_rank", bias=False),
+    TensorRule(f"{ATTN}.dt_bias", (writes("lin_k"),)), TensorRule(f"{ATTN}.A_log", (None, None, writes("lin_k_heads"), None)),
+))
+# as stored: every block's MLP under block_sparse_moe, one key per expert (w1 gate, w3 up, w2 down)
+MOONSHOT_MLP = (
+    *(TensorRule(r.pattern.replace(".mlp.", ".block_sparse_moe."), r.axes, split=r.split) for r in DEEPSEEK_V3.body if ".mlp." in r.pattern),
+    *(r for w, (out, in_) in (("w1", ("expert", "hidden")), ("w3", ("expert", "hidden")), ("w2", ("hidden", "expert")))
+      for r in linear(f"{LAYER}.block_sparse_moe.experts.*.{w}", out, in_, bias=False)),
+)
+KIMI_LINEAR = dataclasses.replace(
+    DEEPSEEK_V3, name="kimi_linear", model_types=("kimi_linear",), classes=("KimiLinearModel", "KimiLinearForCausalLM"),
+    config=dataclasses.replace(DEEPSEEK_V3.config, linear_heads=("linear_num_heads", "linear_num_heads"),
+                               linear_dims=("linear_head_dim", "linear_head_dim"),
+                               fixed={**DEEPSEEK_V3.config.fixed, "kda_rank": "linear_head_dim"},
+                               shared_ffn=("moe_intermediate_size", "num_shared_experts"),  # Moonshot's names, as saved
+                               nested={"linear_num_heads": ("linear_attn_config", "num_heads"),
+                                       "linear_head_dim": ("linear_attn_config", "head_dim")}),
+    spaces={**DEEPSEEK_V3.spaces, **LINEAR_SPACES, **KDA_RANK},
+    body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")),
+          *of_kind("full_attention", tuple(r for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}."))), *KIMI_DELTA,
+          *MOONSHOT_MLP),
+    heads=DEEPSEEK_V3.heads[:1],
+    # Moonshot's own config.json nests the delta net's sizes and the block kinds in linear_attn_config, read by
+    # transformers over the flat fields: the sizes are read and rewritten there; its lists of blocks are numbered
+    constraints=(*DEEPSEEK_V3.constraints, DepthRequires(
+        "linear_attn_config", None, "its kda_layers and full_attn_layers number the blocks, which new blocks would renumber",
+        lossy_fallback=False)),
+)
+
+# Bailing hybrid (Ling 3.0): Kimi delta attention whose heads and head_dim are the attention's own fields (so its channels
+# are heads × head_dim of the latent attention's head layout, whole heads copied with the attention's), a full-rank decay
+# projection f_proj and the bounded gate lower_bound·σ(exp(A_log)·(f + dt_bias)) (per channel: the copies carry it), a
+# full-rank output gate; rotary latent attention with a plain q_proj and a sigmoid gate per head (g_proj, copied with its
+# head). As stored: `attention` for self_attn, `dense` for o_proj, `word_embeddings`, one key per expert, expert_bias
+BAILING = f"{LAYER}.attention"
+BAILING_DELTA = of_kind("linear_attention", (
+    *(r for name in ("q", "k", "v", "f", "g") for r in linear(f"{BAILING}.{name}_proj", "kda", "hidden", bias=False)),
+    *(TensorRule(f"{BAILING}.{name}_conv1d.weight", (writes("kda"), None, None)) for name in ("q", "k", "v")),
+    TensorRule(f"{BAILING}.dt_bias", (writes("kda"),)), TensorRule(f"{BAILING}.A_log", (writes("per_head"),)),
+    *linear(f"{BAILING}.b_proj", "per_head", "hidden", bias=False),
+    TensorRule(f"{BAILING}.o_norm.weight", (None,), norm_input="kept"),
+    *linear(f"{BAILING}.dense", "hidden", "kda", bias=False),
+))
+BAILING_LATENT = of_kind("full_attention", (
+    *(TensorRule(r.pattern.replace(f"{ATTN}.", f"{BAILING}.").replace(".o_proj.", ".dense."), r.axes)
+      for r in DEEPSEEK_V3.body if r.pattern.startswith(f"{ATTN}.")),
+    *linear(f"{BAILING}.g_proj", "per_head", "hidden", bias=False),
+))
+BAILING_HYBRID = dataclasses.replace(
+    KIMI_LINEAR, name="bailing_hybrid", model_types=("bailing_hybrid",), classes=("BailingHybridModel", "BailingHybridForCausalLM"),
+    # transformers derives linear_num_heads and linear_head_dim from num_attention_heads and head_dim, then head_dim
+    # from qk_rope_head_dim, and saves all three: the delta net's head_dim is linear_head_dim where saved, else head_dim
+    config=dataclasses.replace(DEEPSEEK_V3.config, per_head={**DEEPSEEK_V3.config.per_head, "kda": ("linear_head_dim",)},
+                               shared_ffn=KIMI_LINEAR.config.shared_ffn, twins={"linear_num_heads": "num_attention_heads"},
+                               derived_from={"linear_head_dim": "head_dim"}),  # as first released: head_dim is the delta net's
+    spaces={**DEEPSEEK_V3.spaces, "kda": Space("heads×kda", Kind.ACTIVATION), "kept": LINEAR_SPACES["kept"]},
+    body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")), *BAILING_DELTA, *BAILING_LATENT,
+          *embedding("word_embeddings", "hidden"), *keep(f"{LAYER}.mlp.gate.expert_bias")),
 )
