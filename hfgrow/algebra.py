@@ -829,6 +829,12 @@ def depth_root(value: float, blocks: tuple[int, int]) -> float:
     return value * math.sqrt(blocks[1] / blocks[0])
 
 
+def held_at(value: float) -> Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor]:
+    """For a new block: a tensor that holds ``value`` everywhere (a gain on the stream or a block scalar at 1, so that
+    the block is the identity: Doge's residual gains, Gemma 4's layer_scalar)."""
+    return lambda t, config: torch.full_like(t, value)
+
+
 def never_chosen(kept: str, margin: float = 2.0) -> Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor]:
     """For a new block: a router's correction bias (one entry per expert) under which only the first ``config[kept]``
     experts can be chosen. The router ranks score + bias with scores in [0, 1] (a softmax): an expert whose bias lies

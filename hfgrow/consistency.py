@@ -226,7 +226,7 @@ def match_rules(reader: CheckpointReader, recipe: Recipe, rules: Rules,
         if info.name in dropped:
             continue
         hits = [rule for rx, rule in rules if rx.match(info.name)]
-        hits = [rule for rule in hits if rule.last] or [rule for rule in hits if rule.kind] or hits
+        hits = [rule for rule in hits if rule.last] or [rule for rule in hits if rule.when] or hits
         if len(hits) > 1:  # a recipe bug, not a user error: two rules claim one key
             raise GrowthError(f"recipe '{recipe.name}': '{info.name}' matches {len(hits)} rules")
         if not hits:

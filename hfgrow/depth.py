@@ -132,8 +132,8 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
         added.append(new_index[a] + 1 + before.get(a, 0))
         before[a] = before.get(a, 0) + 1
 
-    def zero(tp: Any) -> bool:  # (or set to the rule's identity value)
-        return tp.rule.identity is not None or tp.rule.norm_input is None and any(
+    def zero(tp: Any) -> bool:  # a new block's writes into the stream (a rule's new_block sets what it holds instead)
+        return tp.rule.new_block is None and tp.rule.norm_input is None and any(
             isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
             for ax in tp.rule.axes)
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)

@@ -181,10 +181,8 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     check_lossless(approximate, options)
     scaled = attention_scaled(recipe, flags)
     lasts = any(r.last for r in recipe.body + recipe.heads)  # the last block's own rules need the block counts
-    kinds = getattr(sized_cfg, "layer_types", None) if any(r.kind for r in recipe.body) else None  # rules of one kind of block
     lists = {r.when[0]: getattr(sized_cfg, r.when[0], None) for r in recipe.body if r.when}  # blocks of a per-block list's value
-    rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None,
-                             {k: tuple(i for i, x in enumerate(kinds) if x == k) for k in set(kinds)} if kinds else None, lists)
+    rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None, lists)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
     skeleton = skeleton_model(recipe, cls, cfg)

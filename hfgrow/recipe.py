@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from .algebra import Axis, Kind, Packed, Role, Space
+from .algebra import Axis, Kind, Packed, Role, Space, held_at
 
 __all__ = [
     "Axis",
@@ -90,15 +90,13 @@ class TensorRule:
     offset: float = 0.0  # the model uses (stored + offset): Gemma's RMSNorm scales by 1 + weight
     split: bool = True  # symmetry breaking may split its input weights (a router is kept as it is: same experts)
     last: bool = False  # only in the last block of its stack, where it takes precedence over the rule for every block
-    # the value it takes in a new block (--layers), so that the block is the identity: Doge's per-unit gains on the
-    # residual (x ⊙ g + branch) are 1 there; None: copied from the block before (zero where it writes the stream)
-    identity: float | None = None
-    kind: str | None = None  # only in the blocks of this kind (their `layer_types` entry), where it wins over the rule for every block
-    # only in the blocks whose entry in this per-block config list has this value (Mistral Large 4's blocks without
-    # rotary, whose tensors have sizes of their own): ("no_rope_layers", 0)
+    # only in the blocks whose entry in this per-block config list has this value, where it wins over the rule for
+    # every block: ("layer_types", "full_attention") for Gemma 4's full-attention heads (of_kind), ("no_rope_layers", 0)
+    # for Mistral Large 4's blocks without rotary (tensors of sizes of their own there)
     when: tuple[str, Any] | None = None
-    # in a new block (identity growth): the copied tensor, given config.json, made to keep the block the identity (a
-    # router's correction bias that leaves its identity experts unchosen: algebra.never_chosen)
+    # in a new block (--layers): the copied tensor, given config.json, made to keep the block the identity where
+    # zeroing its writes into the stream is not enough (a gain on the stream or a block scalar held at 1:
+    # algebra.held_at; a router's correction bias that leaves identity experts unchosen: algebra.never_chosen)
     new_block: Callable[[torch.Tensor, Mapping[str, Any]], torch.Tensor] | None = None
 
     def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
@@ -149,7 +147,7 @@ def norm(module: str, space: str, input: str | None = None, bias: bool = True, o
 def of_kind(kind: str, rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
     """The same rules for the blocks of one kind only (Gemma 4's full-attention blocks, whose heads have sizes of their
     own): a `layer_types` entry."""
-    return tuple(dataclasses.replace(r, kind=kind) for r in rules)
+    return tuple(dataclasses.replace(r, when=("layer_types", kind)) for r in rules)
 
 
 def last(rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
@@ -170,13 +168,13 @@ def keep(pattern: str, ndim: int = 1) -> tuple[TensorRule, ...]:
 def block_scalar(pattern: str) -> tuple[TensorRule, ...]:
     """A block's learned scalar that multiplies the residual stream at the block's end (Gemma 4's ``layer_scalar``):
     copied as it is; a new block holds 1, so that it stays the identity."""
-    return (TensorRule(pattern, (None,), identity=1.0),)
+    return (TensorRule(pattern, (None,), new_block=held_at(1.0)),)
 
 
 def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
     """``new`` replaces the rules of the same pattern (and kind of block) and adds the others."""
-    by_pattern = {(r.pattern, r.kind): r for r in new}
-    kept = tuple(by_pattern.pop((r.pattern, r.kind), r) for r in rules)
+    by_pattern = {(r.pattern, r.when): r for r in new}
+    kept = tuple(by_pattern.pop((r.pattern, r.when), r) for r in rules)
     return kept + tuple(by_pattern.values())
 
 
@@ -299,23 +297,18 @@ class Recipe:
         return dataclasses.replace(self, body=_override(self.body, body), heads=_override(self.heads, heads), **changes)
 
     def rules_for(self, cls: str | None, blocks: Mapping[str, int] | None = None,
-                  kinds: Mapping[str, tuple[int, ...]] | None = None,
                   lists: Mapping[str, Any] | None = None) -> list[tuple[re.Pattern[str], TensorRule]]:
         """Compiled rules for one model class: body, heads, and that class's overrides of head rules.
-        ``blocks``: the number of blocks of each stack, for the rules of a last block; ``kinds``: the blocks of each
-        kind, for the rules of one kind (without them such a rule matches nothing); ``lists``: the per-block config
+        ``blocks``: the number of blocks of each stack, for the rules of a last block; ``lists``: the per-block config
         lists that rules ``when`` name (a rule matches no block where its list is absent)."""
         overrides = {r.pattern: r for r in self.class_heads.get(cls or "", ())}
         heads = [overrides.pop(r.pattern, r) for r in self.heads] + list(overrides.values())
         prefixes = (self.prefix,) if isinstance(self.prefix, str) else self.prefix
 
         def compiled(r: TensorRule, prefixes: tuple[str, ...] = ()) -> re.Pattern[str]:
-            if r.kind:
-                numbers = (kinds or {}).get(r.kind, ())
-                return r.regex(prefixes, block=f"(?:{'|'.join(map(str, numbers))})" if numbers else "(?!)")
             if r.when:
                 entries = (lists or {}).get(r.when[0])
-                chosen = [str(i) for i, v in enumerate(entries if isinstance(entries, list) else []) if v == r.when[1]]
+                chosen = [str(i) for i, v in enumerate(entries if isinstance(entries, (list, tuple)) else []) if v == r.when[1]]
                 return r.regex(prefixes, block=f"(?:{'|'.join(chosen)})" if chosen else "(?!)")
             if not r.last:
                 return r.regex(prefixes)

@@ -37,8 +37,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     t = t.to(plan.compute_dtype(tp))
     if tp.new_block and tp.rule.new_block is not None:  # a new block's tensor made to keep the block the identity
         t = tp.rule.new_block(t, plan.source_config)
-    if tp.zero:  # a new block's: zero, or the value that makes it the identity
-        t = torch.full_like(t, tp.rule.identity or 0.0)
+    if tp.zero:  # a new block's writes into the stream
+        t = torch.zeros_like(t)
     elif tp.gain != 1.0:
         t = t * tp.gain
     shares = None

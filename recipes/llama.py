@@ -12,6 +12,7 @@ correction, and keys are plain copies; the norm weights are copied along the hea
 import dataclasses
 
 from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim, WeightlessNorms
+from hfgrow.algebra import held_at
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
 
 LAYER = "layers.*"
@@ -149,7 +150,7 @@ DOGE = QWEN3.extend(
     config=dataclasses.replace(QWEN3.config, head_dim=None),
     spaces={**QWEN3.spaces, "gain": Space("hidden", Kind.ACTIVATION), "kv_per_head": Space("kv_heads", Kind.ACTIVATION)},
     body=(*linear(f"{LAYER}.self_attn.dt_proj", "kv_per_head", "v"), TensorRule(f"{LAYER}.self_attn.A", (writes("kv_per_head"),)),
-          *(TensorRule(f"{LAYER}.{g}_residual", (writes("gain"),), identity=1.0) for g in ("input", "post_attention")),
+          *(TensorRule(f"{LAYER}.{g}_residual", (writes("gain"),), new_block=held_at(1.0)) for g in ("input", "post_attention")),
           *linear(f"{LAYER}.mlp.router_gate", None, "hidden", bias=False, split=False),
           TensorRule(f"{LAYER}.mlp.down_embed.weight", (None, reads("hidden"))), *embedding(f"{LAYER}.mlp.up_embed", "hidden")),
 )
