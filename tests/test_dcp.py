@@ -30,8 +30,12 @@ def cli(*args):
 def torchrun(ranks, *args):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TRANSFORMERS_VERBOSITY": "error"}
     # --standalone: a rendezvous on a free local port (tests may run side by side)
-    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(ranks),
-                          str(WORKER), *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(ranks), str(WORKER), *map(str, args)]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    if run.returncode and run.stderr.startswith("terminate called without an active exception"):
+        # a rank aborted in gloo's native code with no Python error (seen once in many runs, on a loaded machine):
+        # once more, so that a real failure still fails
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
 
 
