@@ -45,16 +45,21 @@ def relative(a, b):
     return float((a - b).abs().max() / b.abs().max())
 
 
-@pytest.fixture(scope="module")
-def fsdp_run(tmp_path_factory):
-    """A DCP checkpoint of a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks, grown ×2 with plain copies."""
-    tmp = tmp_path_factory.mktemp("dcp")
+def saved_and_grown(tmp, save):
+    """The checkpoint a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks saves (``save``: the worker's command),
+    grown ×2 with plain copies: (folder, results, the CLI's result)."""
     results = tmp / "results"
     results.mkdir()
-    torchrun(2, "save", tmp / "ckpt", results)
+    torchrun(2, save, tmp / "ckpt", results)
     result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
     assert result.exit_code == 0, result.output
     return tmp, results, result
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(tmp_path_factory):
+    """dcp.save of get_state_dict's model and optimizer state, with a step, a loader's state and RNG beside them."""
+    return saved_and_grown(tmp_path_factory.mktemp("dcp"), "save")
 
 
 def check_resumed(results, ranks, engine="torch"):
@@ -90,13 +95,7 @@ def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run):
 @pytest.fixture(scope="module")
 def accelerate_run(tmp_path_factory):
     """accelerate's FSDP2 save_state folder (the model's DCP, the optimizer's, RNG and scheduler files) of the same run."""
-    tmp = tmp_path_factory.mktemp("accelerate")
-    results = tmp / "results"
-    results.mkdir()
-    torchrun(2, "save-accelerate", tmp / "ckpt", results)
-    result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
-    assert result.exit_code == 0, result.output
-    return tmp, results, result
+    return saved_and_grown(tmp_path_factory.mktemp("accelerate"), "save-accelerate")
 
 
 def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run):
