@@ -37,7 +37,7 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
         + (f"the largest float32 relative gap between their outputs is **{fmt(v['max_rel'])}** " if v["max_rel"] == v["max_rel"]
            else f"their float32 outputs cannot be compared: **{gap_text(v['float32'])}** ") +
         f"({verdict(report)}; tolerance {v['tolerance']:g}).\n\n"
-        + (f"Not exact: {rounding_note(v)}.\n\n" if rounding_note(v) else "") + verification_table(v))
+        + (f"Not exact: {rounding_note(v, p)}.\n\n" if rounding_note(v, p) else "") + verification_table(v))
     same = _same(p, v)
     body = f"""---
 {data.to_yaml()}

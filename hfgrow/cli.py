@@ -371,7 +371,23 @@ def recipes(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(table, indent=2))
         return
-    for name, entry in table.items():
-        click.echo(f"{name} (model_type {', '.join(entry['model_types'])}): {', '.join(entry['classes'])}")
-    click.echo(f"{len(coverage['not_supported'])} other model types of transformers {coverage['transformers']} are not "
-               f"supported (`hfgrow recipes --json` has the measured gaps; docs/architectures.md, the reasons)")
+    for line in recipe_lines(table, coverage):
+        click.echo(line)
+
+
+def recipe_lines(table: dict[str, dict[str, Any]], coverage: dict[str, Any]) -> list[str]:
+    """`hfgrow recipes` for people: one aligned row per recipe (its model types, then its classes), naming the
+    transformers installed and, where it differs, the one the coverage sweep ran on."""
+    from importlib.metadata import version
+
+    installed, swept = version("transformers"), coverage["transformers"]
+    rows = [(", ".join(e["model_types"]), ", ".join(e["classes"])) for e in table.values()]
+    width = min(max(len(types) for types, _ in rows), 28)
+    lines = [f"hfgrow {__version__} on transformers {installed}: {sum(len(e['model_types']) for e in table.values())} model "
+             f"types supported, in {len(table)} recipes", "", f"{'model type':{width}}  classes"]
+    for types, classes in rows:
+        lines += [types, f"{'':{width}}  {classes}"] if len(types) > width else [f"{types:{width}}  {classes}"]
+    sweep = f"the coverage sweep ran on transformers {swept}" + (f", {installed} is installed" if swept != installed else "")
+    lines += ["", f"{len(coverage['not_supported'])} other model types are not supported ({sweep}; `hfgrow recipes --json` "
+                  f"has the measured gaps, docs/architectures.md the reasons)"]
+    return lines

@@ -40,7 +40,7 @@ def resolve(src: str | os.PathLike, revision: str | None = None, token: str | No
             raise GrowthError("--revision applies to Hub ids, and the source is a local folder")
         return Path(text), None
     if not is_hub_id(text):
-        raise GrowthError(f"source {text!r} is not a folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
+        raise GrowthError(f"source {text!r}: no such folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -58,11 +58,12 @@ def resolve(src: str | os.PathLike, revision: str | None = None, token: str | No
     except GatedRepoError:
         raise GrowthError(f"{text} is gated: accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
-        raise GrowthError(f"no model {text!r} on the Hub (or it is private: set HF_TOKEN)") from None
+        raise GrowthError(f"no folder {text!r} exists, and no model {text!r} is on the Hub (or it is private: set HF_TOKEN)") from None
     except RevisionNotFoundError:
         raise GrowthError(f"{text} has no revision {revision or 'main'!r}") from None
     except (LocalEntryNotFoundError, OfflineModeIsEnabled):
-        raise GrowthError(f"{text}{at} is not in the HF cache and the Hub cannot be reached (offline mode?)") from None
+        raise GrowthError(f"no folder {text!r} exists, and as a Hub id {text}{at} is not in the HF cache and the Hub cannot be "
+                          f"reached (offline mode?)") from None
     except Exception as e:  # network failures come in many types; one line is what the user needs
         raise GrowthError(f"cannot download {text}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
     if not (folder / "config.json").is_file():

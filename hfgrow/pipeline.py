@@ -36,13 +36,13 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     options.validate()
     shown = os.fspath(out)  # the report and card record paths as the user gave them, never the machine's absolute path
     out = Path(os.path.abspath(out))
-    if options.push_to_hub:  # token and write access, before a long growth
-        hub.check_push(options.push_to_hub, options.token)
     start = time.perf_counter()
     folder, hub_id = _resolve(src, out, options, components)
     reader = open_reader(folder)  # a Hugging Face folder or a torch distributed checkpoint
     formats = formats_of(reader, options)
     check_growth(reader, formats, options)
+    if options.push_to_hub and not hub_id:  # token and write access, before a long growth (a Hub id's: before its download)
+        hub.check_push(options.push_to_hub, options.token)
     plan = make_plan(reader, options)
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
@@ -81,6 +81,8 @@ def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, componen
     """The source's folder (a Hub id downloaded) and its Hub id, with ``--out`` and the verification inputs checked."""
     if Path(src).is_dir():  # local paths are checked before anything else
         check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
+    if options.push_to_hub and hub.is_hub_id(os.fspath(src)):
+        hub.check_push(options.push_to_hub, options.token)
     folder, hub_id = hub.resolve(src, options.revision, options.token)
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, folder, options.overwrite, owned_files(list(components), folder))

@@ -64,14 +64,19 @@ def verdict_word(v: dict[str, Any]) -> str:
     return f"PASS within {v['storage_rounding']} rounding" + (f" (top-1 agreement {min(top1):.1%})" if top1 else "")
 
 
-def rounding_note(v: dict[str, Any]) -> str | None:
-    """Why a growth whose weights were rounded to 16 bits is not exact, and how to make it exact (None when it is)."""
+def rounding_note(v: dict[str, Any], p: dict[str, Any] | None = None) -> str | None:
+    """Why a growth whose weights were rounded to 16 bits is not exact, and how to make it exact (None when it is).
+    ``p``, the plan's summary, tells a --dtype cast (keep float32) from scales that are not powers of two."""
     dtype = v.get("storage_rounding")
     if not dtype or v.get("exact", v["passed"]) or v["float32"].get("non_finite"):
         return None
-    return (f"the grown weights were rounded to {dtype} (scales that are not powers of two, or a --dtype cast): the float32 "
-            f"gap {fmt(v['max_rel'])} is beyond --tolerance {fmt(v['tolerance'])}; for an exact growth keep float32 "
-            f"weights (--dtype float32) or choose sizes whose scales are powers of two (e.g. --factor 2)")
+    gap = f"the float32 gap {fmt(v['max_rel'])} is beyond --tolerance {fmt(v['tolerance'])}"
+    if p is not None and not p["rounded_in_storage"]:  # every scale a power of two: the cast alone rounded
+        return f"the grown weights were cast to {dtype} (--dtype {dtype}): {gap}; for an exact growth keep float32 weights (--dtype float32)"
+    example = "" if p is None or p["factor"] == 2 else " (e.g. --factor 2)"
+    return (f"the grown weights were rounded to {dtype} (scales that are not powers of two{', or a --dtype cast' if p is None else ''}): "
+            f"{gap}; for an exact growth keep float32 weights (--dtype float32) or choose sizes whose scales are powers of "
+            f"two{example}")
 
 
 def sizes_text(p: dict[str, Any]) -> str:
@@ -141,8 +146,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                          f"token-block pairs ({e['sparse_blocks']} sparse blocks; {e['from']})")
         if sentence_line(v):
             lines.append(sentence_line(v))
-        if rounding_note(v):
-            lines.append(rounding_note(v))
+        if rounding_note(v, p):
+            lines.append(rounding_note(v, p))
     lines += adapter_lines(report)
     lines += lossy_lines(report)
     lines.append(f"{verdict(report)}")
@@ -153,7 +158,7 @@ def continue_line(report: dict[str, Any]) -> str:
     """Where to read how to continue training the grown model: one short pointer."""
     optimizer = report.get("optimizer")
     if optimizer and optimizer.get("multipliers"):
-        return "continue: resume with hfgrow.optim.trainer_optimizer's groups (docs/training.md#training-checkpoints)"
+        return "continue: resume with hfgrow.optim.trainer_optimizer (docs/training.md#training-checkpoints)"
     if optimizer:
         return "continue: resume from the grown checkpoint as usual (docs/training.md#training-checkpoints)"
     return "continue: docs/training.md#continuing-training-after-growth"
@@ -248,8 +253,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         + ".",
         "",
     ]
-    if rounding_note(v):
-        out += [rounding_note(v)[0].upper() + rounding_note(v)[1:] + ".", ""]
+    note = rounding_note(v, p)
+    if note:
+        out += [note[0].upper() + note[1:] + ".", ""]
     return "\n".join(out) + "\n" + verification_table(v)
 
 

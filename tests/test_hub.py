@@ -54,7 +54,7 @@ def test_revision_is_honoured(hf_cache, tmp_path):
 def test_unknown_hub_id_offline_is_one_clear_line(hf_cache, tmp_path):
     result = CliRunner().invoke(main, ["org/nothing-here", "--out", str(tmp_path / "big")])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: org/nothing-here is not in the HF cache")
+    assert result.stderr.startswith("error: no folder 'org/nothing-here' exists, and as a Hub id org/nothing-here is not in the HF cache")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
