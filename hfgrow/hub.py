@@ -86,10 +86,10 @@ def source_card_data(folder: Path) -> dict[str, Any]:
     return {k: data[k] for k in keys if data.get(k)}
 
 
-def check_push(repo_id: str, token: str | None = None) -> None:
+def check_push(repo_id: str, token: str | None = None, create_pr: bool = False) -> None:
     """Before anything is grown: a token that huggingface_hub finds (``token``, HF_TOKEN or the login cache), the Hub
     reachable, and write access to ``repo_id`` (or, for a repository yet to be created, a namespace of the token's
-    user). One line (exit 2) otherwise; the token is never printed."""
+    user; with ``create_pr``, a repository that exists). One line (exit 2) otherwise; the token is never printed."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, LocalTokenNotFoundError, OfflineModeIsEnabled, RepositoryNotFoundError
 
@@ -101,8 +101,11 @@ def check_push(repo_id: str, token: str | None = None) -> None:
         if role == "read":
             raise GrowthError(f"{where}: the Hub token is read-only (use a token with write access): nothing was grown")
         try:
-            api.auth_check(repo_id, repo_type="model", write=True)
+            api.auth_check(repo_id, repo_type="model", write=not create_pr)  # a pull request needs no write access
         except RepositoryNotFoundError:  # to be created: in the user's namespace or one of their organisations'
+            if create_pr:
+                raise GrowthError(f"{where}: --create-pr opens a pull request on a repository that exists, and this one "
+                                  f"does not (or is private to others): nothing was grown") from None
             namespace = repo_id.split("/")[0] if "/" in repo_id else me.get("name")
             mine = {me.get("name"), *(o.get("name") for o in me.get("orgs") or [])}
             if namespace not in mine:

@@ -42,7 +42,7 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     formats = formats_of(reader, options)
     check_growth(reader, formats, options)
     if options.push_to_hub and not hub_id:  # token and write access, before a long growth (a Hub id's: before its download)
-        hub.check_push(options.push_to_hub, options.token)
+        hub.check_push(options.push_to_hub, options.token, options.create_pr)
     plan = make_plan(reader, options)
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
@@ -82,7 +82,7 @@ def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, componen
     if Path(src).is_dir():  # local paths are checked before anything else
         check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
     if options.push_to_hub and hub.is_hub_id(os.fspath(src)):
-        hub.check_push(options.push_to_hub, options.token)
+        hub.check_push(options.push_to_hub, options.token, options.create_pr)
     folder, hub_id = hub.resolve(src, options.revision, options.token)
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, folder, options.overwrite, owned_files(list(components), folder))

@@ -147,6 +147,7 @@ def test_push_refused_when_verification_fails_or_is_skipped(hf_cache, fake_api, 
     assert result.exit_code == 0, result.output
     upload = [c for c in fake_api.calls if c[0] == "upload_folder"][-1][1]
     assert upload["create_pr"] is True
+    assert [c for c in fake_api.calls if c[0] == "auth_check"][-1][2]["write"] is False  # a pull request needs no write access
 
 
 def test_failed_upload_exits_4_with_the_checkpoint_written(hf_cache, fake_api, tmp_path, monkeypatch):
