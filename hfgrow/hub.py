@@ -40,7 +40,7 @@ def resolve(src: str | os.PathLike, revision: str | None = None, token: str | No
             raise GrowthError("--revision applies to Hub ids, and the source is a local folder")
         return Path(text), None
     if not is_hub_id(text):
-        raise GrowthError(f"source {text!r}: no such folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
+        raise GrowthError(f"source {text!r} is not a folder, nor a Hub id such as 'bert-base-chinese' or 'org/name'")
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
         GatedRepoError,
