@@ -96,11 +96,16 @@ SECTIONS = {
 
 
 class Command(click.Command):
-    """A command whose --help lists its options in the sections of SECTIONS, then the rest (--json, -q, -v, --help)."""
+    """A command whose --help lists its options in the sections of SECTIONS (``moved``: this command's exceptions), then
+    the rest (--json, -q, -v, --help)."""
+
+    def __init__(self, *args: Any, moved: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moved = moved or {}
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows: dict[str, list[tuple[str, str]]] = {}
-        section_of = {name: title for title, names in SECTIONS.items() for name in names}
+        section_of = {**{name: title for title, names in SECTIONS.items() for name in names}, **self.moved}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is not None and not isinstance(param, click.Argument):
@@ -333,7 +338,7 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     click.echo(json.dumps(info, indent=2) if as_json else "\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
 
 
-@main.command(cls=Command, context_settings=SETTINGS)
+@main.command(cls=Command, context_settings=SETTINGS, moved={"seed": "Verification"})
 @click.argument("small")
 @click.argument("big")
 @verify_options("Where the forward passes run: cpu, cuda (every GPU) or cuda:N.")

@@ -29,6 +29,7 @@ def test_help_groups_the_options_as_usage_md_does_with_real_metavars():
     verify = invoke("verify", "--help").stdout
     device = verify[verify.index("--device"):verify.index("--verify-mode")]
     assert "forward passes run" in device and "grow" not in device
+    assert [line for line in verify.splitlines() if line.endswith(":") and not line.startswith(" ")][-2:] == ["Verification:", "Messages:"]
 
 
 def test_recipes_are_aligned_and_name_the_installed_transformers():
