@@ -111,7 +111,10 @@ class CheckpointReader:
         if (self.folder / "modules.json").is_file():  # an older sentence-transformers layout
             hint = ("; a sentence-transformers folder holds its Transformer there: an older one keeps it in a folder "
                     "such as 0_Transformer/, whose files move to the root with path \"\" in modules.json")
-        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index){hint}")
+        if any(self.folder.glob("*.distcp")):
+            hint = "; its .distcp files are a torch distributed checkpoint's without the .metadata file that indexes them"
+        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin, an index, or a torch "
+                          f"distributed checkpoint's .metadata and .distcp files){hint}")
 
     def _check_inside(self, file: str, index: str | None) -> None:
         """A checkpoint from anywhere must not make hfgrow read outside its folder: a shard name is a
@@ -223,6 +226,22 @@ class CheckpointReader:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each
         name with the real path to read, and the files left behind with the reason (the rewritten ones aside)."""
         return source_files(self.folder)
+
+
+def inferred_class(config: dict, names: Iterable[str], path: Path, folder: Path) -> str:
+    """The class a config without ``architectures`` was saved from (``AutoModelForCausalLM.from_config(cfg)`` then
+    ``cfg.save_pretrained``), where the tensors tell it unambiguously: ``lm_head.weight`` present → transformers'
+    causal-LM class of the model type. Refused in one line otherwise."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    model_type = config.get("model_type")
+    cls = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) if isinstance(model_type, str) else None
+    if "lm_head.weight" not in set(names) or not isinstance(cls, str):
+        raise GrowthError(f"{path} names no model class, and its tensors do not tell it (" +
+                          ("no lm_head.weight" if cls else f"model_type {model_type!r} has no causal-LM class") +
+                          f"): set model.config.architectures = [type(model).__name__] before "
+                          f"model.config.save_pretrained('{folder}')")
+    return cls
 
 
 def read_config(path: Path) -> dict:

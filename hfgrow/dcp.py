@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inside, read_config, source_files
+from .checkpoint import TensorInfo, copy_files, inferred_class, inside, read_config, source_files
 from .errors import GrowthError, first_line
 from .titan import TitanNames, is_titan
 
@@ -241,9 +241,10 @@ class DcpReader:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
                               f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
         config = read_config(path)
-        if not config.get("architectures"):  # config.save_pretrained alone leaves it out: the class cannot be told
-            raise GrowthError(f"{path} names no model class: set model.config.architectures = [type(model).__name__] "
-                              f"before model.config.save_pretrained('{self.folder}')")
+        if not config.get("architectures"):  # config.save_pretrained alone leaves it out: told by the tensors where they can
+            config["architectures"] = [inferred_class(config, getattr(self, "tensors", {}), path, self.folder)]
+            self.notes = [f"config.json names no model class: growing it as {config['architectures'][0]} "
+                          f"(model_type {config.get('model_type')} with lm_head.weight)"]
         archs = config["architectures"]
         if isinstance(archs, list):  # fully_shard renames the class it wraps: FSDPLlamaForCausalLM is LlamaForCausalLM
             config["architectures"] = [a[4:] if isinstance(a, str) and re.fullmatch(r"FSDP[A-Z]\w*", a) else a for a in archs]

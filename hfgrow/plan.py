@@ -163,7 +163,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     recipe, cls = find_recipe(reader.config())
     if options.vision_tower == "grow" and not recipe.towers:
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} is no vision-language model (it has no vision tower)")
-    return _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    plan.notes[:0] = getattr(reader, "notes", [])  # what the reader chose that the checkpoint did not say (its class)
+    return plan
 
 
 def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe: Recipe, cls: str | None) -> GrowthPlan:
