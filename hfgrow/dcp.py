@@ -18,6 +18,7 @@ of them in one folder, as accelerate's ``save_state`` writes them with FSDP2's s
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
@@ -82,24 +83,70 @@ def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
         raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
 
 
-# what a DCP .metadata pickle may name: DCP's metadata classes, torch sizes, dtypes and layouts, paths
-_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
-_METADATA_GLOBALS = {("torch", "Size"), ("torch.serialization", "_get_layout"), ("collections", "OrderedDict"),
-                     ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("builtins", "set"), ("builtins", "frozenset")}
+# what a DCP .metadata pickle may name, by its exact (module, name): DCP's metadata classes, torch's sizes, dtypes and
+# layouts, paths and a few containers. Nothing is imported or looked up by attribute (a dotted name under protocol 4
+# would reach anything the module imports: subprocess.Popen, io.FileIO).
+_METADATA_CLASSES = ("BytesStorageMetadata", "ChunkStorageMetadata", "Metadata", "MetadataIndex", "StorageMeta",
+                     "TensorProperties", "TensorStorageMetadata", "_MEM_FORMAT_ENCODING")
 
 
-class _MetadataUnpickler(pickle.Unpickler):
+@functools.cache
+def _metadata_globals() -> dict[tuple[str, str], Any]:
+    """Every global a DCP .metadata may name, each with what it stands for."""
+    import collections
+    import pathlib
+
+    from torch.distributed.checkpoint import filesystem
+    from torch.distributed.checkpoint import metadata as dcp_metadata
+    from torch.serialization import _get_layout
+
+    found: dict[tuple[str, str], Any] = {("torch.distributed.checkpoint.metadata", n): getattr(dcp_metadata, n)
+                                         for n in _METADATA_CLASSES}
+    found[("torch.distributed.checkpoint.filesystem", "_StorageInfo")] = filesystem._StorageInfo
+    found.update({("torch", "Size"): torch.Size, ("torch.serialization", "_get_layout"): _get_layout,
+                  ("collections", "OrderedDict"): collections.OrderedDict})
+    for module in ("pathlib", "pathlib._local"):  # pathlib._local: Python 3.13's name of the same classes
+        found.update({(module, n): getattr(pathlib, n) for n in ("PosixPath", "PurePosixPath")})
+    found.update({("torch", n): v for n, v in vars(torch).items() if isinstance(v, torch.dtype)})
+    classes = tuple(v for v in found.values() if isinstance(v, type))
+    for builtins in ("builtins", "__builtin__"):  # protocols 0 and 1 name them so, and build dataclasses with copyreg's
+        found.update({(builtins, "set"): set, (builtins, "frozenset"): frozenset, (builtins, "object"): object})
+    for copyreg in ("copyreg", "copy_reg"):
+        found[(copyreg, "_reconstructor")] = lambda cls, base, state: _reconstructed(cls, base, state, classes)
+    return found
+
+
+def _reconstructed(cls: Any, base: Any, state: Any, classes: tuple[type, ...]) -> Any:
+    """copyreg's _reconstructor (an instance of a class, made by ``object.__new__``) for the allowed classes only."""
+    if base is not object or state is not None or not isinstance(cls, type) or cls not in classes:
+        raise pickle.UnpicklingError(f"it reconstructs {cls!r:.60} from {base!r:.60}, which DCP's metadata never holds")
+    return object.__new__(cls)
+
+
+class _MetadataUnpickler(pickle._Unpickler):
     """DCP's .metadata is a pickle, which torch loads with ``pickle.load``: from a folder from anywhere that could run
-    any code. This one builds DCP's metadata classes and torch's sizes and dtypes, and refuses anything else."""
+    any code. This one names only the globals of :func:`_metadata_globals`, by their exact (module, name), and sets
+    state (BUILD) only on instances of them, never on a class (which would change it for the whole process)."""
+
+    def __init__(self, file: Any):
+        super().__init__(file)
+        self._globals = _metadata_globals()
+        self._classes = {v for v in self._globals.values() if isinstance(v, type) and v is not object}
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _METADATA_GLOBALS or (module in _METADATA_MODULES and not name.startswith("__")):
-            found = super().find_class(module, name)
-            if isinstance(found, type) or (module, name) in _METADATA_GLOBALS:
-                return found
-        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
-            return getattr(torch, name)
-        raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds")
+        try:
+            return self._globals[(module, name)]
+        except (KeyError, TypeError):
+            raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds") from None
+
+    def load_build(self) -> None:
+        target = self.stack[-2]  # under the state BUILD sets
+        if type(target) not in self._classes:  # an instance of one of them (a class is an instance of type)
+            raise pickle.UnpicklingError(f"it sets the state of {type(target).__name__} {target!r:.60}, which DCP's "
+                                         f"metadata never does")
+        super().load_build()
+
+    dispatch = {**pickle._Unpickler.dispatch, pickle.BUILD[0]: load_build}
 
 
 def _reader(folder: Path) -> Any:
