@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inside, read_config, source_files
+from .checkpoint import TensorInfo, copy_files, read_config, source_files, source_path
 from .errors import GrowthError, first_line
 from .titan import TitanNames, is_titan
 
@@ -149,16 +149,19 @@ class _MetadataUnpickler(pickle._Unpickler):
     dispatch = {**pickle._Unpickler.dispatch, pickle.BUILD[0]: load_build}
 
 
-def _reader(folder: Path) -> Any:
+def _reader(root: Path, folder: Path) -> Any:
+    """DCP's reader of ``folder`` (a part of the source ``root``: itself, or accelerate's sub-folder)."""
     from torch.distributed.checkpoint import FileSystemReader
     from torch.distributed.checkpoint.metadata import StorageMeta
+
+    source_path(root, folder, folder=True)
 
     class Reader(FileSystemReader):
         """The metadata read once (not at every one-key load), and only as DCP's own classes."""
 
         def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
             if not hasattr(self, "_metadata"):
-                with open(Path(self.path) / METADATA, "rb") as f:
+                with open(source_path(root, folder / METADATA), "rb") as f:
                     metadata = _MetadataUnpickler(f).load()
                 if getattr(metadata, "storage_meta", None) is None:
                     metadata.storage_meta = StorageMeta()
@@ -191,7 +194,7 @@ class DcpReader:
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
         self.parts = dcp_parts(self.folder) or ("",)
-        self._storages = {part: _reader(self.folder / part) for part in self.parts}
+        self._storages = {part: _reader(self.folder, self.folder / part) for part in self.parts}
         self.part_of: dict[str, str] = {}  # flattened key → the part (sub-folder) it is stored in
         entries, paths = {}, {}
         for part, storage in self._storages.items():
@@ -211,6 +214,7 @@ class DcpReader:
             if name is not None:
                 self.keys[name] = key
                 self.tensors[name] = TensorInfo(name, tuple(md.size), md.properties.dtype, METADATA)
+        self.state_files()  # checked now: a growth copies them, and nothing may be refused once it writes
         if not self.tensors:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
@@ -224,19 +228,20 @@ class DcpReader:
                 raise TypeError("no state_dict_metadata")
         except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
             raise GrowthError(f"{where} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
-        self._check_files(self.folder / part, metadata)
+        self._check_files(self.folder, self.folder / part, metadata)
         return metadata
 
     @staticmethod
-    def _check_files(folder: Path, metadata: Any) -> None:
-        """Every storage file the metadata names is a plain file name whose file (links followed) lies in the folder:
-        a hostile .metadata must not make hfgrow read, and copy, a file from elsewhere."""
-        root = folder.resolve()
-        for name in {getattr(info, "relative_path", None) for info in (metadata.storage_data or {}).values()}:
-            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..") \
-                    or not inside(root, (folder / name).resolve()):
+    def _check_files(root: Path, folder: Path, metadata: Any) -> None:
+        """Every storage file the metadata names is a plain file name in the part's folder, a file hfgrow may read
+        (:func:`~hfgrow.checkpoint.source_problem`: in the source, links resolved, a regular file): a hostile
+        .metadata must not make hfgrow read, and copy, a file from elsewhere, nor open a FIFO."""
+        storage = metadata.storage_data if isinstance(metadata.storage_data, dict) else {}
+        for name in sorted({str(getattr(info, "relative_path", None)) for info in storage.values()}):
+            if Path(name).name != name or name in ("", ".", "..", "None"):
                 raise GrowthError(f"{folder / METADATA} names the storage file {name!r}, which is not a file of the "
                                   f"checkpoint folder: refused")
+            source_path(root, folder / name)
 
     def _model_name(self, path: tuple) -> str | None:
         """The Hugging Face name of the model tensor stored at ``path`` (None for any other entry)."""
@@ -280,14 +285,15 @@ class DcpReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
-        if not path.is_file() and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
+        missing = not path.exists() and not path.is_symlink()  # anything else is checked, a FIFO refused, not opened
+        if missing and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
             raise GrowthError(f"{self.folder} is a torchtitan checkpoint without config.json: put the Hugging Face config of "
                               f"the matching model beside its shards (LlamaConfig or Qwen3Config of the same sizes, with "
                               f"architectures, saved with save_pretrained)")
-        if not path.is_file():
+        if missing:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
                               f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
-        config = read_config(path)
+        config = read_config(source_path(self.folder, path))
         if not config.get("architectures"):  # config.save_pretrained alone leaves it out: the class cannot be told
             raise GrowthError(f"{path} names no model class: set model.config.architectures = [type(model).__name__] "
                               f"before model.config.save_pretrained('{self.folder}')")
@@ -318,10 +324,8 @@ class DcpReader:
 
         if self.parts == ("",):
             return {}
-        root = self.folder.resolve()
-        found = {p.name: p.resolve() for p in self.folder.iterdir()
-                 if (ACCELERATE.copied.match(p.name) or p.name == ACCELERATE.scheduler) and p.is_file()}
-        return {n: real for n, real in found.items() if inside(root, real)}
+        return {p.name: source_path(self.folder, p) for p in sorted(self.folder.iterdir())
+                if ACCELERATE.copied.match(p.name) or p.name == ACCELERATE.scheduler}
 
 
 # --- the optimizer state --------------------------------------------------------------------------

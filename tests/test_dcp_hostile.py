@@ -184,3 +184,96 @@ def test_the_metadata_unpickler_names_only_dcp_metadata(tmp_path):
     for protocol in range(6):
         loaded = _MetadataUnpickler(io.BytesIO(pickle.dumps(real, protocol=protocol))).load()
         assert loaded.state_dict_metadata == real.state_dict_metadata and loaded.storage_data == real.storage_data
+
+
+# --- 2, 6, 8. one source-file policy: inside the source, regular files ----------------------------------------------
+
+
+def outside_copy(src, tmp_path):
+    return Path(shutil.copytree(src, tmp_path / "elsewhere"))
+
+
+def link(path: Path, to: Path) -> None:
+    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    path.symlink_to(to, target_is_directory=to.is_dir())
+
+
+@pytest.mark.parametrize("what", [".metadata", "a .distcp file", "config.json", "pytorch_model_fsdp_0/", "optimizer_0/",
+                                  "optimizer_0/.metadata", "scheduler.bin", "random_states_0.pkl"])
+def test_links_out_of_a_dcp_source_are_refused(sources, tmp_path, what):
+    """Issue 31, items 2 and 8: a .metadata, a storage file, an accelerate part folder or a state file that links
+    outside the source was followed (the outside model grown, PASS; a scheduler silently dropped): refused, in grow,
+    inspect and verify alike."""
+    kind = "plain" if what in (".metadata", "a .distcp file", "config.json") else "accelerate"
+    src = copy_of(sources, kind, tmp_path)
+    elsewhere = outside_copy(src, tmp_path)
+    name = what.rstrip("/") if what != "a .distcp file" else next(src.glob("*.distcp")).name
+    link(src / name, elsewhere / name)
+    for args in ([src, "--out", tmp_path / "out", "--to", "dcp,hf"], ["inspect", src], ["verify", src, src]):
+        if what in ("scheduler.bin", "random_states_0.pkl") and args[0] != src:
+            continue  # the training state is read by a growth alone
+        refused(cli(*args), f"{name} in {src} is a link to {elsewhere / name}, outside the checkpoint folder: refused")
+    nothing_written(tmp_path)
+
+
+class Alarm(Exception):
+    pass
+
+
+def within(seconds, action):
+    """``action()``, interrupted after ``seconds`` (an open() of a FIFO would block forever)."""
+    import signal
+
+    def ring(signum, frame):
+        raise Alarm
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        return action()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("what", ["a .distcp file", ".metadata", "config.json", "optimizer_0/__0_0.distcp", "scheduler.bin"])
+def test_a_fifo_in_a_dcp_source_is_refused_before_it_is_opened(sources, tmp_path, what):
+    """Issue 31, item 6: a FIFO in place of a .distcp file blocked open() forever: every file is told a regular file
+    from its metadata before anything opens it."""
+    kind = "accelerate" if "/" in what or what == "scheduler.bin" else "plain"
+    src = copy_of(sources, kind, tmp_path)
+    name = next(src.glob("*.distcp")).name if what == "a .distcp file" else what
+    (src / name).unlink()
+    os.mkfifo(src / name)
+    result = within(60, lambda: cli(src, "--out", tmp_path / "out", "--no-verify"))
+    if what == ".metadata":  # no .metadata file: not a torch distributed checkpoint, and no weights either
+        refused(result, f"no weights in {src}")
+    else:
+        refused(result, f"{name} in {src} is not a regular file: refused")
+    nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("what", ["config.json", "tokenizer.json"])
+def test_the_hugging_face_reader_shares_the_policy(tmp_path, what):
+    """The same rule for a Hugging Face folder: a FIFO config.json (read by transformers) is refused, never opened, and
+    so is one linking outside; a tokenizer file that is a FIFO or links outside is left behind, and the verification
+    does not open it (random token ids instead)."""
+    from hfgrow.testing import build_bert
+
+    src = build_bert(tmp_path / "src")
+    elsewhere = tmp_path / "elsewhere" / what
+    elsewhere.parent.mkdir()
+    shutil.copy(src / what, elsewhere)
+    for make, problem, left in [(os.mkfifo, "is not a regular file", "not a regular file"),
+                                (lambda p: p.symlink_to(elsewhere), f"is a link to {elsewhere}, outside",
+                                 "link to a file outside the source folder")]:
+        (src / what).unlink()
+        make(src / what)
+        result = within(60, lambda: cli(src, "--out", tmp_path / "out"))
+        if what == "config.json":
+            refused(result, f"{what} in {src} {problem}")
+            nothing_written(tmp_path)
+            continue
+        assert result.exit_code == 0 and f"verification (random token ids ({what} in {src}" in result.output, result.output
+        assert json.loads((tmp_path / "out" / "growth_report.json").read_text())["not_copied"] == {what: left}
+        shutil.rmtree(tmp_path / "out")
