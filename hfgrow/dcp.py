@@ -188,6 +188,24 @@ def _raw_bytes_planner() -> Any:
     return RawBytes()
 
 
+def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
+    """Every entry's place in the state dict (its planner path) is its own: names and indices, none the same as
+    another's or holding another (two keys of one tensor would write it twice, of two sizes)."""
+    seen: dict[tuple, str] = {}
+    for key, path in paths.items():
+        if not path or not all(isinstance(p, (str, int)) and not isinstance(p, bool) for p in path):
+            raise GrowthError(f"{folder / METADATA}: the entry '{key}' has no place in a state dict ({path!r:.80}): refused")
+        if path in seen:
+            raise GrowthError(f"{folder / METADATA}: the keys '{seen[path]}' and '{key}' are both the entry "
+                              f"{'.'.join(map(str, path))} of the state dict: refused")
+        seen[path] = key
+    for key, path in paths.items():
+        holder = next((path[:i] for i in range(1, len(path)) if path[:i] in seen), None)
+        if holder is not None:
+            raise GrowthError(f"{folder / METADATA}: the entry '{seen[holder]}' holds the entry '{key}' of the state dict: "
+                              f"refused")
+
+
 class DcpReader:
     """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
 
@@ -199,11 +217,15 @@ class DcpReader:
         entries, paths = {}, {}
         for part, storage in self._storages.items():
             metadata = self._metadata(part, storage)
+            twice = sorted(set(entries) & set(metadata.state_dict_metadata))
+            if twice:
+                raise GrowthError(f"{self.folder}: '{twice[0]}' is stored in both {self.parts[0]}/ and {part}/: refused")
             self.part_of.update((k, part) for k in metadata.state_dict_metadata)
             entries.update(metadata.state_dict_metadata)
             paths.update(metadata.planner_data)
         self.metadata = SimpleNamespace(state_dict_metadata=entries)
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
+        _check_paths(self.folder, self.paths)
         top = {str(p[0]) for p in self.paths.values() if len(p) == 1}
         self._config = self.config() if is_titan(top) else {}
         self.layout = TitanNames(self._config, top) if is_titan(top) else None  # torchtitan's names, else the plain ones
@@ -212,6 +234,9 @@ class DcpReader:
         for key, md in entries.items():
             name = self._model_name(self.paths[key]) if hasattr(md, "chunks") else None
             if name is not None:
+                if name in self.keys:
+                    raise GrowthError(f"{self.folder}: the metadata keys '{self.keys[name]}' and '{key}' are both the model "
+                                      f"tensor {name}: refused")
                 self.keys[name] = key
                 self.tensors[name] = TensorInfo(name, tuple(md.size), md.properties.dtype, METADATA)
         self.state_files()  # checked now: a growth copies them, and nothing may be refused once it writes
@@ -345,7 +370,10 @@ def optimizer_entry(path: tuple, layout: TitanNames | None = None) -> tuple[str,
 
 
 def check_optimizer(reader: DcpReader) -> list[str]:
-    """The optimizer state's entries, checked: every one belongs to a model tensor, every key is one hfgrow grows."""
+    """The optimizer state's entries, checked from the metadata: every one belongs to a model tensor, every key is one
+    hfgrow grows, every moment a floating point tensor of its parameter's shape (:func:`check_moment`)."""
+    from .optimizer_state import check_moment
+
     found = []
     for key, path in reader.paths.items():
         entry = optimizer_entry(path, reader.layout)
@@ -357,8 +385,23 @@ def check_optimizer(reader: DcpReader) -> list[str]:
         if what not in MOMENTS and what not in KEPT_STATE:
             raise GrowthError(f"unsupported optimizer state '{what}' of '{fqn}': hfgrow grows torch's AdamW, Adam and SGD "
                               f"({', '.join(sorted({*MOMENTS, *KEPT_STATE}))})")
+        if what in MOMENTS:
+            md = reader.metadata.state_dict_metadata[key]
+            stored = _meta(tuple(md.size), md.properties.dtype) if reader.is_tensor(key) else "stored as bytes (a number?)"
+            check_moment(f"'{fqn}' ({key})", what, stored, reader.tensors[fqn].shape)
         found.append(key)
     return found
+
+
+def check_moment_values(reader: DcpReader, keys: list[str]) -> None:
+    """Every optimizer moment among ``keys`` read, one at a time, and its values checked (:func:`check_moment`: finite,
+    a second moment ≥ 0), before anything is written."""
+    from .optimizer_state import check_moment
+
+    for key in keys:
+        fqn, what = optimizer_entry(reader.paths[key], reader.layout)
+        if what in MOMENTS:
+            check_moment(f"'{fqn}' ({key})", what, reader.read_tensor(key), reader.tensors[fqn].shape)
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -565,6 +608,8 @@ def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
     if optimizer and options.layers and writes_dcp(formats):
         raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
                           "optimizer state): drop --layers, or grow its model alone (--to hf)")
+    if optimizer and writes_dcp(formats):  # the moments it grows: their values too
+        check_moment_values(reader, optimizer)
 
 
 def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool) -> int:

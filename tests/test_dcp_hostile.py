@@ -277,3 +277,77 @@ def test_the_hugging_face_reader_shares_the_policy(tmp_path, what):
         assert result.exit_code == 0 and f"verification (random token ids ({what} in {src}" in result.output, result.output
         assert json.loads((tmp_path / "out" / "growth_report.json").read_text())["not_copied"] == {what: left}
         shutil.rmtree(tmp_path / "out")
+
+
+# --- 3, 4, 5, 7, 10. optimizer moments that do not fit their parameter: one check, at planning ------------------------
+
+WEIGHT = "model.layers.0.mlp.gate_proj.weight"  # [24, 16]
+
+
+def _transposed(t):
+    return t.reshape(t.shape[1], t.shape[0])
+
+
+MOMENT_CASES = {  # what the state holds instead → what the refusal says
+    "same numel, other shape": ("exp_avg", _transposed, "is torch.float32 of shape (16, 24), not a floating point tensor "
+                                                       "of the parameter's shape (24, 16)"),
+    "int64": ("exp_avg", lambda t: t.long(), "is torch.int64 of shape (24, 16)"),
+    "wrong numel": ("exp_avg", lambda t: t.flatten()[:15], "is torch.float32 of shape (15,)"),
+    "a number": ("exp_avg", lambda t: 5, "stored as bytes (a number?), not a floating point tensor"),
+    "NaN": ("exp_avg_sq", lambda t: t.index_fill(0, torch.tensor([3]), float("nan")), "holds NaN or infinite values"),
+    "negative": ("exp_avg_sq", lambda t: -t, "holds negative values"),
+}
+
+
+@pytest.mark.parametrize("case", list(MOMENT_CASES))
+def test_dcp_moments_that_do_not_fit_their_parameter_are_refused_at_planning(tmp_path, case):
+    """Issue 31, items 3, 5, 7, 10: a moment of another shape (same numel: grown scrambled, PASS), of an integer dtype,
+    of the wrong numel (blamed on the output mid-write), a number (exit 1, AttributeError), NaN or negative second
+    moments: refused in one line naming the source tensor, before anything is written."""
+    key, change, words = MOMENT_CASES[case]
+    model, model_sd, optim_sd = trained()
+    optim_sd["state"][WEIGHT][key] = change(optim_sd["state"][WEIGHT][key])
+    src = save_dcp(tmp_path / "ckpt", {"model": model_sd, "optim": optim_sd}, model)
+    line = refused(cli(src, "--out", tmp_path / "out", "--to", "dcp,hf"), words)
+    assert f"{key} of '{WEIGHT}' (optim.state.{WEIGHT}.{key})" in line
+    nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("case", ["NaN", "negative", "int64", "a key that is no index"])
+def test_trainer_moments_share_the_check(case):
+    """Issue 31, item 5 (and 3 on the Trainer path, which refused it already): the same check refuses NaN and negative
+    second moments of a Trainer's optimizer.pt, and a state keyed by something that is no parameter index (its state
+    was silently dropped)."""
+    import hfgrow
+    from hfgrow.optim import grow_optimizer_state
+
+    model = make_model("LlamaForCausalLM")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(input_ids=torch.arange(9)[None], labels=torch.arange(9)[None]).loss.backward()
+    opt.step()
+    state = opt.state_dict()
+    index = [n for n, _ in model.named_parameters()].index(WEIGHT)
+    if case == "a key that is no index":
+        state["state"]["abc"] = state["state"].pop(index)
+        words = "an entry keyed 'abc', which is not the index of a parameter"
+    else:
+        key, change, words = MOMENT_CASES[case]
+        state["state"][index][key] = change(state["state"][index][key])
+    with pytest.raises(hfgrow.GrowthError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        grow_optimizer_state(state, model, None, factor=2)
+
+
+def test_two_metadata_keys_of_one_entry_are_refused_before_writing(tmp_path):
+    """Issue 31, item 4: two metadata keys whose planner path is the same tensor: the grown checkpoint was published
+    with a small-sized model.norm.weight, then NOT VERIFIED (exit 3). Refused before writing (exit 2)."""
+    model = make_model("LlamaForCausalLM")
+    src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict(), "extra": {"w": torch.ones(16)}}, model)
+    metadata = dcp.FileSystemReader(str(src)).read_metadata()
+    metadata.planner_data["extra.w"] = ("model", "model.norm.weight")
+    (src / ".metadata").write_bytes(pickle.dumps(metadata))
+    refused(cli(src, "--out", tmp_path / "out"), "the keys 'model.model.norm.weight' and 'extra.w' are both the entry "
+                                                 "model.model.norm.weight of the state dict: refused")
+    metadata.planner_data["extra.w"] = ("model", "model.norm.weight", "x")
+    (src / ".metadata").write_bytes(pickle.dumps(metadata))
+    refused(cli(src, "--out", tmp_path / "out"), "the entry 'model.model.norm.weight' holds the entry 'extra.w'")
+    nothing_written(tmp_path)
