@@ -59,12 +59,26 @@ def dcp_parts(folder: str | os.PathLike) -> tuple[str, ...]:
 
 
 def _inner(e: BaseException) -> BaseException:
-    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised."""
+    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised; an
+    interrupt where there was one on the way (a signal inside torch.save's zip writer surfaces as the writer's
+    RuntimeError 'unexpected pos ...', raised while the interrupt unwound it)."""
     from torch.distributed.checkpoint.api import CheckpointException
 
     while isinstance(e, CheckpointException) and e.failures:
         e = next(iter(e.failures.values()))[0]
-    return e
+    return _interrupt_in(e) or e
+
+
+def _interrupt_in(e: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt (Ctrl-C, or a signal hfgrow turned into one) among the exceptions ``e`` was raised while handling."""
+    seen: set[int] = set()
+    found: BaseException | None = e
+    while found is not None and id(found) not in seen:
+        if isinstance(found, KeyboardInterrupt):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
 
 
 @contextlib.contextmanager

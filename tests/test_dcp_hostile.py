@@ -351,3 +351,49 @@ def test_two_metadata_keys_of_one_entry_are_refused_before_writing(tmp_path):
     (src / ".metadata").write_bytes(pickle.dumps(metadata))
     refused(cli(src, "--out", tmp_path / "out"), "the entry 'model.model.norm.weight' holds the entry 'extra.w'")
     nothing_written(tmp_path)
+
+
+# --- 9. a signal during a DCP write ----------------------------------------------------------------------------------
+
+
+def test_sigterm_during_a_dcp_write_exits_143(sources, tmp_path, monkeypatch):
+    """Issue 31, item 9: SIGTERM inside torch.save's zip writer (a .distcp file half written) surfaced as the writer's
+    RuntimeError ('unexpected pos ...'), exit 2: it is the interrupt, exit 143 with hfgrow's message for signals, the
+    old --out intact and nothing left beside it."""
+    import contextlib
+    import signal
+
+    from torch.distributed.checkpoint.filesystem import FileSystem
+
+    from hfgrow.cli import Terminated
+
+    original = FileSystem.create_stream
+
+    class Interrupted:
+        """A stream whose third write is interrupted by SIGTERM, as hfgrow's handler raises it."""
+
+        def __init__(self, stream):
+            self.stream, self.writes = stream, 0
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes == 3:
+                raise Terminated(signal.SIGTERM)
+            return self.stream.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+    @contextlib.contextmanager
+    def create_stream(self, path, mode):
+        with original(self, path, mode) as stream:
+            yield Interrupted(stream) if str(path).endswith(".distcp") and "w" in mode else stream
+
+    out = tmp_path / "out"
+    assert cli(sources["plain"], "--out", out, "--no-verify", "-q").exit_code == 0
+    before = sorted(p.name for p in out.iterdir())
+    monkeypatch.setattr(FileSystem, "create_stream", create_stream)
+    result = cli(sources["plain"], "--out", out, "--overwrite", "--no-verify", "-q")
+    assert result.exit_code == 143, result.output
+    assert result.output.strip() == "interrupted (SIGTERM): nothing was written", result.output
+    assert sorted(p.name for p in out.iterdir()) == before and [p.name for p in tmp_path.iterdir() if p.name != "plain"] == ["out"]
