@@ -35,6 +35,7 @@ import torch
 
 from .checkpoint import TensorInfo, copy_files, read_config, source_files, source_path
 from .errors import GrowthError, first_line
+from .titan import MODELS as TITAN_MODELS
 from .titan import TitanNames, is_titan
 
 METADATA = ".metadata"
@@ -615,7 +616,11 @@ def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
         raise GrowthError("--to titan grows a Hugging Face folder or a torchtitan checkpoint into torchtitan's layout; this "
                           "checkpoint holds the model under 'model': grow it with --to dcp")
     if "titan" in formats and not isinstance(reader, DcpReader):
-        TitanNames(reader.config(), set())  # torchtitan's names exist for its Llama-3 and Qwen3 models only
+        model_type = reader.config().get("model_type")
+        if model_type not in TITAN_MODELS:  # torchtitan's names exist for its Llama-3 and Qwen3 models only
+            raise GrowthError(f"--to titan writes torchtitan's dense Llama-3 and Qwen3 models (model_type "
+                              f"{' or '.join(TITAN_MODELS)}), and this model's model_type is {model_type!r}: grow it "
+                              f"with --to hf or --to dcp")
     if writes_dcp(formats) and options.push_to_hub:
         raise GrowthError("a torch distributed checkpoint is not pushed to the Hub: push a Hugging Face folder (--to hf)")
     optimizer = check_optimizer(reader) if isinstance(reader, DcpReader) else []

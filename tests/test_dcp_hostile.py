@@ -397,3 +397,33 @@ def test_sigterm_during_a_dcp_write_exits_143(sources, tmp_path, monkeypatch):
     assert result.exit_code == 143, result.output
     assert result.output.strip() == "interrupted (SIGTERM): nothing was written", result.output
     assert sorted(p.name for p in out.iterdir()) == before and [p.name for p in tmp_path.iterdir() if p.name != "plain"] == ["out"]
+
+
+# --- 11, 12. messages ------------------------------------------------------------------------------------------------
+
+
+def test_to_titan_from_another_family_names_what_it_writes(tmp_path):
+    """Issue 31, item 11: --to titan from a Hugging Face GPT-2 folder said 'a torchtitan checkpoint with a config.json
+    of model_type gpt2' (the source is none): it says which families --to titan writes."""
+    from hfgrow.testing import build_model
+
+    src = build_model(tmp_path / "src", "GPT2LMHeadModel")
+    refused(cli(src, "--out", tmp_path / "out", "--to", "titan"),
+            "--to titan writes torchtitan's dense Llama-3 and Qwen3 models (model_type llama or qwen3), and this model's "
+            "model_type is 'gpt2': grow it with --to hf or --to dcp")
+    nothing_written(tmp_path)
+
+
+def test_a_llava_config_without_vision_config_names_it(tmp_path):
+    """Issue 31, item 12: a LLaVA config.json without vision_config under --vision-tower grow said "'hidden_size' should
+    be a positive integer, got None": it names vision_config."""
+    from hfgrow.testing import build_model
+
+    src = build_model(tmp_path / "src", "LlavaForConditionalGeneration")
+    config = json.loads((src / "config.json").read_text())
+    del config["vision_config"]
+    (src / "config.json").write_text(json.dumps(config))
+    refused(cli(src, "--out", tmp_path / "out", "--vision-tower", "grow", "--factor", "2"),
+            "config.json has no vision_config: the sizes of the tower it describes are unknown, and it cannot grow "
+            "(--vision-tower grow)")
+    nothing_written(tmp_path)
