@@ -253,7 +253,7 @@ def test_a_fifo_in_a_dcp_source_is_refused_before_it_is_opened(sources, tmp_path
     nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("what", ["config.json", "tokenizer.json"])
+@pytest.mark.parametrize("what", ["config.json", pytest.param("tokenizer.json", marks=pytest.mark.exhaustive)])
 def test_the_hugging_face_reader_shares_the_policy(tmp_path, what):
     """The same rule for a Hugging Face folder: a FIFO config.json (read by transformers) is refused, never opened, and
     so is one linking outside; a tokenizer file that is a FIFO or links outside is left behind, and the verification
@@ -299,7 +299,8 @@ MOMENT_CASES = {  # what the state holds instead → what the refusal says
 }
 
 
-@pytest.mark.parametrize("case", list(MOMENT_CASES))
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.exhaustive) if c in ("int64", "wrong numel", "negative")
+                                  else c for c in MOMENT_CASES])
 def test_dcp_moments_that_do_not_fit_their_parameter_are_refused_at_planning(tmp_path, case):
     """Issue 31, items 3, 5, 7, 10: a moment of another shape (same numel: grown scrambled, PASS), of an integer dtype,
     of the wrong numel (blamed on the output mid-write), a number (exit 1, AttributeError), NaN or negative second
