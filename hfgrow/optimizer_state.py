@@ -237,11 +237,6 @@ def _check_structure(state_dict: Any) -> None:
         raise GrowthError("not a torch optimizer state dict: 'param_groups' should be a list of groups, each with a list of 'params'")
     if not isinstance(state, Mapping) or not all(isinstance(s, Mapping) for s in state.values()):
         raise GrowthError("not a torch optimizer state dict: 'state' should map each parameter's index to its state")
-    indices = {i for g in groups for i in g["params"]}
-    stray = [k for k in state if k not in indices]
-    if stray:  # its state would belong to no parameter, and be dropped
-        raise GrowthError(f"the optimizer state holds an entry keyed {stray[0]!r}, which is not the index of a parameter in "
-                          f"its param_groups: not a torch optimizer state dict as torch saves it")
 
 
 def check_moment(name: str, key: str, value: Any, shape: tuple[int, ...]) -> None:
@@ -416,7 +411,12 @@ Layout = list[tuple[dict[str, Any], list[str]]]  # per param group of the grown 
 
 
 def _small_state(state_dict: Mapping[str, Any], small_names: list[list[str]]) -> dict[str, Any]:
-    """The small optimizer's state by small parameter name."""
+    """The small optimizer's state by small parameter name; an entry of no parameter refused (it would be dropped)."""
+    indices = {i for g in state_dict["param_groups"] for i in g["params"]}
+    stray = [k for k in state_dict["state"] if k not in indices]
+    if stray:
+        raise GrowthError(f"the optimizer state holds an entry keyed {stray[0]!r}, which is not the index of a parameter in "
+                          f"its param_groups: not a torch optimizer state dict as torch saves it")
     state = {}
     for g, names in zip(state_dict["param_groups"], small_names):
         for i, n in zip(g["params"], names):
