@@ -227,6 +227,9 @@ class DcpReader:
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
         self.parts = dcp_parts(self.folder) or ("",)
+        for part in ACCELERATE_PARTS if self.parts != ("",) else ():  # a part whose .metadata is no file: refused, not left
+            if part not in self.parts and os.path.lexists(self.folder / part):
+                source_path(self.folder, self.folder / part / METADATA)
         self._storages = {part: _reader(self.folder, self.folder / part) for part in self.parts}
         self.part_of: dict[str, str] = {}  # flattened key → the part (sub-folder) it is stored in
         entries, paths = {}, {}

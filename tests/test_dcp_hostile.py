@@ -236,7 +236,8 @@ def within(seconds, action):
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize("what", ["a .distcp file", ".metadata", "config.json", "optimizer_0/__0_0.distcp", "scheduler.bin"])
+@pytest.mark.parametrize("what", ["a .distcp file", ".metadata", "config.json", "optimizer_0/__0_0.distcp", "scheduler.bin",
+                                  "optimizer_0/.metadata"])
 def test_a_fifo_in_a_dcp_source_is_refused_before_it_is_opened(sources, tmp_path, what):
     """Issue 31, item 6: a FIFO in place of a .distcp file blocked open() forever: every file is told a regular file
     from its metadata before anything opens it."""
