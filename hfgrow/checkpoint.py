@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,13 +120,12 @@ class CheckpointReader:
     def _check_inside(self, file: str, index: str | None) -> None:
         """A checkpoint from anywhere must not make hfgrow read outside its folder: a shard name is a
         plain relative path whose file (links followed) lies in the folder, or in the Hub cache's blobs."""
-        where = f"{index} names shard {file!r}" if index else f"{file} is a link"
+        where = f"{index} names shard {file!r}"
         parts = Path(file).parts
         if not parts or Path(file).is_absolute() or ".." in parts or "\\" in file:
             raise GrowthError(f"{where}: shard names must be relative paths inside the checkpoint folder")
-        root, real = self.folder.resolve(), (self.folder / file).resolve()
-        if not inside(root, real):
-            raise GrowthError(f"{where} that resolves outside the checkpoint folder ({real}): refused")
+        if (self.folder / file).exists() or (self.folder / file).is_symlink():  # a missing shard is named as such
+            source_path(self.folder, self.folder / file)
 
     def _read_index(self, name: str) -> dict[str, str]:
         try:
@@ -210,6 +210,7 @@ class CheckpointReader:
         """The config as the installed transformers reads it (derived flags, 4.x field names)."""
         import transformers
 
+        check_config(self.folder)
         try:
             return transformers.AutoConfig.from_pretrained(self.folder)
         except Exception as e:
@@ -218,6 +219,7 @@ class CheckpointReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
+        check_config(self.folder)
         if not path.is_file():
             raise GrowthError(f"no config.json in {self.folder}")
         return read_config(path)
@@ -244,6 +246,13 @@ def inferred_class(config: dict, names: Iterable[str], path: Path, folder: Path)
     return cls
 
 
+def check_config(folder: Path) -> None:
+    """The source's config.json, where there is one, is a file hfgrow may read (:func:`source_problem`)."""
+    path = folder / "config.json"
+    if path.exists() or path.is_symlink():
+        source_path(folder, path)
+
+
 def read_config(path: Path) -> dict:
     """A config.json's object; a GrowthError in one line when it is not JSON or not an object."""
     try:
@@ -258,28 +267,67 @@ def read_config(path: Path) -> dict:
 def source_files(folder: Path) -> tuple[dict[str, Path], dict[str, str]]:
     copied: dict[str, Path] = {}
     left: dict[str, str] = {}
-    root = folder.resolve()
     for p in sorted(folder.iterdir()):
         name = p.name
         if REWRITTEN.match(name):
             continue
+        problem = source_problem(folder, p)
         if name.startswith("."):
             left[name] = "hidden file"
         elif OTHER_WEIGHTS.match(name):
             left[name] = "weights of another format (the small model's)"
         elif p.is_dir():
             left[name + "/"] = "folder"
-        elif not p.is_file():
-            left[name] = "not a regular file" if not p.is_symlink() or p.resolve().exists() else "broken link"
+        elif problem == OUTSIDE:
+            left[name] = "link to a file outside the source folder"
+        elif problem:
+            left[name] = problem
         elif not COPIED.match(name):
             left[name] = "not a checkpoint file"
         else:
-            real = p.resolve()
-            if p.is_symlink() and not inside(root, real):
-                left[name] = "link to a file outside the source folder"
-            else:
-                copied[name] = real
+            copied[name] = p.resolve()
     return copied, left
+
+
+# --- the source-file policy: what every source format may read ---------------------------------------
+
+OUTSIDE = "outside the checkpoint folder"
+
+
+def source_problem(root: Path, path: Path, folder: bool = False) -> str | None:
+    """Why hfgrow must not read ``path``, a file (a folder, with ``folder``) of the source checkpoint ``root``; None
+    when it may. The one rule every source format (a Hugging Face folder, a Trainer or accelerate checkpoint, a torch
+    distributed checkpoint, torchtitan's step folders) applies to every file and folder before it reads it: after
+    resolving links it lies in the source (the Hub cache's snapshot → blob links excepted: :func:`inside`), and it is
+    a regular file (a folder), which is told from its metadata before anything opens it (a FIFO would block open()).
+    What is read is never unpickled but by hfgrow's restricted loaders (``weights_only``, DCP's metadata classes)."""
+    try:
+        real = path.resolve()
+        mode = real.stat().st_mode  # stat, not open: never blocks
+    except (OSError, RuntimeError):  # missing, a broken link, a loop of links
+        return "a broken link" if path.is_symlink() else "missing"
+    top = root.resolve()
+    if real != top and not inside(top, real):
+        return OUTSIDE
+    if folder:
+        return None if stat.S_ISDIR(mode) else "not a folder"
+    return None if stat.S_ISREG(mode) else "a folder, not a file" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def source_path(root: Path, path: Path, folder: bool = False) -> Path:
+    """The real path of ``path`` (a file, or a folder with ``folder``) of the source ``root``, which hfgrow may read
+    (:func:`source_problem`); refused in one line otherwise."""
+    problem = source_problem(root, path, folder)
+    if problem is None:
+        return path.resolve()
+    try:
+        name = path.relative_to(root)
+    except ValueError:
+        name = path
+    if problem == OUTSIDE:
+        how = "a link to" if path.is_symlink() else "reached through a link at"
+        raise GrowthError(f"{name} in {root} is {how} {path.resolve()}, {OUTSIDE}: refused")
+    raise GrowthError(f"{name} in {root} is {problem}: refused")
 
 
 def inside(root: Path, real: Path) -> bool:

@@ -241,6 +241,11 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     if options.vision_tower == "grow" and not any(t.vision for t in towers):
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "
                           f"(every tower it has grows)")
+    unsized = [t.sub for t in towers if t.recipe is not None and set(reader.config().get(t.sub) or {}) <= {"model_type"}]
+    if unsized:  # transformers would fill in its defaults, which need not be these weights' sizes
+        why = " (--vision-tower grow)" if unsized[0] in {t.sub for t in towers if t.vision} else ""
+        raise GrowthError(f"config.json has no {unsized[0]}: the sizes of the tower it describes are unknown, and it "
+                          f"cannot grow{why}; save the model's whole config (model.config.save_pretrained)")
     kept = [t.sub for t in towers if t.recipe is None]
     # the model's own rules: the tensors between the towers, and those that join them, which win over a tower's rule
     # (SigLIP's text head writes into the vision tower's hidden space; a projector's input, in a kept tower's)

@@ -230,7 +230,8 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
         folder = shutil.copytree(src, tmp_path / broken)
         shard = next(folder.glob("*.distcp"))
         shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
-        refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
+        refused(cli(folder, "--out", tmp_path / "a", "-q"),
+                f"{shard.name} in {folder} is missing" if broken == "missing" else "a .distcp file is missing, truncated or corrupt")
     accelerate = tmp_path / "accelerate"  # accelerate's save_state of two prepared models
     for i in (0, 1):
         save_dcp(accelerate / f"pytorch_model_fsdp_{i}", {"model": make_model("LlamaForCausalLM").state_dict()})
