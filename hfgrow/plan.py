@@ -84,7 +84,8 @@ class GrowthPlan:
         return torch.float64 if tp.out.dtype == torch.float64 else torch.float32
 
     def rounded_in_float32(self) -> list[str]:
-        """The float32 tensors multiplied by a scale that rounds: the float64 pass sees their float32 storage."""
+        """The float32 tensors grown with arithmetic that may round (a scale that is not a power of two, a norm's offset):
+        the float64 pass sees their float32 storage."""
         return [t.out.name for t in self.tensors if t.out.dtype == torch.float32 and not self.scaled_exactly(t)]
 
     def peak_bytes(self) -> tuple[int, str | None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from pathlib import Path
 from typing import Any, Iterator
 
 import torch
@@ -103,16 +104,34 @@ def recompute_buffers(model: torch.nn.Module, mode: Float64) -> list[str]:
     return kept
 
 
+def read_wide(model: torch.nn.Module, folder: Path | None) -> None:
+    """Weights a module declares float32 (DeepSeek-V3's router) are loaded rounded to float32 even into a float64 model:
+    read again from the checkpoint where it stores them wider (tensors offloaded to disk are read as stored)."""
+    if folder is None:
+        return
+    from .checkpoint import CheckpointReader
+
+    reader = None
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        if t.dtype is F32 and t.device.type != "meta":
+            reader = reader or CheckpointReader(folder)
+            info = reader.tensors.get(name)
+            if info is not None and info.dtype is F64 and tuple(info.shape) == tuple(t.shape):
+                t.data = reader.get(name).to(t.device)
+
+
 @contextlib.contextmanager
-def float64_everywhere(dtype: torch.dtype, model: torch.nn.Module) -> Iterator[Float64 | None]:
-    """In a float64 pass, ``model`` runs every op in float64: the mode is yielded, with ``left`` (the ops that still
-    returned a narrower float) and ``kept`` (float32 buffers left as they were). Other dtypes run as they are."""
+def float64_everywhere(dtype: torch.dtype, model: torch.nn.Module, folder: Path | None = None) -> Iterator[Float64 | None]:
+    """In a float64 pass, ``model`` (read from ``folder``) runs every op in float64: the mode is yielded, with ``left``
+    (the ops that still returned a narrower float) and ``kept`` (float32 buffers left as they were). Other dtypes run as
+    they are."""
     if dtype != F64:
         yield None
         return
     mode, default = Float64(), torch.get_default_dtype()
     torch.set_default_dtype(F64)
     try:
+        read_wide(model, folder)
         mode.kept = recompute_buffers(model, mode)
         with mode:
             yield mode

@@ -62,8 +62,8 @@ def float64_caveats(v: dict[str, Any], p: dict[str, Any]) -> str:
     out = ""
     stored = p.get("rounded_in_float32") or []
     if stored and "outputs" in v.get("float64", {}):
-        out += (f"; {len(stored)} grown tensors (e.g. `{stored[0]}`) carry a scale that is not a power of two and are "
-                f"stored in float32: the float64 rows include that rounding (about 1e-7)")
+        out += (f"; {len(stored)} grown tensors (e.g. `{stored[0]}`) are computed with a scale that is not a power of two "
+                f"or a norm's offset, and stored in float32: the float64 rows include their rounding (up to about 1e-7)")
     ops = v.get("float64", {}).get("narrower_ops")
     if ops:
         out += f"; they also include the round-off of what the float64 pass left in float32: {', '.join(ops)}"

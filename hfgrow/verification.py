@@ -485,8 +485,8 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
                               "rounding_tolerance": rounding}
-    # float32: what most users run; float64: the transform's own exactness, free of float32 round-off
-    # (up to the float32 storage of the grown weights); the checkpoint's dtype when it is 16-bit
+    # float32: what most users run; float64: the transform's own exactness, every op in float64 (hfgrow/precision.py;
+    # up to the float32 storage of grown weights whose scale is not a power of two); the checkpoint's dtype when 16-bit
     dtypes = [torch.float32, torch.float64]
     native = checkpoint_dtype(readers[1].config())  # after any --dtype
     if native not in dtypes:
@@ -569,7 +569,7 @@ class _Task:
             params.append(_count(model))
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
                 break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
-            with float64_everywhere(dtype, model) as widened:
+            with float64_everywhere(dtype, model, path) as widened:
                 try:
                     outs.append(_run_batches(model, feed, device, self.multiple_choice))
                 except Exception as e:  # the source model's own code fails on its config: bad input, not a bug of hfgrow

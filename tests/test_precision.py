@@ -5,7 +5,7 @@ import torch
 
 import hfgrow
 from hfgrow.precision import float64_everywhere
-from hfgrow.report import summary_lines, to_markdown
+from hfgrow.report import narrower_text, summary_lines, to_markdown
 from hfgrow.testing import build_model
 
 
@@ -47,7 +47,7 @@ def test_float32_storage_of_scales_that_round_is_named(tmp_path):
     report = hfgrow.grow(src, tmp_path / "big", factor=2)
     assert "model.embed_tokens.weight" in report["plan"]["rounded_in_float32"]
     assert 1e-9 < report["verification"]["float64"]["max_rel"] < 1e-6
-    assert "are stored in float32: the float64 rows include that rounding" in to_markdown(report)
+    assert "and stored in float32: the float64 rows include their rounding" in to_markdown(report)
 
 
 def test_the_float64_mode_is_scoped_and_names_what_it_cannot_widen():
@@ -61,6 +61,7 @@ def test_the_float64_mode_is_scoped_and_names_what_it_cannot_widen():
             assert torch.ones(2, dtype=torch.float16).dtype == torch.float16
             raise RuntimeError("inside")
     assert mode.left == {"ones": 1}
+    assert narrower_text({"narrower_ops": ["ones", "buffer rotary.inv_freq"]}) == " (still in float32: ones, buffer rotary.inv_freq)"
     assert x.float().dtype == torch.zeros(2).dtype == torch.float32 and torch.get_default_dtype() == torch.float32
     with float64_everywhere(torch.float32, torch.nn.Module()) as none:
         assert none is None and x.float().dtype == torch.float32
