@@ -72,11 +72,21 @@ class GrowthPlan:
             return narrowed[0]
         return self.tensors_by_name()[self.rounded[0]].out.dtype if self.rounded else None
 
+    def scaled_exactly(self, tp: TensorPlan) -> bool:
+        """Whether growing the tensor only copies it and multiplies by powers of two: exact in any float format."""
+        return algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps) and not tp.rule.offset
+
     def compute_dtype(self, tp: TensorPlan) -> torch.dtype:
-        """The storage dtype when growing only copies and scales by powers of two, else float32."""
-        exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps) \
-            and not tp.rule.offset
-        return tp.out.dtype if exact else torch.float32
+        """The storage dtype when growing only copies and scales by powers of two, else float32 (float64 for a float64
+        checkpoint)."""
+        if tp.source.dtype == tp.out.dtype and self.scaled_exactly(tp):
+            return tp.out.dtype
+        return torch.float64 if tp.out.dtype == torch.float64 else torch.float32
+
+    def rounded_in_float32(self) -> list[str]:
+        """The float32 tensors grown with arithmetic that may round (a scale that is not a power of two, a norm's offset):
+        the float64 pass sees their float32 storage."""
+        return [t.out.name for t in self.tensors if t.out.dtype == torch.float32 and not self.scaled_exactly(t)]
 
     def peak_bytes(self) -> tuple[int, str | None]:
         """The memory growing the largest tensor takes (the tensor being written, the one growing and its
@@ -120,6 +130,7 @@ class GrowthPlan:
             "eps_scale": self.eps_scale,
             "residual_scale": self.residual_scale,
             "rounded_in_storage": self.rounded,
+            "rounded_in_float32": self.rounded_in_float32(),
             "approximate": self.approximate,
             "notes": self.notes,
             "dropped": self.dropped,

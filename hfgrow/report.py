@@ -53,6 +53,25 @@ def lossy_flags(p: dict[str, Any], tick: str = "") -> str:
     return " and ".join(f"{tick}{f}{tick}" for f in flags)
 
 
+def narrower_text(section: dict[str, Any]) -> str:
+    """The ops a float64 pass could not run in float64 (its gap includes their round-off), or nothing."""
+    ops = section.get("narrower_ops")
+    return f" (still in float32: {', '.join(ops[:4])}{f' and {len(ops) - 4} more' if len(ops) > 4 else ''})" if ops else ""
+
+
+def float64_caveats(v: dict[str, Any], p: dict[str, Any]) -> str:
+    """What the float64 rows include beyond the transform: float32 storage of scales that round, ops left in float32."""
+    out = ""
+    stored = p.get("rounded_in_float32") or []
+    if stored and "outputs" in v.get("float64", {}):
+        out += (f"; {len(stored)} grown tensors (e.g. `{stored[0]}`) are computed with a scale that is not a power of two "
+                f"or a norm's offset, and stored in float32: the float64 rows include their rounding (up to about 1e-7)")
+    ops = v.get("float64", {}).get("narrower_ops")
+    if ops:
+        out += f"; they also include the round-off of what the float64 pass left in float32: {', '.join(ops)}"
+    return out
+
+
 def verdict_word(v: dict[str, Any]) -> str:
     """PASS only for an exact growth (the float32 gap within --tolerance); a growth exact only up to its 16-bit
     storage's rounding is ``PASS within bfloat16 rounding`` with the top-1 agreement of its logits; else FAIL."""
@@ -136,7 +155,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         line = f"verification ({v['inputs']}, {v['device']}): {_headline(fp32)} (tolerance {fmt(v['tolerance'])})"
         for dtype, section in v.items():
             if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-                line += f"; {dtype}: {gap_text(section)}"
+                line += f"; {dtype}: {gap_text(section)}" + narrower_text(section)
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
@@ -246,7 +265,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
         f"The round-off floor is the same measure between the small model in float32 and in float64; the float64 rows "
-        f"show the transform itself, free of float32 round-off. "
+        f"show the transform itself, free of float32 round-off (every op runs in float64, those transformers writes in "
+        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. "
         f"PASS: the float32 gap is within {fmt(v['tolerance'])}"
         + (f"; PASS within {v['storage_rounding']} rounding: within {fmt(v['rounding_tolerance'])} (twice "
            f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
@@ -348,7 +368,7 @@ def verdict_line(v: dict[str, Any]) -> str:
     line = f"verification ({v['inputs']}, {v['device']}): {_headline(v['float32'])} (tolerance {fmt(v['tolerance'])})"
     for dtype, section in v.items():
         if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-            line += f"; {dtype}: {gap_text(section)}"
+            line += f"; {dtype}: {gap_text(section)}" + narrower_text(section)
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
     line += f"; {rounding_note(v)}" if rounding_note(v) else ""
