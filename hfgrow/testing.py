@@ -410,6 +410,12 @@ TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(
 TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
                    num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                    num_labels=3)
+TINY["deit"] = TINY["vit_msn"] = TINY["ijepa"] = TINY["vit"]
+TINY["dinov2"] = dict({k: v for k, v in TINY["vit"].items() if k != "intermediate_size"}, mlp_ratio=4)
+TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
+# relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
+TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
+                                               use_mean_pooling=False, vocab_size=11)
 
 # Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
 TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
