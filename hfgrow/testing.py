@@ -444,6 +444,13 @@ TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=
 TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
 TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+for _t in ("metaclip_2", "metaclip_2_text_model", "metaclip_2_vision_model"):
+    TINY[_t] = TINY[_t.replace("metaclip_2", "clip")]
+# BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
+TINY["chinese_clip_text_model"], TINY["chinese_clip_vision_model"] = dict(_TEXT, type_vocab_size=2), _VISION
+TINY["chinese_clip"] = dict(text_config=TINY["chinese_clip_text_model"], vision_config=_VISION, projection_dim=12)
+TINY["altclip_text_model"], TINY["altclip_vision_model"] = dict(_TEXT, project_dim=12), _VISION
+TINY["altclip"] = dict(text_config=TINY["altclip_text_model"], vision_config=_VISION, projection_dim=12)
 # vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
 TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
                      image_token_index=5, vision_feature_layer=-2)
