@@ -417,6 +417,8 @@ TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
 TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
                                                use_mean_pooling=False, vocab_size=11)
 
+# ImageGPT: 96 colour clusters (and a start token), 16 pixels
+TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)
 # Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
 TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
                                    patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)

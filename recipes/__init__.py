@@ -26,7 +26,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            vit.DEIT, vit.VIT_MSN, vit.IJEPA,
            layer_scale.DINOV2, layer_scale.DINOV2_WITH_REGISTERS, layer_scale.BEIT, layer_scale.DATA2VEC_VISION,
            clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
-           clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP)
+           clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
+           gpt2.IMAGEGPT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
