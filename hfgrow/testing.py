@@ -446,8 +446,8 @@ TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=
 TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
 TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
-for _t in ("metaclip_2", "metaclip_2_text_model", "metaclip_2_vision_model"):
-    TINY[_t] = TINY[_t.replace("metaclip_2", "clip")]
+for _t in ("metaclip_2", "metaclip_2_text_model", "metaclip_2_vision_model", "clipseg", "clipseg_text_model", "clipseg_vision_model"):
+    TINY[_t] = TINY[_t.replace("metaclip_2", "clip").replace("clipseg", "clip")]
 # BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
 TINY["chinese_clip_text_model"], TINY["chinese_clip_vision_model"] = dict(_TEXT, type_vocab_size=2), _VISION
 TINY["chinese_clip"] = dict(text_config=TINY["chinese_clip_text_model"], vision_config=_VISION, projection_dim=12)

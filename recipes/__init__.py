@@ -27,6 +27,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            layer_scale.DINOV2, layer_scale.DINOV2_WITH_REGISTERS, layer_scale.BEIT, layer_scale.DATA2VEC_VISION,
            clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
            clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
+           clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,
            gpt2.IMAGEGPT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason

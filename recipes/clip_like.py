@@ -52,3 +52,12 @@ def dual(name: str, cls: str, text: Recipe, vision: Recipe, between: tuple) -> R
 CHINESE_CLIP = dual("chinese_clip", "ChineseCLIPModel",
                     CHINESE_CLIP_TEXT.extend(body=(*drop("pooler.dense.weight"), *drop("pooler.dense.bias"))), CHINESE_CLIP_VISION,
                     linear("text_projection", None, "text_config.hidden", bias=False))
+
+# CLIPSeg's dual encoder: CLIP's towers and projections renamed (CLIPSegForImageSegmentation, whose decoder reads the
+# vision hidden states of some blocks and the kept text embeddings, is not covered)
+CLIPSEG_TEXT = clip.TEXT.extend(name="clipseg_text_model", model_types=("clipseg_text_model",), classes=("CLIPSegTextModel",),
+                                heads=())
+CLIPSEG_VISION = clip.VISION.extend(name="clipseg_vision_model", model_types=("clipseg_vision_model",),
+                                    classes=("CLIPSegVisionModel",), heads=())
+CLIPSEG = dual("clipseg", "CLIPSegModel", CLIPSEG_TEXT, CLIPSEG_VISION,
+               linear("text_projection", None, "text_config.final", bias=False))

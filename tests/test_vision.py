@@ -29,9 +29,10 @@ CLASSES = {
     "metaclip_2": ["MetaClip2Model", "MetaClip2TextModel", "MetaClip2TextModelWithProjection", "MetaClip2VisionModel",
                    "MetaClip2VisionModelWithProjection", "MetaClip2ForImageClassification"],
     "chinese_clip": ["ChineseCLIPModel", "ChineseCLIPTextModel", "ChineseCLIPVisionModel"],
+    "clipseg": ["CLIPSegModel", "CLIPSegTextModel", "CLIPSegVisionModel"],
 }
 # the dual encoders (token ids and pixel values)
-DUAL = {"CLIPModel", "SiglipModel", "MetaClip2Model", "ChineseCLIPModel"}
+DUAL = {"CLIPModel", "SiglipModel", "MetaClip2Model", "ChineseCLIPModel", "CLIPSegModel"}
 # the growths of every class; "wider": a hidden size that is no multiple (24 from 16) with one more block
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
@@ -39,7 +40,7 @@ GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-d
 WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification",
               # layer scale: a per-channel gain on each residual branch, which extra units cannot carry
               "MetaClip2Model", "MetaClip2VisionModel", "MetaClip2VisionModelWithProjection", "MetaClip2ForImageClassification",
-              *CLASSES["chinese_clip"],  # and a post-norm BERT text tower
+              "CLIPSegModel", "CLIPSegVisionModel", *CLASSES["chinese_clip"],  # and a post-norm BERT text tower
               *CLASSES["dinov2"], *CLASSES["dinov2_with_registers"], *CLASSES["beit"], *CLASSES["data2vec-vision"]}
 # a post-norm BERT text tower: no new blocks either
 POST_NORM = {"ChineseCLIPModel", "ChineseCLIPTextModel"}
@@ -50,7 +51,7 @@ FAST = {("CLIPModel", "heads"), ("SiglipModel", "head-dim"), ("ViTModel", "wider
         ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper"),
         ("Idefics3VisionTransformer", "head-dim"), ("SmolVLMVisionTransformer", "wider"),
         ("DeiTForImageClassificationWithTeacher", "wider"), ("Dinov2ForImageClassification", "head-dim"),
-        ("BeitForMaskedImageModeling", "deeper"), ("MetaClip2Model", "head-dim"), ("ChineseCLIPModel", "heads")}
+        ("BeitForMaskedImageModeling", "deeper"), ("MetaClip2Model", "head-dim"), ("ChineseCLIPModel", "heads"), ("CLIPSegModel", "deeper")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for classes in CLASSES.values() for cls in classes for growth in GROWTHS
          if not (growth == "wider" and cls in WHOLE_ONLY) and not (growth == "deeper" and cls in POST_NORM)]
