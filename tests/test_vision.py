@@ -217,3 +217,24 @@ def test_beit_shared_bias_table_and_mean_pooling(tmp_path):
                       use_shared_relative_position_bias=True, use_absolute_position_embeddings=False, use_mean_pooling=True)
     report = hfgrow.grow(src, tmp_path / "out", factor=2, layers=3)
     assert report["verification"]["exact"] and report["verification"]["float32"]["max_rel"] <= 1e-5
+
+
+def test_vision_types_not_grown_are_refused_in_one_line(tmp_path):
+    """Each vision type hfgrow does not grow is refused before anything is read, with what blocks it."""
+    from hfgrow.plan import find_recipe
+    from hfgrow.recipes import vision_refused
+
+    for model_type, why in vision_refused.REFUSED.items():
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and why in str(e.value), model_type
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "swin", "architectures": ["SwinModel"]}))
+    from safetensors.torch import save_file
+
+    save_file({"embeddings.norm.weight": torch.ones(4)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--factor", "2", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "per-stage widths" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
