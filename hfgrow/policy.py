@@ -205,6 +205,18 @@ class StreamFromActivation(Constraint):
 
 
 @dataclass(frozen=True)
+class CopyConventionOnly(Constraint):
+    """Two readers of one stored tensor that see copies of different scales under the orthogonal convention (BEiT's
+    masked image modelling LayerNorm reads the stream or the final norm's output as a config flag says, under one
+    name): the copy convention only, where both carry 1."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        return [f"{self.reason}: only the copy convention is exact"] if growth.options.convention != "copy" else []
+
+
+@dataclass(frozen=True)
 class IndexDependent(Constraint):
     """A config flag that makes a block depend on its index (GPT-2's scale_attn_by_inverse_layer_idx): no --layers."""
 

@@ -410,7 +410,15 @@ TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(
 TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
                    num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                    num_labels=3)
+TINY["deit"] = TINY["vit_msn"] = TINY["ijepa"] = TINY["vit"]
+TINY["dinov2"] = dict({k: v for k, v in TINY["vit"].items() if k != "intermediate_size"}, mlp_ratio=4)
+TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
+# relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
+TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
+                                               use_mean_pooling=False, vocab_size=11)
 
+# ImageGPT: 96 colour clusters (and a start token), 16 pixels
+TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)
 # Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
 TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
                                    patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)
@@ -438,6 +446,13 @@ TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=
 TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
 TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+for _t in ("metaclip_2", "metaclip_2_text_model", "metaclip_2_vision_model", "clipseg", "clipseg_text_model", "clipseg_vision_model"):
+    TINY[_t] = TINY[_t.replace("metaclip_2", "clip").replace("clipseg", "clip")]
+# BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
+TINY["chinese_clip_text_model"], TINY["chinese_clip_vision_model"] = dict(_TEXT, type_vocab_size=2), _VISION
+TINY["chinese_clip"] = dict(text_config=TINY["chinese_clip_text_model"], vision_config=_VISION, projection_dim=12)
+TINY["altclip_text_model"], TINY["altclip_vision_model"] = dict(_TEXT, project_dim=12), _VISION
+TINY["altclip"] = dict(text_config=TINY["altclip_text_model"], vision_config=_VISION, projection_dim=12)
 # vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
 TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
                      image_token_index=5, vision_feature_layer=-2)

@@ -15,6 +15,7 @@ from hfgrow.widths import config_int
 CLASSES = {
     "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
              "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering"],
+    "imagegpt": ["ImageGPTForCausalImageModeling", "ImageGPTModel", "ImageGPTForImageClassification"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForSequenceClassification",
            "T5ForTokenClassification", "T5ForQuestionAnswering"],
     "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel", "MT5ForSequenceClassification", "MT5ForTokenClassification",
