@@ -184,8 +184,19 @@ def _idefics3(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     return {"pixel_values": pixels, "pixel_attention_mask": mask}, (height // patch) * (width // patch) // scale ** 2, [], []
 
 
+def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Llama 4: each image one tile, [n, channels, side, side]; a feature per patch after the adapter's pixel shuffle
+    (patches × pixel_shuffle_ratio², the class token dropped), between image_start (boi) and image_end (eoi)."""
+    vision = config.vision_config
+    side, patch = _positive(vision, "image_size"), _positive(vision, "patch_size")
+    pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
+    count = round((side // patch) ** 2 * float(vision.pixel_shuffle_ratio) ** 2)
+    ends = [_positive(config, "boi_token_index")], [_positive(config, "eoi_token_index")]
+    return {"pixel_values": pixels}, count, *ends
+
+
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
-    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
+    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

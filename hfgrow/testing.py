@@ -454,6 +454,10 @@ TINY["gemma3"] = dict(text_config=TINY["gemma3_text"], vision_config=dict(_VISIO
 TINY["idefics3"] = TINY["smolvlm"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, image_size=16),
                                           image_token_id=5, scale_factor=2)
 TINY["idefics3_vision"] = TINY["smolvlm_vision"] = _VISION
+# Llama 4: its text model, its vision encoder on 16×16 images (16 patches, pixel-shuffled 2×2 into 4 image tokens)
+TINY["llama4"] = dict(text_config=dict(TINY["llama4_text"], model_type="llama4_text"),
+                      vision_config=dict(TINY["llama4_vision_model"], image_size=16, model_type="llama4_vision_model"),
+                      image_token_index=5, boi_token_index=7, eoi_token_index=8)
 TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
     depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
     temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))

@@ -21,10 +21,12 @@ CLASSES = {
     "gemma3": ["Gemma3ForConditionalGeneration", "Gemma3Model", "Gemma3ForSequenceClassification"],
     "idefics3": ["Idefics3ForConditionalGeneration", "Idefics3Model"],
     "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
+    "llama4": ["Llama4ForConditionalGeneration"],
 }
 # vision towers hfgrow keeps, whatever is asked
 FIXED: set[str] = set()
-NO_ORTHOGONAL = {"gemma3"}  # its text model's norms share one eps that the orthogonal convention would scale apart
+# their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
+NO_ORTHOGONAL = {"gemma3", "llama4"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
@@ -35,7 +37,7 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
         ("Idefics3ForConditionalGeneration", "vision"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
-        ("SmolVLMModel", "wider")}
+        ("SmolVLMModel", "wider"), ("Llama4ForConditionalGeneration", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
@@ -93,6 +95,21 @@ def test_the_cli_grows_a_llava_with_its_vision_tower(tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert (config["text_config"]["hidden_size"], config["vision_config"]["hidden_size"]) == (32, 32)
     assert load(out).model.multi_modal_projector.linear_1.weight.shape == (32, 32)
+
+
+def test_the_cli_grows_a_llama4_with_its_vision_tower(tmp_path):
+    """Llama 4 through the CLI, --vision-tower grow: both towers twice as wide, the projector's rows grown with the text
+    width and its columns kept (the vision encoder's adapter keeps its output size), exact."""
+    src = build_model(tmp_path / "src", "Llama4ForConditionalGeneration")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--vision-tower", "grow", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    v = json.loads((out / "growth_report.json").read_text())["verification"]
+    assert v["exact"] and "4 image tokens" in v["inputs"], v
+    assert all(stats["max_rel"] <= 1e-5 for stats in v["float32"]["outputs"].values()), v
+    config = json.loads((out / "config.json").read_text())
+    assert (config["text_config"]["hidden_size"], config["vision_config"]["hidden_size"]) == (32, 32)
+    assert load(out).multi_modal_projector.linear_1.weight.shape == (32, 12)
 
 
 def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
@@ -168,7 +185,7 @@ def test_the_text_model_grows_by_its_own_family(tmp_path):
     assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
 
 
-@pytest.mark.parametrize("model_type, why", [("llama4", "unsupported architecture"), ("muse_glimmer", "unsupported architecture"),
+@pytest.mark.parametrize("model_type, why", [("muse_glimmer", "unsupported architecture"),
                                              ("muse_spark", "unsupported architecture"), ("phi4_multimodal", "embedding module")])
 def test_multimodal_models_no_recipe_joins_are_refused(tmp_path, model_type, why):
     """Whole multimodal models no recipe joins (their text models and vision encoders grow on their own) or whose
