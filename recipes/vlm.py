@@ -25,7 +25,7 @@ import dataclasses
 
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Repeated, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
 
-from . import llama4_vision, siglip
+from . import llama4_vision, mixtral, siglip
 
 # the sizes a coverage row and the growth's notes read: the text model's (text_config)
 FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
@@ -134,10 +134,11 @@ SMOLVLM = IDEFICS3.extend(
 
 # Llama 4: the vision encoder's adapter ends in vision_output_dim channels, which its recipe keeps (whether the encoder
 # grows or not); one linear layer without bias writes them into the text width. The text model is Llama 4's (interleaved
-# rotary, dense and sparse blocks), under language_model.model, its head language_model.lm_head
+# rotary, dense and sparse blocks: its FFN is intermediate_size_mlp, its experts' intermediate_size), under
+# language_model.model, its head language_model.lm_head
 LLAMA4 = Recipe(
     name="llama4", model_types=("llama4",), classes=("Llama4ForConditionalGeneration",), prefix=(),
-    config=FIELDS, spaces={}, outputs={**OUTPUTS, "image_hidden_states": None},
+    config=mixtral.LLAMA4_TEXT.config, spaces={}, outputs={**OUTPUTS, "image_hidden_states": None},
     towers=(Tower("text_config", ("language_model.model", "model.language_model", "language_model")),
             Tower("vision_config", ("vision_model", "model.vision_model"), recipe=llama4_vision.RECIPE, kept=True)),
     body=(*linear("multi_modal_projector.linear_1", "text_config.hidden", None, bias=False),),
