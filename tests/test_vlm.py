@@ -42,10 +42,38 @@ CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
 
+# transformers 5.24's Llama4ForConditionalGeneration.forward ends by reading ``image_outputs`` off its text model's output,
+# which has none: every call raises once the text model has run (5.23 returns; a clean clone's `make setup` takes the newest
+# transformers, which is how the whole-Llama-4 tests once failed there and not on the shared environment). hfgrow's
+# verification then reports transformers' error; the tests compare the logits the text model computed (a forward hook).
+BROKEN_FORWARD = "has no attribute 'image_outputs'"
+
+
+def logits(model, inputs) -> torch.Tensor:
+    """``model(**inputs)[0]``, or where transformers' forward fails after its text model ran (BROKEN_FORWARD), the text
+    model's own first output."""
+    seen: list[torch.Tensor] = []
+    language = getattr(model, "language_model", None)
+    handle = language.register_forward_hook(lambda m, args, out: seen.append(out[0])) if language is not None else None
+    try:
+        with torch.no_grad():
+            return model(**inputs)[0]
+    except AttributeError as e:
+        if BROKEN_FORWARD not in str(e) or not seen:
+            raise
+        return seen[-1]
+    finally:
+        if handle is not None:
+            handle.remove()
+
+
 def grown(tmp_path, cls, **options):
     src = build_model(tmp_path / "src", cls)
     report = hfgrow.grow(src, tmp_path / "out", **options)
     v = report["verification"]
+    if BROKEN_FORWARD in v.get("error", ""):  # transformers cannot run the model: the test compares (logits above)
+        assert v["error"].startswith("transformers cannot run the small model"), v
+        return src, report
     assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"], v
     for name, stats in v["float32"]["outputs"].items():
         assert stats["max_rel"] <= 1e-5, (name, stats)
@@ -55,8 +83,7 @@ def grown(tmp_path, cls, **options):
 def image_features_reach_the_text(model, inputs) -> bool:
     """The inputs hold image placeholder tokens, and the model's outputs change with the pixels."""
     other = {k: (v + 1 if k == "pixel_values" else v) for k, v in inputs.items()}
-    with torch.no_grad():
-        a, b = model(**inputs)[0], model(**other)[0]
+    a, b = logits(model, inputs), logits(model, other)
     return bool((inputs["input_ids"] == image_token(model.config)).any()) and not torch.allclose(a, b)
 
 
@@ -64,7 +91,7 @@ def image_features_reach_the_text(model, inputs) -> bool:
 def test_every_class_is_exact(tmp_path, cls, growth):
     src, report = grown(tmp_path, cls, **GROWTHS[growth])
     v = report["verification"]
-    assert "image tokens" in v["inputs"] and "hidden_states" in v["float32"]["outputs"]
+    assert "error" in v or "image tokens" in v["inputs"] and "hidden_states" in v["float32"]["outputs"]
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
     twins = ("hidden_size", "out_hidden_size") if cls.startswith("Qwen") else ()  # the merger's output size: the text width
@@ -78,8 +105,7 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     from hfgrow.signals import with_signals
     inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
     assert image_features_reach_the_text(a, inputs)
-    with torch.no_grad():
-        x, y = a(**inputs)[0], b(**inputs)[0]
+    x, y = logits(a, inputs), logits(b, inputs)
     if x.shape == y.shape:  # logits: compared as the user sees them
         assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
 
@@ -103,13 +129,20 @@ def test_the_cli_grows_a_llama4_with_its_vision_tower(tmp_path):
     src = build_model(tmp_path / "src", "Llama4ForConditionalGeneration")
     out = tmp_path / "out"
     result = CliRunner().invoke(main, [str(src), "--factor", "2", "--vision-tower", "grow", "--out", str(out)])
-    assert result.exit_code == 0, result.output
     v = json.loads((out / "growth_report.json").read_text())["verification"]
-    assert v["exact"] and "4 image tokens" in v["inputs"], v
-    assert all(stats["max_rel"] <= 1e-5 for stats in v["float32"]["outputs"].values()), v
+    if BROKEN_FORWARD not in v.get("error", ""):
+        assert result.exit_code == 0, result.output
+        assert v["exact"] and "4 image tokens" in v["inputs"], v
+        assert all(stats["max_rel"] <= 1e-5 for stats in v["float32"]["outputs"].values()), v
     config = json.loads((out / "config.json").read_text())
     assert (config["text_config"]["hidden_size"], config["vision_config"]["hidden_size"]) == (32, 32)
-    assert load(out).multi_modal_projector.linear_1.weight.shape == (32, 12)
+    a, b = load(src), load(out)
+    assert b.multi_modal_projector.linear_1.weight.shape == (32, 12)
+    from hfgrow.signals import with_signals
+    inputs = with_signals("Llama4ForConditionalGeneration", a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    assert image_features_reach_the_text(a, inputs)
+    x, y = logits(a, inputs), logits(b, inputs)
+    assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
 
 
 def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
