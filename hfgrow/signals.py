@@ -127,13 +127,22 @@ def image_token(config: Any) -> int:
 
 
 def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
-    """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full')."""
+    """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full'), or per s × s
+    patches where a pixel shuffle puts them side by side (Aya Vision's downsample_factor s, InternVL's downsample_ratio
+    1 / s; the class token dropped)."""
     vision = config.vision_config
     height, width = _side(vision.image_size)
     patch = _side(vision.patch_size)
-    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    full = getattr(config, "vision_feature_select_strategy", "default") == "full" and getattr(vision, "model_type", "") != "siglip_vision_model"
+    shuffle = getattr(config, "downsample_factor", None) or round(1 / getattr(config, "downsample_ratio", 1))
     pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), height, width, generator=g)
-    return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) + full, [], []
+    return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) // shuffle ** 2 + full, [], []
+
+
+def _video_llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Video-LLaVA: LLaVA's images, as pixel_values_images (its videos are pixel_values_videos)."""
+    images, count, before, after = _llava(config, n, g)
+    return {"pixel_values_images": images["pixel_values"]}, count, before, after
 
 
 def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -197,11 +206,13 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
+    **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
+    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
 # multimodal rotary positions from them
-TYPE_IDS = {"gemma3": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
+TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
@@ -217,7 +228,7 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, n, g)
     ids, mask = inputs["input_ids"][:n], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:n]
     special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
-        "video_token_id", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
+        "video_token_id", "video_token_index", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
     vocab = int(config.text_config.vocab_size)
     plain = next(i for i in range(vocab) if i not in special)  # a sentence's token that is a marker: a plain token instead
     ids = ids.masked_fill(torch.isin(ids, special), plain)
@@ -226,7 +237,7 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     feed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
     if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
         feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
-    shape = "×".join(map(str, images["pixel_values"].shape))
+    shape = "×".join(map(str, next(iter(images.values())).shape))
     kept = f" (the first {n})" if n < inputs["input_ids"].shape[0] else ""
     return feed, f"{source}{kept}; an image each (pixel values {shape}), as {count} image tokens before it"
 
@@ -273,7 +284,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         if text_file:
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
         return (*patches(config, seed, takes), None)
-    if "pixel_values" not in takes:
+    if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:
         pixels, described = pixel_values(config, IMAGES, seed)

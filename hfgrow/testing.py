@@ -461,6 +461,24 @@ TINY["llama4"] = dict(text_config=dict(TINY["llama4_text"], model_type="llama4_t
 TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
     depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
     temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))
+# the vision-language models whose towers recipes/vlm_joins.py joins: the same tiny towers (8×8 images of 4×4 patches,
+# a CLIP or SigLIP tower), image token 5
+_CLIP, _SIGLIP = dict(_VISION, model_type="clip_vision_model"), dict(_VISION, model_type="siglip_vision_model")
+_LLAMA = dict(TINY["llama"], model_type="llama")
+TINY["vipllava"] = dict(text_config=_LLAMA, vision_config=_CLIP, image_token_index=5, vision_feature_layer=[-2, -1, 0])
+TINY["video_llava"] = dict(TINY["llava"], video_token_index=6)
+TINY["llava_next_video"] = dict(TINY["llava_next"], video_token_index=6)
+TINY["deepseek_vl"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5)
+TINY["paligemma"] = dict(text_config=dict(TINY["gemma"], model_type="gemma"), vision_config=_SIGLIP, image_token_index=5, projection_dim=16, vocab_size=97,
+                         hidden_size=16)
+# the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
+TINY["cohere2_vision"] = dict(text_config=dict(TINY["cohere2"], model_type="cohere2"), vision_config=_SIGLIP, image_token_id=5,
+                              downsample_factor=2, alignment_intermediate_size=20)
+TINY["aya_vision"] = dict(TINY["cohere2_vision"], image_token_index=5, adapter_layer_norm_eps=0.05)
+TINY["internvl_vision"] = dict(_TOWER, image_size=8, patch_size=4, num_channels=3, layer_scale_init_value=0.5)
+TINY["internvl"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), vision_config=TINY["internvl_vision"], image_token_id=5,
+                        downsample_ratio=0.5, vision_feature_layer=-1)
+TINY["shieldgemma2"] = dict(TINY["gemma3"], yes_token_index=10, no_token_index=11)
 
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,

@@ -75,16 +75,21 @@ def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any],
                   twins: Mapping[str, str]) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's
     config before and after) and the output dtype; ``twins``: fields of one tower (``sub.field``) that must equal
-    another's and grow with it (SigLIP's text projection_size, the vision hidden size)."""
+    another's and grow with it (SigLIP's text projection_size, the vision hidden size); a twin without a sub-config is a
+    field of the whole config (PaliGemma's projection_dim, which it copies into its vision_config), checked where set."""
     towers = {sub: {**config[sub], **{k: v for k, v in after.items() if k != "architectures" and before.get(k) != v}}
               for sub, (before, after) in grown.items()}
+    top: dict[str, Any] = {}
     for twin, name in twins.items():
-        (sub, field), (other, source) = twin.split(".", 1), name.split(".", 1)
-        if config[sub].get(field) != config[other].get(source):
-            raise GrowthError(f"config.json: {twin}={config[sub].get(field)!r} must equal {name}={config[other].get(source)!r}, "
+        (sub, field), (other, source) = twin.split(".", 1) if "." in twin else (None, twin), name.split(".", 1)
+        here = config[sub] if sub else config
+        if sub is None and field not in config:
+            continue
+        if here.get(field) != config[other].get(source):
+            raise GrowthError(f"config.json: {twin}={here.get(field)!r} must equal {name}={config[other].get(source)!r}, "
                               f"which it follows")
-        towers.setdefault(sub, dict(config[sub]))[field] = towers.get(other, config[other])[source]
-    return {**config, **towers, **({"dtype": dtype} if dtype else {})}
+        (towers.setdefault(sub, dict(config[sub])) if sub else top)[field] = towers.get(other, config[other])[source]
+    return {**config, **towers, **top, **({"dtype": dtype} if dtype else {})}
 
 
 def _plain(tower: tuple[str, Recipe] | Tower) -> Tower:

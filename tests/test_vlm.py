@@ -22,11 +22,21 @@ CLASSES = {
     "idefics3": ["Idefics3ForConditionalGeneration", "Idefics3Model"],
     "smolvlm": ["SmolVLMForConditionalGeneration", "SmolVLMModel"],
     "llama4": ["Llama4ForConditionalGeneration"],
+    # recipes/vlm_joins.py
+    "vipllava": ["VipLlavaForConditionalGeneration", "VipLlavaModel"],
+    "video_llava": ["VideoLlavaForConditionalGeneration", "VideoLlavaModel"],
+    "llava_next_video": ["LlavaNextVideoForConditionalGeneration", "LlavaNextVideoModel"],
+    "deepseek_vl": ["DeepseekVLForConditionalGeneration", "DeepseekVLModel"],
+    "paligemma": ["PaliGemmaForConditionalGeneration", "PaliGemmaModel"],
+    "aya_vision": ["AyaVisionForConditionalGeneration", "AyaVisionModel"],
+    "cohere2_vision": ["Cohere2VisionForConditionalGeneration", "Cohere2VisionModel"],
+    "internvl": ["InternVLForConditionalGeneration", "InternVLModel"],
+    "shieldgemma2": ["ShieldGemma2ForImageClassification"],
 }
-# vision towers hfgrow keeps, whatever is asked
-FIXED: set[str] = set()
+# vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
+FIXED: set[str] = {"internvl"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
-NO_ORTHOGONAL = {"gemma3", "llama4"}
+NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
@@ -37,7 +47,12 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         ("Qwen2VLModel", "vision"), ("Qwen2_5_VLForConditionalGeneration", "wider"), ("Qwen2_5_VLModel", "vision"),
         ("Gemma3ForConditionalGeneration", "head-dim"), ("Gemma3Model", "wider"), ("Gemma3ForSequenceClassification", "vision"),
         ("Idefics3ForConditionalGeneration", "vision"), ("Idefics3Model", "head-dim"), ("SmolVLMForConditionalGeneration", "head-dim"),
-        ("SmolVLMModel", "wider"), ("Llama4ForConditionalGeneration", "wider")}
+        ("SmolVLMModel", "wider"), ("Llama4ForConditionalGeneration", "wider"),
+        # one per join of recipes/vlm_joins.py: a norm over several hidden states side by side, two towers of one
+        # vision_config, a shuffled SwiGLU adapter, a twin of the whole config, the text model two prefixes deep
+        ("VipLlavaForConditionalGeneration", "vision"), ("VideoLlavaForConditionalGeneration", "vision"),
+        ("AyaVisionForConditionalGeneration", "vision"), ("PaliGemmaForConditionalGeneration", "wider"),
+        ("ShieldGemma2ForImageClassification", "heads")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
@@ -82,7 +97,7 @@ def grown(tmp_path, cls, **options):
 
 def image_features_reach_the_text(model, inputs) -> bool:
     """The inputs hold image placeholder tokens, and the model's outputs change with the pixels."""
-    other = {k: (v + 1 if k == "pixel_values" else v) for k, v in inputs.items()}
+    other = {k: (v + 1 if k.startswith("pixel_values") else v) for k, v in inputs.items()}
     a, b = logits(model, inputs), logits(model, other)
     return bool((inputs["input_ids"] == image_token(model.config)).any()) and not torch.allclose(a, b)
 
@@ -91,16 +106,18 @@ def image_features_reach_the_text(model, inputs) -> bool:
 def test_every_class_is_exact(tmp_path, cls, growth):
     src, report = grown(tmp_path, cls, **GROWTHS[growth])
     v = report["verification"]
-    assert "error" in v or "image tokens" in v["inputs"] and "hidden_states" in v["float32"]["outputs"]
+    # every output compared: the text model's hidden states (ShieldGemma 2 returns its yes / no scores alone)
+    assert "error" in v or "image tokens" in v["inputs"] and {"hidden_states", "probabilities"} & set(v["float32"]["outputs"])
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
-    twins = ("hidden_size", "out_hidden_size") if cls.startswith("Qwen") else ()  # the merger's output size: the text width
+    # the merger's output size (PaliGemma's projection): the text width
+    twins = ("hidden_size", "out_hidden_size") if cls.startswith("Qwen") else ("projection_dim",) if cls.startswith("PaliGemma") else ()
     assert ({k: v for k, v in big["vision_config"].items() if k not in twins} ==
             {k: v for k, v in small["vision_config"].items() if k not in twins}) == (growth != "vision")
     a, b = load(src), load(tmp_path / "out")
     if growth != "vision":  # the vision tower is the small one's, tensor for tensor
         for name, t in a.state_dict().items():
-            if ("vision_tower" in name or "visual." in name or "vision_model" in name) and "merger.mlp.2" not in name:
+            if any(t in name for t in ("vision_tower", "visual.", "vision_model", "image_tower", "video_tower")) and "merger.mlp.2" not in name:
                 assert torch.equal(t, b.state_dict()[name]), name
     from hfgrow.signals import with_signals
     inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
@@ -158,7 +175,8 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
 
 
 @pytest.mark.parametrize("cls, config, why", [
-    ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1")])
+    ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1"),
+    ("InternVLModel", {}, "model_type='internvl_vision', which hfgrow cannot grow")])
 def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
     """Qwen2-VL's vision tower grows when it merges 2 × 2 patches: --vision-tower grow is refused otherwise, in one line,
     nothing written."""
