@@ -139,6 +139,26 @@ def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Ten
     return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) // shuffle ** 2 + full, [], []
 
 
+def _pixtral(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Mistral 3, LightOnOCR: [n, channels, height, width] with image_sizes; a feature per spatial_merge_size² patches."""
+    images, _, before, after = _llava(config, n, g)
+    height, width = _side(config.vision_config.image_size)
+    side = _positive(config.vision_config, "patch_size") * _positive(config, "spatial_merge_size")
+    return {**images, "image_sizes": torch.tensor([[height, width]] * n)}, (height // side) * (width // side), before, after
+
+
+def _queries(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """BLIP-2: [n, channels, height, width]; num_query_tokens features per image (the Q-Former's queries)."""
+    images, _, before, after = _llava(config, n, g)
+    return images, _positive(config, "num_query_tokens"), before, after
+
+
+def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
+    images, count, before, after = _llava(config, n, g)
+    return images, count // 16, before, after
+
+
 def _video_llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Video-LLaVA: LLaVA's images, as pixel_values_images (its videos are pixel_values_videos)."""
     images, count, before, after = _llava(config, n, g)
@@ -207,7 +227,8 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
-    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3,
+    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
+    "blip-2": _queries, "got_ocr2": _sam,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -479,6 +479,21 @@ TINY["internvl_vision"] = dict(_TOWER, image_size=8, patch_size=4, num_channels=
 TINY["internvl"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), vision_config=TINY["internvl_vision"], image_token_id=5,
                         downsample_ratio=0.5, vision_feature_layer=-1)
 TINY["shieldgemma2"] = dict(TINY["gemma3"], yes_token_index=10, no_token_index=11)
+# Pixtral's tower (16×16 images of 4×4 patches, merged 2×2 into 4 image tokens): Mistral 3, LightOnOCR
+TINY["pixtral"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, head_dim=8, image_size=16,
+                       patch_size=4, num_channels=3)
+TINY["mistral3"] = dict(text_config=_LLAMA | {"model_type": "mistral"}, vision_config=dict(TINY["pixtral"], model_type="pixtral"),
+                        image_token_index=5, spatial_merge_size=2, multimodal_projector_bias=True)
+TINY["lighton_ocr"] = dict(TINY["mistral3"], text_config=_LLAMA | {"model_type": "qwen3"}, image_token_id=5)
+# GOT-OCR2: a SAM-style tower (32×32 images of 4×4 patches, its neck into output_channels), two stride-2 convolutions: 4 tokens
+TINY["got_ocr2"] = dict(text_config=_LLAMA | {"model_type": "qwen2"}, image_token_index=5, vision_config=dict(
+    hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=4,
+    global_attn_indexes=[1], mlp_dim=24, layer_norm_eps=0.05))
+# BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
+_QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
+                max_position_embeddings=40, layer_norm_eps=0.05)
+TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
+                      qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
 
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,

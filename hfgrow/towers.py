@@ -128,7 +128,8 @@ def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Tower]:
             continue
         inner = (own.prefix,) if isinstance(own.prefix, str) else own.prefix
         prefixes = tuple(f"{p}.{q}" for p in tower.prefix for q in inner if q) + tower.prefix
-        base = own.extend(prefix=prefixes, heads=(), class_heads={}, spaces={**own.spaces, **tower.spaces})
+        base = own.extend(prefix=prefixes, heads=(), class_heads={}, spaces={**own.spaces, **tower.spaces},
+                          constraints=own.constraints + tower.constraints)
         towers.append(dataclasses.replace(tower, recipe=scoped(base, tower.sub), cls=own.classes[0]))
     return towers
 

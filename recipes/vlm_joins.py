@@ -18,6 +18,7 @@ its output rows write into the text width as an embedding row does, its input co
 
 import dataclasses
 
+from hfgrow.policy import SharedEps
 from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
 
 from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS
@@ -30,8 +31,12 @@ def vision(*prefixes: str) -> Tower:
     return Tower("vision_config", (*prefixes, *(f"model.{p}" for p in prefixes)), kept=True)
 
 
-def text(projected: bool = True) -> Tower:
-    return Tower("text_config", LANGUAGE_MODEL, spaces=PROJECTED if projected else {})
+def text(projected: bool = True, *constraints) -> Tower:
+    return Tower("text_config", LANGUAGE_MODEL, spaces=PROJECTED if projected else {}, constraints=constraints)
+
+
+# Mistral 3's projector normalises the kept vision width with the text model's rms_norm_eps
+PIXTRAL_NORM = SharedEps("the projector's RMSNorm over the vision width (eps: text_config.rms_norm_eps)")
 
 
 def shuffled_norm(module: str) -> tuple[TensorRule, ...]:
@@ -88,4 +93,32 @@ SHIELDGEMMA2 = dataclasses.replace(
             Tower("vision_config", ("model.model.vision_tower", "model.vision_tower"), kept=True)),
     heads=linear("(model.lm_head|lm_head)", None, "text_config.final", bias=False), outputs={**OUTPUTS, "probabilities": None})
 
-RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2)
+
+def pixtral_projector(module: str, bias: bool) -> tuple[TensorRule, ...]:
+    """Mistral 3's projector: an RMSNorm and the patch merger over the vision width (kept with the tower), then
+    LLaVA's two layers (with or without biases)."""
+    return (TensorRule(f"{module}.norm.weight", (writes("vision_config.hidden"),), norm_input="vision_config.hidden"),
+            TensorRule(f"{module}.patch_merger.merging_layer.weight", (writes("vision_config.hidden"), Repeated(reads("vision_config.hidden")))),
+            *(two_layers(f"{module}.linear_1", f"{module}.linear_2") if bias else
+              (TensorRule(f"{module}.linear_1.weight", (writes("text_config.projected"), reads("vision_config.hidden"))),
+               *linear(f"{module}.linear_2", "text_config.hidden", "text_config.projected", bias=False))))
+
+
+MISTRAL3 = joined("mistral3", ("Mistral3Model", "Mistral3ForConditionalGeneration"), (text(True, PIXTRAL_NORM), vision("vision_tower")),
+                  pixtral_projector("multi_modal_projector", bias=True))
+LIGHTON_OCR = joined("lighton_ocr", ("LightOnOcrModel", "LightOnOcrForConditionalGeneration"), (text(True, PIXTRAL_NORM), vision("vision_encoder")),
+                     pixtral_projector("vision_projection", bias=False))
+# GOT-OCR2: two stride-2 convolutions over the tower's neck channels (kept), the second into the text width, then a layer
+GOT_OCR2 = joined("got_ocr2", ("GotOcr2Model", "GotOcr2ForConditionalGeneration"), (text(), vision("vision_tower")),
+                  (TensorRule("multi_modal_projector.conv_upsampler1.weight", (None, None, None, None)),
+                   TensorRule("multi_modal_projector.conv_upsampler2.weight", (writes("text_config.projected"), None, None, None)),
+                   *linear("multi_modal_projector.multimodal_projector", "text_config.hidden", "text_config.projected")))
+# BLIP-2: the Q-Former's queries (kept with it, as the vision tower is) are projected into the text width; keys at the top
+BLIP2 = joined("blip-2", ("Blip2Model", "Blip2ForConditionalGeneration"),
+               (Tower("text_config", ("language_model",)), Tower("vision_config", ("vision_model",), kept=True),
+                Tower("qformer_config", ("qformer",), kept=True)),
+               (TensorRule("query_tokens", (None, None, None)),
+                *linear("language_projection", "text_config.hidden", "qformer_config.hidden")), prefix=())
+
+RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
+           LIGHTON_OCR, GOT_OCR2, BLIP2)

@@ -32,11 +32,15 @@ CLASSES = {
     "cohere2_vision": ["Cohere2VisionForConditionalGeneration", "Cohere2VisionModel"],
     "internvl": ["InternVLForConditionalGeneration", "InternVLModel"],
     "shieldgemma2": ["ShieldGemma2ForImageClassification"],
+    "mistral3": ["Mistral3ForConditionalGeneration", "Mistral3Model"],
+    "lighton_ocr": ["LightOnOcrForConditionalGeneration", "LightOnOcrModel"],
+    "got_ocr2": ["GotOcr2ForConditionalGeneration", "GotOcr2Model"],
+    "blip-2": ["Blip2ForConditionalGeneration", "Blip2Model"],
 }
 # vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
-FIXED: set[str] = {"internvl"}
+FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
-NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2"}
+NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr"}  # Mistral 3's: its projector's norm
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
@@ -52,7 +56,7 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         # vision_config, a shuffled SwiGLU adapter, a twin of the whole config, the text model two prefixes deep
         ("VipLlavaForConditionalGeneration", "vision"), ("VideoLlavaForConditionalGeneration", "vision"),
         ("AyaVisionForConditionalGeneration", "vision"), ("PaliGemmaForConditionalGeneration", "wider"),
-        ("ShieldGemma2ForImageClassification", "heads")}
+        ("ShieldGemma2ForImageClassification", "heads"), ("Mistral3ForConditionalGeneration", "wider"), ("Blip2ForConditionalGeneration", "heads")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
@@ -106,8 +110,9 @@ def image_features_reach_the_text(model, inputs) -> bool:
 def test_every_class_is_exact(tmp_path, cls, growth):
     src, report = grown(tmp_path, cls, **GROWTHS[growth])
     v = report["verification"]
-    # every output compared: the text model's hidden states (ShieldGemma 2 returns its yes / no scores alone)
-    assert "error" in v or "image tokens" in v["inputs"] and {"hidden_states", "probabilities"} & set(v["float32"]["outputs"])
+    # every output compared: the text model's hidden states (ShieldGemma 2 returns its yes / no scores alone, BLIP-2 the
+    # text model's logits)
+    assert "error" in v or "image tokens" in v["inputs"] and {"hidden_states", "probabilities", "language_model_outputs.logits"} & set(v["float32"]["outputs"])
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
     # the merger's output size (PaliGemma's projection): the text width
@@ -176,13 +181,24 @@ def test_vision_tower_growth_needs_a_factor_and_a_vision_model(tmp_path):
 
 @pytest.mark.parametrize("cls, config, why", [
     ("Qwen2VLModel", {"vision_config": {**TINY["qwen2_vl"]["vision_config"], "spatial_merge_size": 1}}, "spatial_merge_size=1"),
-    ("InternVLModel", {}, "model_type='internvl_vision', which hfgrow cannot grow")])
+    ("InternVLModel", {}, "model_type='internvl_vision', which hfgrow cannot grow"),
+    ("Blip2Model", {}, "model_type='blip_2_vision_model', which hfgrow cannot grow")])
 def test_a_vision_tower_hfgrow_cannot_grow_is_kept(tmp_path, cls, config, why):
     """Qwen2-VL's vision tower grows when it merges 2 × 2 patches: --vision-tower grow is refused otherwise, in one line,
     nothing written."""
     src = build_model(tmp_path / "src", cls, **config)
     with pytest.raises(hfgrow.GrowthError, match=why):
         hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_projector_norm_that_reads_the_text_eps_keeps_it(tmp_path):
+    """Mistral 3's projector normalises the kept vision width with text_config.rms_norm_eps: a growth that would rescale
+    the text model's eps (the orthogonal convention) is refused in one line, nothing written; the copy convention
+    keeps every norm's mean square, so the eps stays, even at a width that is no multiple (test_every_class_is_exact)."""
+    src = build_model(tmp_path / "src", "Mistral3ForConditionalGeneration")
+    with pytest.raises(hfgrow.GrowthError, match="projector's RMSNorm over the vision width .* shares its eps"):
+        hfgrow.grow(src, tmp_path / "out", factor=2, convention="orthogonal")
     assert not (tmp_path / "out").exists()
 
 
