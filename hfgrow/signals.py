@@ -153,6 +153,14 @@ def _queries(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
     return images, _positive(config, "num_query_tokens"), before, after
 
 
+def _instructed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """InstructBLIP: BLIP-2's images and queries, with the instruction the Q-Former reads (qformer_input_ids, of its
+    own vocabulary)."""
+    images, count, before, after = _queries(config, n, g)
+    ids = torch.randint(1, int(config.qformer_config.vocab_size), (n, 4), generator=g)
+    return {**images, "qformer_input_ids": ids, "qformer_attention_mask": torch.ones_like(ids)}, count, before, after
+
+
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
     images, count, before, after = _llava(config, n, g)
@@ -228,7 +236,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
-    "blip-2": _queries, "got_ocr2": _sam,
+    "blip-2": _queries, "got_ocr2": _sam, "instructblip": _instructed, "llava_onevision": _llava_next,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -492,6 +492,11 @@ TINY["got_ocr2"] = dict(text_config=_LLAMA | {"model_type": "qwen2"}, image_toke
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)
+TINY["instructblip"] = dict(
+    text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4), qformer_config=_QFORMER,
+    num_query_tokens=3, image_token_index=5)
+# LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
+TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
                       qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
 

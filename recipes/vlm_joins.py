@@ -120,5 +120,10 @@ BLIP2 = joined("blip-2", ("Blip2Model", "Blip2ForConditionalGeneration"),
                (TensorRule("query_tokens", (None, None, None)),
                 *linear("language_projection", "text_config.hidden", "qformer_config.hidden")), prefix=())
 
+INSTRUCTBLIP = dataclasses.replace(BLIP2, name="instructblip", model_types=("instructblip",),
+                                   classes=("InstructBlipModel", "InstructBlipForConditionalGeneration"))
+LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_types=("llava_onevision",),
+                                      classes=("LlavaOnevisionModel", "LlavaOnevisionForConditionalGeneration"))
+
 RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
-           LIGHTON_OCR, GOT_OCR2, BLIP2)
+           LIGHTON_OCR, GOT_OCR2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)

@@ -36,9 +36,11 @@ CLASSES = {
     "lighton_ocr": ["LightOnOcrForConditionalGeneration", "LightOnOcrModel"],
     "got_ocr2": ["GotOcr2ForConditionalGeneration", "GotOcr2Model"],
     "blip-2": ["Blip2ForConditionalGeneration", "Blip2Model"],
+    "instructblip": ["InstructBlipForConditionalGeneration", "InstructBlipModel"],
+    "llava_onevision": ["LlavaOnevisionForConditionalGeneration", "LlavaOnevisionModel"],
 }
 # vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
-FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2"}
+FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
 NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr"}  # Mistral 3's: its projector's norm
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
@@ -112,7 +114,7 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     v = report["verification"]
     # every output compared: the text model's hidden states (ShieldGemma 2 returns its yes / no scores alone, BLIP-2 the
     # text model's logits)
-    assert "error" in v or "image tokens" in v["inputs"] and {"hidden_states", "probabilities", "language_model_outputs.logits"} & set(v["float32"]["outputs"])
+    assert "error" in v or "image tokens" in v["inputs"] and {"hidden_states", "probabilities", "language_model_outputs.logits", "language_model_outputs"} & set(v["float32"]["outputs"])
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
     # the merger's output size (PaliGemma's projection): the text width
