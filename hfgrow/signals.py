@@ -126,6 +126,13 @@ def image_token(config: Any) -> int:
     return _positive(config, "image_token_index") if value is None else value
 
 
+def _class_token(config: Any) -> bool:
+    """The image features include the vision tower's class token: LLaVA's 'full' strategy over a tower that has one
+    (CLIP's; SigLIP's has none)."""
+    return (getattr(config, "vision_feature_select_strategy", "default") == "full"
+            and getattr(config.vision_config, "model_type", "") != "siglip_vision_model")
+
+
 def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full'), or per s × s
     patches where a pixel shuffle puts them side by side (Aya Vision's downsample_factor s, InternVL's downsample_ratio
@@ -133,7 +140,7 @@ def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Ten
     vision = config.vision_config
     height, width = _side(vision.image_size)
     patch = _side(vision.patch_size)
-    full = getattr(config, "vision_feature_select_strategy", "default") == "full" and getattr(vision, "model_type", "") != "siglip_vision_model"
+    full = _class_token(config)
     shuffle = getattr(config, "downsample_factor", None) or round(1 / getattr(config, "downsample_ratio", 1))
     pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), height, width, generator=g)
     return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) // shuffle ** 2 + full, [], []
@@ -183,7 +190,7 @@ def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     height, width = int(pinpoints[0][0]), int(pinpoints[0][1])
     tiles, per_side = (height // side) * (width // side), side // patch
     pixels = torch.randn(n, 1 + tiles, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
-    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    full = _class_token(config)
     rows, columns = height // side * per_side, width // side * per_side
     count = per_side * per_side + full + rows * (columns + 1)
     return {"pixel_values": pixels, "image_sizes": torch.tensor([[height, width]] * n)}, count, [], []
