@@ -36,13 +36,14 @@ CLASSES = {
     "lighton_ocr": ["LightOnOcrForConditionalGeneration", "LightOnOcrModel"],
     "got_ocr2": ["GotOcr2ForConditionalGeneration", "GotOcr2Model"],
     "blip-2": ["Blip2ForConditionalGeneration", "Blip2Model"],
-    "instructblip": ["InstructBlipForConditionalGeneration", "InstructBlipModel"],
+    "instructblip": ["InstructBlipForConditionalGeneration"],
     "llava_onevision": ["LlavaOnevisionForConditionalGeneration", "LlavaOnevisionModel"],
 }
 # vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
 FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
-NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr"}  # Mistral 3's: its projector's norm
+# Mistral 3's: its projector's norm; BLIP-2's and InstructBLIP's: OPT's eps fixed in its code
+NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr", "blip-2", "instructblip"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "vision": dict(factor=2, vision_tower="grow"),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
