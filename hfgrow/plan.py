@@ -249,7 +249,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     (logit_scale, a projector) by the model's own rules. A kept tower (a vision tower, by default) is copied as it is."""
     reader = NestedReader(reader, tower_subs(recipe))
     towers = planned_towers(recipe, reader.transformers_config(), options.vision_tower == "grow")
-    if options.vision_tower == "grow" and not any(t.vision for t in towers):
+    if options.vision_tower == "grow" and not any(t.kept for t in towers):
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "
                           f"(every tower it has grows)")
     unsized = [t.sub for t in towers if t.recipe is not None and set(reader.config().get(t.sub) or {}) <= {"model_type"}]
@@ -266,13 +266,13 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     by_prefix = tower_keys(list(reader.tensors), towers)
     plans, claimed = [], set()
     for t in towers:
-        keys = by_prefix[t.sub] if t.prefixes else \
+        keys = by_prefix[t.sub] if t.prefix else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
         if t.recipe is not None:  # the tower's keys that only the model's own rules grow: planned as they are, then replaced
             rules = t.recipe.rules_for(t.cls)
             theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.kept), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
     copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}

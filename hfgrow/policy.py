@@ -125,6 +125,21 @@ class WeightlessNorms(Constraint):
 
 
 @dataclass(frozen=True)
+class SharedEps(Constraint):
+    """A norm outside the grown width that reads the eps of the hidden norms (Mistral 3's projector RMSNorm over the
+    kept vision width, eps text_config.rms_norm_eps): the copy convention only, with residual copies that keep their
+    mean square (1/√fill), so that the shared eps stays as it is."""
+
+    what: str
+    keeps_mean_square = True
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.options.convention != "copy":
+            return [f"{self.what} shares its eps with the text model's norms: only the copy convention keeps both exact"]
+        return []
+
+
+@dataclass(frozen=True)
 class HeadDimFixed(Constraint):
     """head_dim cannot grow, for ``reason`` (ESMC's q/k LayerNorms over the whole width: the queries' zero slots would
     move their mean); the heads may."""

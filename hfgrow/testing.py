@@ -469,9 +469,51 @@ TINY["gemma3"] = dict(text_config=TINY["gemma3_text"], vision_config=dict(_VISIO
 TINY["idefics3"] = TINY["smolvlm"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, image_size=16),
                                           image_token_id=5, scale_factor=2)
 TINY["idefics3_vision"] = TINY["smolvlm_vision"] = _VISION
+# Llama 4: its text model, its vision encoder on 16×16 images (16 patches, pixel-shuffled 2×2 into 4 image tokens)
+TINY["llama4"] = dict(text_config=dict(TINY["llama4_text"], model_type="llama4_text"),
+                      vision_config=dict(TINY["llama4_vision_model"], image_size=16, model_type="llama4_vision_model"),
+                      image_token_index=5, boi_token_index=7, eoi_token_index=8)
 TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
     depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
     temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))
+# the vision-language models whose towers recipes/vlm_joins.py joins: the same tiny towers (8×8 images of 4×4 patches,
+# a CLIP or SigLIP tower), image token 5
+_CLIP, _SIGLIP = dict(_VISION, model_type="clip_vision_model"), dict(_VISION, model_type="siglip_vision_model")
+_LLAMA = dict(TINY["llama"], model_type="llama")
+TINY["vipllava"] = dict(text_config=_LLAMA, vision_config=_CLIP, image_token_index=5, vision_feature_layer=[-2, -1, 0])
+TINY["video_llava"] = dict(TINY["llava"], video_token_index=6)
+TINY["llava_next_video"] = dict(TINY["llava_next"], video_token_index=6)
+TINY["deepseek_vl"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5)
+TINY["paligemma"] = dict(text_config=dict(TINY["gemma"], model_type="gemma"), vision_config=_SIGLIP, image_token_index=5, projection_dim=16, vocab_size=97,
+                         hidden_size=16)
+# the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
+TINY["cohere2_vision"] = dict(text_config=dict(TINY["cohere2"], model_type="cohere2"), vision_config=_SIGLIP, image_token_id=5,
+                              downsample_factor=2, alignment_intermediate_size=20)
+TINY["aya_vision"] = dict(TINY["cohere2_vision"], image_token_index=5, adapter_layer_norm_eps=0.05)
+TINY["internvl_vision"] = dict(_TOWER, image_size=8, patch_size=4, num_channels=3, layer_scale_init_value=0.5)
+TINY["internvl"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), vision_config=TINY["internvl_vision"], image_token_id=5,
+                        downsample_ratio=0.5, vision_feature_layer=-1)
+TINY["shieldgemma2"] = dict(TINY["gemma3"], yes_token_index=10, no_token_index=11)
+# Pixtral's tower (16×16 images of 4×4 patches, merged 2×2 into 4 image tokens): Mistral 3, LightOnOCR
+TINY["pixtral"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, head_dim=8, image_size=16,
+                       patch_size=4, num_channels=3)
+TINY["mistral3"] = dict(text_config=_LLAMA | {"model_type": "mistral"}, vision_config=dict(TINY["pixtral"], model_type="pixtral"),
+                        image_token_index=5, spatial_merge_size=2, multimodal_projector_bias=True)
+TINY["lighton_ocr"] = dict(TINY["mistral3"], text_config=_LLAMA | {"model_type": "qwen3"}, image_token_id=5)
+# GOT-OCR2: a SAM-style tower (32×32 images of 4×4 patches, its neck into output_channels), two stride-2 convolutions: 4 tokens
+TINY["got_ocr2"] = dict(text_config=_LLAMA | {"model_type": "qwen2"}, image_token_index=5, vision_config=dict(
+    hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=4,
+    global_attn_indexes=[1], mlp_dim=24, layer_norm_eps=0.05))
+# BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
+_QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
+                max_position_embeddings=40, layer_norm_eps=0.05)
+TINY["instructblip"] = dict(
+    text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4), qformer_config=_QFORMER,
+    num_query_tokens=3, image_token_index=5)
+# LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
+TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
+TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
+                      qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
 
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, clip_like, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vision_refused, vit, vlm, wav2vec2, whisper)
+from . import (albert, bart, bert, clip, clip_like, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -14,7 +14,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.GLM_MOE_DSA, deepseek.MISTRAL_LARGE4_TEXT, deepseek.AXK2, deepseek.LONGCAT_FLASH, deepseek.DEEPSEEK_V4,
            jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION,
-           vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION,
+           vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION, vlm.LLAMA4,
            llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
            llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
@@ -28,7 +28,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
            clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
            clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,
-           gpt2.IMAGEGPT)
+           gpt2.IMAGEGPT,
+           *vlm_joins.RECIPES)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
