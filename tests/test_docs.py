@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,14 +30,21 @@ SLOW = {"README.md", "docs/usage.md"}  # a minute or more of CPU each (the demo,
 
 
 def run_shell(example) -> None:
-    """A ```bash block: one `bash -e` process in the current folder; a failing command fails the block."""
+    """A ```bash block: one `bash -e` process in the current folder; a failing command fails the block. A block still
+    running after half an hour is killed with everything it started (its own process group)."""
     bin_dir = str(Path(sys.executable).parent)
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", str(example.parsed)], env=env, capture_output=True,
-                          text=True, timeout=1200, stdin=subprocess.DEVNULL)
-    if done.returncode:
-        raise AssertionError(f"{example.path}:{example.line}: the shell block exited {done.returncode}\n"
-                             f"{done.stdout[-4000:]}{done.stderr[-4000:]}")
+    shell = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", str(example.parsed)], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        out, err = shell.communicate(timeout=1800)
+    except subprocess.TimeoutExpired:
+        os.killpg(shell.pid, signal.SIGKILL)
+        out, err = shell.communicate()
+        raise AssertionError(f"{example.path}:{example.line}: the shell block ran past 30 minutes\n{out[-4000:]}{err[-4000:]}")
+    if shell.returncode:
+        raise AssertionError(f"{example.path}:{example.line}: the shell block exited {shell.returncode}\n"
+                             f"{out[-4000:]}{err[-4000:]}")
 
 
 SYBIL = Sybil(parsers=[PythonCodeBlockParser(), CodeBlockParser("bash", run_shell), SkipParser()])
@@ -86,6 +94,7 @@ def test_every_block_runs(name, tmp_path, monkeypatch):
     repo_root_copy(tmp_path)
     monkeypatch.chdir(tmp_path)
     document = SYBIL.parse(ROOT / name)
+    environ = dict(os.environ)  # a block may set variables (torchrun's, for one rank): the next tests must not see them
     try:
         for example in document.examples():
             start = cpu_seconds()
@@ -99,3 +108,5 @@ def test_every_block_runs(name, tmp_path, monkeypatch):
     finally:
         if dist.is_available() and dist.is_initialized():  # a block that ran as one rank of a process group
             dist.destroy_process_group()
+        os.environ.clear()
+        os.environ.update(environ)
