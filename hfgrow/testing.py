@@ -569,11 +569,36 @@ def _token_ids_in_vocabulary(config_cls: Any, config: dict[str, Any]) -> dict[st
 
 
 def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
-                max_shard_size: str | None = None, model_type: str | None = None, **overrides: Any) -> Path:
-    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
+                max_shard_size: str | None = None, model_type: str | None = None, tokenizer: bool = False,
+                **overrides: Any) -> Path:
+    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden), with
+    :func:`char_tokenizer` when ``tokenizer`` (text pipelines then work on it and on what it grows into)."""
     model = make_model(cls, seed, model_type, **overrides)
     save_quietly(model.to(dtype), folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
+    if tokenizer:
+        char_tokenizer(model.config.get_text_config().vocab_size,
+                       getattr(model.config.get_text_config(), "max_position_embeddings", None)).save_pretrained(folder)
     return Path(folder)
+
+
+def char_tokenizer(vocab_size: int, max_length: int | None = None) -> Any:
+    """A character-level tokenizer made without a network, small enough for the tiny models' vocabularies:
+    ``<pad>`` 0, ``<s>`` 1, ``</s>`` 2, ``<unk>`` 3 (Llama's ids), then a space, ASCII letters, digits and punctuation
+    (74 more: other characters read as ``<unk>``), cut to ``vocab_size`` ids."""
+    import string
+
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<unk>"]
+    tokens = (specials + list(" " + string.ascii_letters + string.digits + ".,;:!?'\"()-"))[:vocab_size]
+    if vocab_size < len(specials) + 1:
+        raise ValueError(f"a vocabulary of {vocab_size} cannot hold the special tokens and a character")
+    backend = Tokenizer(models.WordLevel({t: i for i, t in enumerate(tokens)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    backend.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   pad_token="<pad>", **({"model_max_length": max_length} if max_length else {}))
 
 
 def save_quietly(model: torch.nn.Module, folder: str | Path, **kwargs: Any) -> None:
