@@ -461,7 +461,12 @@ TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, visi
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)
-ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie")  # their causal LM needs is_decoder
+# text encoders of BERT's sizes (issue 32): RoBERTa's positions after the padding index where the family has them
+TINY["roberta-prelayernorm"] = TINY["xlm-roberta-xl"] = TINY["roberta"]
+TINY["megatron-bert"] = TINY["electra"] | {"embedding_size": None}
+del TINY["megatron-bert"]["embedding_size"]
+ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl")
 
 
 def load(folder: str | Path) -> Any:
