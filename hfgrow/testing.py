@@ -465,6 +465,10 @@ TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embeddi
 TINY["roberta-prelayernorm"] = TINY["xlm-roberta-xl"] = TINY["roberta"]
 TINY["megatron-bert"] = TINY["electra"] | {"embedding_size": None}
 del TINY["megatron-bert"]["embedding_size"]
+TINY["layoutlm"] = TINY["tapas"] = TINY["megatron-bert"]
+TINY["ibert"] = TINY["roberta"]
+TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
+TINY["mpnet"] = TINY["roberta"]  # 32 buckets: the model hard-codes them
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
             "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl")
 

@@ -1,0 +1,53 @@
+"""BERT's post-norm encoder with inputs or tensors of its own: LayoutLM (four more position tables, for the tokens'
+boxes), TAPAS (seven token-type tables: segment, column, row, rank…; a cell-selection head whose weights are vectors
+of the hidden size) and I-BERT (RoBERTa whose layers cache an integer copy of their weights and the quantisation
+ranges of their activations, used only under ``quant_mode``: grown as the weights they copy, the ranges kept; an
+integer-only model is refused). Post-norm: whole multiples of the hidden size, no new blocks."""
+
+import dataclasses
+
+from . import bert, roberta
+from hfgrow.recipe import TensorRule, embedding, keep, linear, reads
+
+BERT_HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
+
+
+def bert_family(name: str, model_type: str, class_prefix: str, prefix: str, extra_body: tuple = (), extra_heads: tuple = (),
+                head_names: tuple = BERT_HEADS):
+    return dataclasses.replace(
+        bert.RECIPE, name=name, model_types=(model_type,), prefix=prefix, body=(*bert.RECIPE.body, *extra_body),
+        heads=(*bert.RECIPE.heads, *extra_heads), classes=tuple(class_prefix + h for h in head_names),
+        class_heads={f"{class_prefix}ForTokenClassification": linear("classifier", None, "hidden")},
+    )
+
+
+LAYOUTLM = bert_family("layoutlm", "layoutlm", "LayoutLM", "layoutlm",
+                       tuple(r for axis in "xyhw" for r in embedding(f"embeddings.{axis}_position_embeddings", "hidden")))
+TAPAS = bert_family(
+    "tapas", "tapas", "Tapas", "tapas",
+    tuple(r for i in range(7) for r in embedding(f"embeddings.token_type_embeddings_{i}", "hidden")),
+    (TensorRule("(output_weights|column_output_weights)", (reads("hidden"),)),  # cell and column selection: x · w
+     *keep("(output_bias|column_output_bias)", ndim=0), *linear("aggregation_classifier", None, "pooled")),
+    head_names=("Model", "ForMaskedLM", "ForSequenceClassification", "ForQuestionAnswering"),
+)
+
+
+def integer_copies(rules: tuple[TensorRule, ...]) -> tuple[TensorRule, ...]:
+    """I-BERT's caches beside each linear layer's and embedding's weight: the integer weight (the weight's axes), the
+    per-row scaling factor and integer bias (the bias's axis); one scaling factor per embedding, kept."""
+    out = ()
+    for r in rules:
+        module, _, leaf = r.pattern.rpartition(".")
+        if leaf == "weight" and len(r.axes) == 2:
+            out += (TensorRule(f"{module}.weight_integer", r.axes), TensorRule(f"{module}.fc_scaling_factor", r.axes[:1]),
+                    TensorRule(f"{module}.bias_integer", r.axes[:1]))
+    return out
+
+
+_IBERT = roberta.family("ibert", "ibert", "IBert", prefix="ibert")
+IBERT = dataclasses.replace(
+    _IBERT, classes=tuple(c for c in _IBERT.classes if c != "IBertForCausalLM"), requires={"quant_mode": False},
+    body=(*_IBERT.body, *integer_copies(_IBERT.body),
+          *keep(r"[\w.]+.(weight_scaling_factor|shift|x_min|x_max|act_scaling_factor)")),  # one value each
+    heads=(*_IBERT.heads, *integer_copies(_IBERT.heads)),
+)
