@@ -181,6 +181,7 @@ ENCODERS = {
     "nomic_bert": ["NomicBertModel", "NomicBertForMaskedLM", "NomicBertForSequenceClassification", "NomicBertForTokenClassification"],
     "jina_embeddings_v3": [f"JinaEmbeddingsV3{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
                                                             "ForQuestionAnswering")],
+    "esm": ["EsmModel", "EsmForMaskedLM", "EsmForSequenceClassification", "EsmForTokenClassification"],
 }
 CLASSES.update(ENCODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -270,6 +271,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
                       "mistral_large4_text", "axk2", "longcat_flash")},
     "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
+    "esm": "ESM stores its rotary frequencies",
 }
 
 
