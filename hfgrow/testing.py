@@ -467,14 +467,17 @@ TINY["megatron-bert"] = TINY["electra"] | {"embedding_size": None}
 del TINY["megatron-bert"]["embedding_size"]
 TINY["layoutlm"] = TINY["tapas"] = TINY["megatron-bert"]
 TINY["ibert"] = TINY["roberta"]
+TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["megatron-bert"]
 TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
 TINY["mpnet"] = TINY["roberta"]
+TINY["deberta"] = dict(TINY["megatron-bert"], relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=16,
+                       talking_head=True)
 # ESM-2's layout: rotary, no embedding LayerNorm, token dropout (mask token 4)
 TINY["esm"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=24, layer_norm_eps=0.05,
                    position_embedding_type="rotary", emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1,
                    max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)  # 32 buckets: the model hard-codes them
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
-            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl")
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird")
 
 
 def load(folder: str | Path) -> Any:

@@ -7,7 +7,8 @@ integer-only model is refused). Post-norm: whole multiples of the hidden size, n
 import dataclasses
 
 from . import bert, roberta
-from hfgrow.recipe import TensorRule, embedding, keep, linear, reads
+from hfgrow.policy import HeadDimFixed, PostNorm
+from hfgrow.recipe import Kind, Space, TensorRule, embedding, keep, linear, reads, writes
 
 BERT_HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
 
@@ -51,3 +52,19 @@ IBERT = dataclasses.replace(
           *keep(r"[\w.]+.(weight_scaling_factor|shift|x_min|x_max|act_scaling_factor)")),  # one value each
     heads=(*_IBERT.heads, *integer_copies(_IBERT.heads)),
 )
+
+# BERT's layout under attentions of their own, which are functions of q·k/√head_dim per head (or, YOSO's, of the
+# normalised q and k): heads growth copies whole heads, head_dim growth keeps every head's scores
+NYSTROMFORMER = bert_family(  # Nyström landmarks (segment means of q and k); a depthwise convolution of each head's values
+    "nystromformer", "nystromformer", "Nystromformer", "nystromformer",
+    (TensorRule("encoder.layer.*.attention.self.conv.weight", (writes("heads"), None, None, None)),),
+    head_names=(*BERT_HEADS, "ForMultipleChoice"))
+NYSTROMFORMER = dataclasses.replace(NYSTROMFORMER, spaces={**NYSTROMFORMER.spaces, "heads": Space("heads", Kind.ACTIVATION)})
+YOSO = dataclasses.replace(  # its kernel reads the angle between q and k: the grown queries' zero slots would change it
+    bert_family("yoso", "yoso", "Yoso", "yoso", head_names=(*BERT_HEADS, "ForMultipleChoice")),
+    constraints=(PostNorm(), HeadDimFixed("YOSO's attention reads the angle between the normalised q and k, which the grown "
+                                          "queries' zero slots under head_dim growth would change")))
+MRA = bert_family("mra", "mra", "Mra", "mra", head_names=(*BERT_HEADS, "ForMultipleChoice"))
+BIG_BIRD = bert_family(  # block-sparse attention (its random blocks fixed at inference): BERT's, pooler without .dense
+    "big_bird", "big_bird", "BigBird", "bert", (*linear("pooler", "pooled", "hidden"),),
+    head_names=(*BERT_HEADS, "ForCausalLM", "ForPreTraining", "ForMultipleChoice"))

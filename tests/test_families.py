@@ -182,6 +182,12 @@ ENCODERS = {
     "jina_embeddings_v3": [f"JinaEmbeddingsV3{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
                                                             "ForQuestionAnswering")],
     "esm": ["EsmModel", "EsmForMaskedLM", "EsmForSequenceClassification", "EsmForTokenClassification"],
+    **{t: [f"{p}{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+                               "ForQuestionAnswering")] for t, p in (("nystromformer", "Nystromformer"), ("yoso", "Yoso"), ("mra", "Mra"))},
+    "big_bird": [f"BigBird{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
+                                         "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
+    "deberta": [f"Deberta{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                                        "ForQuestionAnswering")],
 }
 CLASSES.update(ENCODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
@@ -272,6 +278,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
                       "mistral_large4_text", "axk2", "longcat_flash")},
     "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
     "esm": "ESM stores its rotary frequencies",
+    "yoso": "YOSO's attention reads the angle between the normalised q and k",
 }
 
 
