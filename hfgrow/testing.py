@@ -470,6 +470,8 @@ TINY["ibert"] = TINY["roberta"]
 TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["megatron-bert"]
 TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
 TINY["mpnet"] = TINY["roberta"]
+TINY["mvp"] = TINY["bart"]
+TINY["rembert"] = dict(TINY["megatron-bert"], input_embedding_size=12, output_embedding_size=20, bos_token_id=2, eos_token_id=3)
 TINY["deberta"] = dict(TINY["megatron-bert"], relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=16,
                        talking_head=True)
 # ESM-2's layout: rotary, no embedding LayerNorm, token dropout (mask token 4)
@@ -477,7 +479,7 @@ TINY["esm"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_atten
                    position_embedding_type="rotary", emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1,
                    max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)  # 32 buckets: the model hard-codes them
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
-            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird")
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird", "rembert")
 
 
 def load(folder: str | Path) -> Any:

@@ -29,7 +29,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            rotary_bert.GTE, rotary_bert.NOMIC_BERT, rotary_bert.JINA_EMBEDDINGS_V3,
            esm.RECIPE,
            bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
-           deberta.RECIPE)
+           deberta.RECIPE, bart.MVP, bert_like.REMBERT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {

@@ -8,7 +8,7 @@ import dataclasses
 
 from . import bert, roberta
 from hfgrow.policy import HeadDimFixed, PostNorm
-from hfgrow.recipe import Kind, Space, TensorRule, embedding, keep, linear, reads, writes
+from hfgrow.recipe import Kind, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 BERT_HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
 
@@ -68,3 +68,16 @@ MRA = bert_family("mra", "mra", "Mra", "mra", head_names=(*BERT_HEADS, "ForMulti
 BIG_BIRD = bert_family(  # block-sparse attention (its random blocks fixed at inference): BERT's, pooler without .dense
     "big_bird", "big_bird", "BigBird", "bert", (*linear("pooler", "pooled", "hidden"),),
     head_names=(*BERT_HEADS, "ForCausalLM", "ForPreTraining", "ForMultipleChoice"))
+
+# RemBERT: embeddings of a width of their own (input_embedding_size) mapped into the hidden size, and a masked-LM head
+# that maps the hidden size to output_embedding_size before its LayerNorm and decoder: both widths kept
+REMBERT = bert_family("rembert", "rembert", "RemBert", "rembert", head_names=(*BERT_HEADS, "ForCausalLM", "ForMultipleChoice"))
+REMBERT = dataclasses.replace(
+    REMBERT, heads=(*linear("cls.predictions.dense", "out_emb", "hidden"), *norm("cls.predictions.LayerNorm", "out_emb"),
+                    *linear("cls.predictions.decoder", None, "out_emb"),
+                    *(r for r in REMBERT.heads if not r.pattern.startswith("cls."))), config=dataclasses.replace(REMBERT.config, fixed={"in_emb": "input_embedding_size", "out_emb": "output_embedding_size"}),
+    spaces={**REMBERT.spaces, "in_emb": Space("in_emb", Kind.ACTIVATION), "out_emb": Space("out_emb", Kind.ACTIVATION)},
+    body=(*embedding("embeddings.word_embeddings", "in_emb"), *embedding("embeddings.position_embeddings", "in_emb"),
+          *embedding("embeddings.token_type_embeddings", "in_emb"), *norm("embeddings.LayerNorm", "in_emb"),
+          *keep("embeddings.position_ids", ndim=2), *linear("encoder.embedding_hidden_mapping_in", "hidden", "in_emb"),
+          *(r for r in bert.RECIPE.body if not r.pattern.startswith("embeddings."))))

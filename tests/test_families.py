@@ -188,6 +188,9 @@ ENCODERS = {
                                          "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
     "deberta": [f"Deberta{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
                                         "ForQuestionAnswering")],
+    "mvp": ["MvpModel", "MvpForConditionalGeneration", "MvpForSequenceClassification", "MvpForQuestionAnswering", "MvpForCausalLM"],
+    "rembert": [f"RemBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
+                                        "ForTokenClassification", "ForQuestionAnswering")],
 }
 CLASSES.update(ENCODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
