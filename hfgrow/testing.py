@@ -471,6 +471,9 @@ TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["me
 TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
 TINY["mpnet"] = TINY["roberta"]
 TINY["mvp"] = TINY["bart"]
+TINY["xlm"] = TINY["flaubert"] = dict(vocab_size=97, emb_dim=16, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
+                                      attention_dropout=0.0, layer_norm_eps=0.05, n_langs=2, use_lang_emb=True, pad_index=0, num_labels=3,
+                                      start_n_top=2, end_n_top=2)
 TINY["rembert"] = dict(TINY["megatron-bert"], input_embedding_size=12, output_embedding_size=20, bos_token_id=2, eos_token_id=3)
 TINY["deberta"] = dict(TINY["megatron-bert"], relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=16,
                        talking_head=True)

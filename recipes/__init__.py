@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, bert_like, clip, cohere, deberta, deberta_v2, deepseek, distilbert, electra, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
+from . import (albert, bart, bert, bert_like, clip, cohere, deberta, deberta_v2, deepseek, distilbert, electra, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -29,7 +29,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            rotary_bert.GTE, rotary_bert.NOMIC_BERT, rotary_bert.JINA_EMBEDDINGS_V3,
            esm.RECIPE,
            bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
-           deberta.RECIPE, bart.MVP, bert_like.REMBERT)
+           deberta.RECIPE, bart.MVP, bert_like.REMBERT,
+           xlm.XLM, xlm.FLAUBERT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {

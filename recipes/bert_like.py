@@ -53,20 +53,26 @@ IBERT = dataclasses.replace(
     heads=(*_IBERT.heads, *integer_copies(_IBERT.heads)),
 )
 
+# RoBERTa's sequence classifier (dense → activation → out_proj) and a multiple-choice pre-classifier (dense → ReLU)
+CLASSIFIERS = (*linear("classifier.dense", "pooled", "hidden"), *linear("classifier.out_proj", None, "pooled"),
+               *linear("pre_classifier", "pooled", "hidden"))
 # BERT's layout under attentions of their own, which are functions of q·k/√head_dim per head (or, YOSO's, of the
 # normalised q and k): heads growth copies whole heads, head_dim growth keeps every head's scores
 NYSTROMFORMER = bert_family(  # Nyström landmarks (segment means of q and k); a depthwise convolution of each head's values
     "nystromformer", "nystromformer", "Nystromformer", "nystromformer",
-    (TensorRule("encoder.layer.*.attention.self.conv.weight", (writes("heads"), None, None, None)),),
+    (TensorRule("encoder.layer.*.attention.self.conv.weight", (writes("heads"), None, None, None)),), CLASSIFIERS,
     head_names=(*BERT_HEADS, "ForMultipleChoice"))
 NYSTROMFORMER = dataclasses.replace(NYSTROMFORMER, spaces={**NYSTROMFORMER.spaces, "heads": Space("heads", Kind.ACTIVATION)})
 YOSO = dataclasses.replace(  # its kernel reads the angle between q and k: the grown queries' zero slots would change it
-    bert_family("yoso", "yoso", "Yoso", "yoso", head_names=(*BERT_HEADS, "ForMultipleChoice")),
+    bert_family("yoso", "yoso", "Yoso", "yoso", extra_heads=CLASSIFIERS, head_names=(*BERT_HEADS, "ForMultipleChoice")),
     constraints=(PostNorm(), HeadDimFixed("YOSO's attention reads the angle between the normalised q and k, which the grown "
                                           "queries' zero slots under head_dim growth would change")))
-MRA = bert_family("mra", "mra", "Mra", "mra", head_names=(*BERT_HEADS, "ForMultipleChoice"))
+MRA = bert_family("mra", "mra", "Mra", "mra", extra_heads=CLASSIFIERS, head_names=(*BERT_HEADS, "ForMultipleChoice"))
 BIG_BIRD = bert_family(  # block-sparse attention (its random blocks fixed at inference): BERT's, pooler without .dense
     "big_bird", "big_bird", "BigBird", "bert", (*linear("pooler", "pooled", "hidden"),),
+    (*CLASSIFIERS[:4], *linear("qa_classifier.intermediate.dense", "ffn", "hidden"),  # QA: a post-norm FFN sublayer, then qa_outputs
+     *linear("qa_classifier.output.dense", "hidden", "ffn"), *norm("qa_classifier.output.LayerNorm", "hidden"),
+     *linear("qa_classifier.qa_outputs", None, "hidden")),
     head_names=(*BERT_HEADS, "ForCausalLM", "ForPreTraining", "ForMultipleChoice"))
 
 # RemBERT: embeddings of a width of their own (input_embedding_size) mapped into the hidden size, and a masked-LM head
