@@ -471,6 +471,8 @@ TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["me
 TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
 TINY["mpnet"] = TINY["roberta"]
 TINY["mvp"] = TINY["bart"]
+TINY["roc_bert"] = dict(TINY["megatron-bert"], shape_embed_dim=6, pronunciation_embed_dim=5, shape_vocab_size=11, pronunciation_vocab_size=13)
+TINY["longformer"] = dict(TINY["roberta"], attention_window=4)
 TINY["xlm"] = TINY["flaubert"] = dict(vocab_size=97, emb_dim=16, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
                                       attention_dropout=0.0, layer_norm_eps=0.05, n_langs=2, use_lang_emb=True, pad_index=0, num_labels=3,
                                       start_n_top=2, end_n_top=2)
@@ -482,7 +484,7 @@ TINY["esm"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_atten
                    position_embedding_type="rotary", emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1,
                    max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)  # 32 buckets: the model hard-codes them
 ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
-            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird", "rembert")
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird", "rembert", "roc_bert")
 
 
 def load(folder: str | Path) -> Any:

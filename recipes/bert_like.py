@@ -8,7 +8,7 @@ import dataclasses
 
 from . import bert, roberta
 from hfgrow.policy import HeadDimFixed, PostNorm
-from hfgrow.recipe import Kind, Space, TensorRule, embedding, keep, linear, norm, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
 
 BERT_HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
 
@@ -87,3 +87,23 @@ REMBERT = dataclasses.replace(
           *embedding("embeddings.token_type_embeddings", "in_emb"), *norm("embeddings.LayerNorm", "in_emb"),
           *keep("embeddings.position_ids", ndim=2), *linear("encoder.embedding_hidden_mapping_in", "hidden", "in_emb"),
           *(r for r in bert.RECIPE.body if not r.pattern.startswith("embeddings."))))
+
+# Longformer: RoBERTa with sliding-window attention (attention_window) and a second set of q/k/v projections for the
+# tokens given global attention, each per head as the local ones
+_LONGFORMER = roberta.family("longformer", "longformer", "Longformer", prefix="longformer")
+LONGFORMER = dataclasses.replace(
+    _LONGFORMER, classes=tuple(c for c in _LONGFORMER.classes if c != "LongformerForCausalLM"),
+    body=(*_LONGFORMER.body, *linear("encoder.layer.*.attention.self.query_global", "q", "hidden"),
+          *linear("encoder.layer.*.attention.self.key_global", "k", "hidden"),
+          *linear("encoder.layer.*.attention.self.value_global", "v", "hidden")))
+
+# RoCBERT: BERT whose word embedding is concatenated with a glyph-shape and a pronunciation embedding of widths of their
+# own (kept) and mapped into the hidden size (concat_input), its heads BERT's
+_ROC_BERT = bert_family("roc_bert", "roc_bert", "RoCBert", "roc_bert",
+                        head_names=(*BERT_HEADS, "ForCausalLM", "ForPreTraining", "ForMultipleChoice"))
+ROC_BERT = dataclasses.replace(
+    _ROC_BERT, config=dataclasses.replace(_ROC_BERT.config, fixed={"shape": "shape_embed_dim", "pron": "pronunciation_embed_dim"}),
+    spaces={**_ROC_BERT.spaces, "shape": Space("shape", Kind.ACTIVATION), "pron": Space("pron", Kind.ACTIVATION)},
+    body=(*_ROC_BERT.body, *embedding("embeddings.shape_embed", "shape"), *embedding("embeddings.pronunciation_embed", "pron"),
+          TensorRule("embeddings.map_inputs_layer.weight", (writes("hidden"), Packed((reads("hidden"), reads("shape"), reads("pron"))))),
+          TensorRule("embeddings.map_inputs_layer.bias", (writes("hidden"),)), *keep("embeddings.token_type_ids", ndim=2)))

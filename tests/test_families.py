@@ -191,6 +191,13 @@ ENCODERS = {
     "mvp": ["MvpModel", "MvpForConditionalGeneration", "MvpForSequenceClassification", "MvpForQuestionAnswering", "MvpForCausalLM"],
     "rembert": [f"RemBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
                                         "ForTokenClassification", "ForQuestionAnswering")],
+    **{t: [f"{p}{h}" for h in ("WithLMHeadModel", "Model", "ForSequenceClassification", "ForQuestionAnsweringSimple",
+                               "ForQuestionAnswering", "ForTokenClassification", "ForMultipleChoice")]
+       for t, p in (("xlm", "XLM"), ("flaubert", "Flaubert"))},
+    "longformer": [f"Longformer{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice",
+                                              "ForTokenClassification", "ForQuestionAnswering")],
+    "roc_bert": [f"RoCBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
+                                         "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
 }
 CLASSES.update(ENCODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
