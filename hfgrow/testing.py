@@ -509,7 +509,7 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     model_cls = getattr(transformers, cls)
     config_cls = transformers.CONFIG_MAPPING[model_type] if model_type else model_cls.config_class
     config = dict(TINY[config_cls.model_type], **overrides)
-    if cls.endswith("QuestionAnswering"):
+    if cls.endswith(("QuestionAnswering", "QuestionAnsweringSimple")):  # start and end logits
         config["num_labels"] = 2
     if cls.endswith("CausalLM") and model_cls.config_class.model_type in ENCODERS:
         config["is_decoder"] = True
