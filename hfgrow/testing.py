@@ -472,7 +472,6 @@ TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megat
 TINY["mpnet"] = TINY["roberta"]
 TINY["mvp"] = TINY["bart"]
 TINY["roc_bert"] = dict(TINY["megatron-bert"], shape_embed_dim=6, pronunciation_embed_dim=5, shape_vocab_size=11, pronunciation_vocab_size=13)
-TINY["longformer"] = dict(TINY["roberta"], attention_window=4)
 TINY["xlm"] = TINY["flaubert"] = dict(vocab_size=97, emb_dim=16, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
                                       attention_dropout=0.0, layer_norm_eps=0.05, n_langs=2, use_lang_emb=True, pad_index=0, num_labels=3,
                                       start_n_top=2, end_n_top=2)

@@ -30,7 +30,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            esm.RECIPE,
            bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
            deberta.RECIPE, bart.MVP, bert_like.REMBERT,
-           xlm.XLM, xlm.FLAUBERT, bert_like.LONGFORMER, bert_like.ROC_BERT)
+           xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {

@@ -88,15 +88,6 @@ REMBERT = dataclasses.replace(
           *keep("embeddings.position_ids", ndim=2), *linear("encoder.embedding_hidden_mapping_in", "hidden", "in_emb"),
           *(r for r in bert.RECIPE.body if not r.pattern.startswith("embeddings."))))
 
-# Longformer: RoBERTa with sliding-window attention (attention_window) and a second set of q/k/v projections for the
-# tokens given global attention, each per head as the local ones
-_LONGFORMER = roberta.family("longformer", "longformer", "Longformer", prefix="longformer")
-LONGFORMER = dataclasses.replace(
-    _LONGFORMER, classes=tuple(c for c in _LONGFORMER.classes if c != "LongformerForCausalLM"),
-    body=(*_LONGFORMER.body, *linear("encoder.layer.*.attention.self.query_global", "q", "hidden"),
-          *linear("encoder.layer.*.attention.self.key_global", "k", "hidden"),
-          *linear("encoder.layer.*.attention.self.value_global", "v", "hidden")))
-
 # RoCBERT: BERT whose word embedding is concatenated with a glyph-shape and a pronunciation embedding of widths of their
 # own (kept) and mapped into the hidden size (concat_input), its heads BERT's
 _ROC_BERT = bert_family("roc_bert", "roc_bert", "RoCBert", "roc_bert",

@@ -194,8 +194,6 @@ ENCODERS = {
     **{t: [f"{p}{h}" for h in ("WithLMHeadModel", "Model", "ForSequenceClassification", "ForQuestionAnsweringSimple",
                                "ForQuestionAnswering", "ForTokenClassification", "ForMultipleChoice")]
        for t, p in (("xlm", "XLM"), ("flaubert", "Flaubert"))},
-    "longformer": [f"Longformer{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice",
-                                              "ForTokenClassification", "ForQuestionAnswering")],
     "roc_bert": [f"RoCBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
                                          "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
 }
