@@ -518,7 +518,29 @@ TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_co
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)
-ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie")  # their causal LM needs is_decoder
+# text encoders of BERT's sizes (issue 32): RoBERTa's positions after the padding index where the family has them
+TINY["roberta-prelayernorm"] = TINY["xlm-roberta-xl"] = TINY["roberta"]
+TINY["megatron-bert"] = TINY["electra"] | {"embedding_size": None}
+del TINY["megatron-bert"]["embedding_size"]
+TINY["layoutlm"] = TINY["tapas"] = TINY["megatron-bert"]
+TINY["ibert"] = TINY["roberta"]
+TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["megatron-bert"]
+TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
+TINY["mpnet"] = TINY["roberta"]
+TINY["mvp"] = TINY["bart"]
+TINY["roc_bert"] = dict(TINY["megatron-bert"], shape_embed_dim=6, pronunciation_embed_dim=5, shape_vocab_size=11, pronunciation_vocab_size=13)
+TINY["xlm"] = TINY["flaubert"] = dict(vocab_size=97, emb_dim=16, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
+                                      attention_dropout=0.0, layer_norm_eps=0.05, n_langs=2, use_lang_emb=True, pad_index=0, num_labels=3,
+                                      start_n_top=2, end_n_top=2)
+TINY["rembert"] = dict(TINY["megatron-bert"], input_embedding_size=12, output_embedding_size=20, bos_token_id=2, eos_token_id=3)
+TINY["deberta"] = dict(TINY["megatron-bert"], relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=16,
+                       talking_head=True)
+# ESM-2's layout: rotary, no embedding LayerNorm, token dropout (mask token 4)
+TINY["esm"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=24, layer_norm_eps=0.05,
+                   position_embedding_type="rotary", emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1,
+                   max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)  # 32 buckets: the model hard-codes them
+ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird", "rembert", "roc_bert")
 
 
 def load(folder: str | Path) -> Any:
@@ -543,7 +565,7 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     model_cls = getattr(transformers, cls)
     config_cls = transformers.CONFIG_MAPPING[model_type] if model_type else model_cls.config_class
     config = dict(TINY[config_cls.model_type], **overrides)
-    if cls.endswith("QuestionAnswering"):
+    if cls.endswith(("QuestionAnswering", "QuestionAnsweringSimple")):  # start and end logits
         config["num_labels"] = 2
     if cls.endswith("CausalLM") and model_cls.config_class.model_type in ENCODERS:
         config["is_decoder"] = True

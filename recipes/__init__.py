@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, clip_like, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper)
+from . import (albert, bart, bert, bert_like, clip, clip_like, cohere, deberta, deberta_v2, deepseek, distilbert, electra, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -29,7 +29,15 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
            clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,
            gpt2.IMAGEGPT,
-           *vlm_joins.RECIPES)
+           *vlm_joins.RECIPES,
+           prenorm_bert.ROBERTA_PRELAYERNORM, prenorm_bert.MEGATRON_BERT, prenorm_bert.XLM_ROBERTA_XL,
+           bert_like.LAYOUTLM, bert_like.TAPAS, bert_like.IBERT,
+           mpnet.RECIPE,
+           rotary_bert.GTE, rotary_bert.NOMIC_BERT, rotary_bert.JINA_EMBEDDINGS_V3,
+           esm.RECIPE,
+           bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
+           deberta.RECIPE, bart.MVP, bert_like.REMBERT,
+           xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
