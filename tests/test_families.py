@@ -675,6 +675,12 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     "gemma3n_text": "activation_sparsity_pattern: the FFN's gate keeps the units above mean",  # and no block is the identity
     "mistral_large4_text": "q_input_norm is a LayerNorm over the residual stream",
     "deepseek_v4": "a new block cannot be the identity",
+    # the text encoders of issue 32: post-norm, a pre-norm stream that starts at a LayerNorm, or an MLM head whose
+    # LayerNorm reads a GELU
+    **dict.fromkeys(("layoutlm", "tapas", "ibert", "mpnet", "gte", "nomic_bert", "jina_embeddings_v3", "nystromformer",
+                     "yoso", "mra", "big_bird", "deberta", "mvp", "rembert", "xlm", "flaubert", "roc_bert"), "is post-norm"),
+    "roberta-prelayernorm": "pre-norm from an embedding LayerNorm",
+    **dict.fromkeys(("megatron-bert", "xlm-roberta-xl", "esm"), "masked-LM head's LayerNorm normalises a GELU"),
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 
