@@ -30,7 +30,8 @@ def check_requirements(config: dict[str, Any], recipe: Recipe) -> None:
             raise GrowthError(f"config.json: '{name}' should be a positive integer, got {value!r}")
     for name, want in recipe.requires.items():
         if name in config and config[name] != want:
-            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r})")
+            why = f": {recipe.requires_why[name]}" if name in recipe.requires_why else ""
+            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r}){why}")
     for twin, name in recipe.config.twins.items():
         if twin in config and config[twin] != config.get(name):
             raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "

@@ -275,6 +275,7 @@ class Recipe:
     prefix: str | tuple[str, ...] = ()  # base_model_prefix (some heads wrap the base model under another)
     attention_scaled: bool | str = True  # scores divided by √head_dim (a str: the config flag that says so)
     requires: Mapping[str, Any] = field(default_factory=dict)  # config values the recipe's rules assume
+    requires_why: Mapping[str, str] = field(default_factory=dict)  # what blocks other values of a required field
     norm: str = "layer"  # "layer" (LayerNorm: extra units carry the mean) or "rms" (RMSNorm: extra units are zero)
     # the stacks of blocks, for --layers: (key path before the block number, config field, fallback field)
     stacks: tuple[tuple[str, str, str | None], ...] = ()

@@ -28,15 +28,19 @@ TINY_BERT = dict(
 )
 
 
-LEARNED_BUFFERS = ("layer_scalar",)  # buffers that hold trained values, randomised like parameters
+# trained values kept in buffers or frozen parameters, by name, with the centre they are drawn around (± 0.3): Gemma 4's
+# per-block scalar, and the routing biases that shift which experts a token picks (DeepSeek-V3's score correction)
+LEARNED_BUFFERS = {"layer_scalar": 1.0, "e_score_correction_bias": 0.0, "expert_bias": 0.0, "router_bias": 0.0}
 
 
 @torch.no_grad()
 def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Every parameter drawn at random: weights ~ N(0, 1/fan_in), biases ~ N(0, 0.2), norm γ ~ N(1, 0.3)."""
     g = torch.Generator().manual_seed(seed)
+    frozen = []
     for name, p in model.named_parameters():
         if not p.requires_grad:  # fixed tables (RoFormer's sinusoidal positions) stay what they are
+            frozen.append((name, p))
             continue
         noise = torch.randn(p.shape, generator=g, dtype=torch.float32)
         if p.dim() >= 2:
@@ -45,9 +49,10 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
             p.copy_(1.0 + 0.3 * noise)
         else:
             p.copy_(0.2 * noise)
-    for name, b in model.named_buffers():  # learned state kept in buffers (Gemma 4's per-block scalar)
-        if name.rsplit(".", 1)[-1] in LEARNED_BUFFERS:
-            b.copy_(1.0 + 0.3 * torch.randn(b.shape, generator=g, dtype=torch.float32))
+    for name, b in [*model.named_buffers(), *frozen]:  # learned state kept out of the trained parameters
+        centre = LEARNED_BUFFERS.get(name.rsplit(".", 1)[-1])
+        if centre is not None:
+            b.copy_(centre + 0.3 * torch.randn(b.shape, generator=g, dtype=torch.float32))
     return model
 
 

@@ -141,6 +141,10 @@ LFM2 = QWEN3.extend(
     # the MLP's width is derived from intermediate_size (⌊2/3·…⌋, a multiplier, rounded up to block_multiple_of), which a
     # factor does not carry through: only where it is the stored size
     requires={"block_auto_adjust_ff_dim": False},
+    requires_why={"block_auto_adjust_ff_dim": (
+        "the MLP's stored width is derived from intermediate_size (⌊block_ffn_dim_multiplier·⌊2/3·intermediate_size⌋⌋ "
+        "rounded up to block_multiple_of) while the recipe sizes its ffn space from intermediate_size itself; nothing "
+        "inexact (the grown config would store the derived width ×k with the flag off), the derived size is not declared yet")},
 
 )
 LFM2 = dataclasses.replace(LFM2, body=tuple(r for r in LFM2.body if not r.pattern.startswith(

@@ -83,3 +83,22 @@ def test_recipes_agree_with_the_tensor_parallel_plans_transformers_declares():
                     assert (kinds(out) == {True} or per_head or kept) and (kinds(inp) == {False} or kept), (recipe.name, module, style)
                 checked += 1
     assert checked > 300
+
+
+def test_every_text_encoder_type_has_a_recipe_or_is_refused_in_one_line():
+    """Every masked-LM model type of the installed transformers is grown by a recipe or refused before anything is
+    read, with what blocks it (recipes/encoder_refused.py): none is left to read "no recipe yet"."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    from hfgrow.recipes import encoder_refused
+
+    supported = {t for r in RECIPES for t in r.model_types}
+    for model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        if model_type in supported:
+            continue
+        assert model_type in encoder_refused.REFUSED or model_type in hfgrow.recipes.REFUSED, model_type
+    for model_type, why in encoder_refused.REFUSED.items():
+        assert model_type not in supported, model_type
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and why in str(e.value), model_type

@@ -95,4 +95,5 @@ def test_lfm2_refuses_a_derived_mlp_width(tmp_path):
     assert result.exit_code == 2, result.output
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1 and "block_auto_adjust_ff_dim" in err and "Traceback" not in result.output, err
+    assert "derived from intermediate_size" in err, err  # says what blocks, not only which value
     assert not (tmp_path / "big").exists()
