@@ -22,7 +22,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.DEEPSEEK_OCR2_TEXT, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION,
            gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT,
            gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE,
-           gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID)
+           gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
+           wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {

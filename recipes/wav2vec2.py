@@ -101,3 +101,38 @@ HUBERT = RECIPE.extend(
     classes=("HubertModel", "HubertForCTC", "HubertForSequenceClassification"),
     prefix="hubert",
 )
+
+DATA2VEC_AUDIO = RECIPE.extend(  # post-norm always; a stack of plain grouped convolutions, each LayerNorm'd (no affine) and GELU'd
+    body=(*(TensorRule(f"{POS}.layers.*.conv.{name}", axes) for name, axes in (
+        ("weight", (writes("posconv"), reads("posconv_group"), None)), ("bias", (writes("posconv"),)))),),
+    name="data2vec-audio",
+    model_types=("data2vec-audio",),
+    classes=tuple(f"Data2VecAudio{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                                "ForXVector")),
+    prefix="data2vec_audio",
+    class_heads={"Data2VecAudioForAudioFrameClassification": linear("classifier", None, "hidden")},
+)
+
+UNISPEECH = RECIPE.extend(
+    heads=(*linear("project_hid", "hidden", None),  # the projected quantized features, written in the stream's space
+           *linear("ctc_proj", None, "hidden")),
+    name="unispeech",
+    model_types=("unispeech",),
+    classes=("UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"),
+    prefix="unispeech",
+    class_outputs={"UniSpeechForPreTraining": {"projected_states": "hidden", "projected_quantized_states": "hidden"}},
+)
+
+UNISPEECH_SAT = RECIPE.extend(
+    heads=(*linear("quantizer.weight_proj", None, "hidden"),  # pre-training: the quantizer reads the (normed) stream
+           *linear("speaker_proj", None, "hidden"),
+           *norm("layer_norm_for_extract", "hidden"),
+           *keep("label_embeddings_concat", ndim=2)),
+    name="unispeech-sat",
+    model_types=("unispeech-sat",),
+    classes=tuple(f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                               "ForXVector", "ForPreTraining")),
+    prefix="unispeech_sat",
+    class_heads={"UniSpeechSatForAudioFrameClassification": linear("classifier", None, "hidden")},
+    class_outputs={"UniSpeechSatForPreTraining": {"logits": None, "projected_states": "hidden"}},
+)
