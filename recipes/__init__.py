@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
+from . import (albert, ast, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -23,7 +23,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT,
            gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE,
            gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
-           wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT)
+           wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
+           ast.RECIPE)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
