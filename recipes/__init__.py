@@ -24,7 +24,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE,
            gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
            wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
-           ast.RECIPE)
+           ast.RECIPE, wav2vec2.SEW)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {

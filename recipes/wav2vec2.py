@@ -14,7 +14,7 @@ embedding (``masked_spec_embed``) writes the stream. Post-norm models take no ne
 """
 
 from hfgrow.policy import DepthRequires, PostNorm, StreamFromActivation
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
 
 LAYER = "encoder.layers.*"
 POS = "encoder.pos_conv_embed"
@@ -135,4 +135,20 @@ UNISPEECH_SAT = RECIPE.extend(
     prefix="unispeech_sat",
     class_heads={"UniSpeechSatForAudioFrameClassification": linear("classifier", None, "hidden")},
     class_outputs={"UniSpeechSatForPreTraining": {"logits": None, "projected_states": "hidden"}},
+)
+
+SEW = RECIPE.extend(  # squeezed: the positional convolution strides and the stream is pooled by squeeze_factor frames
+    body=(*keep("layer_norm.(weight|bias)"),  # over the feature encoder's channels
+          *linear("feature_projection", "hidden", None),
+          # the upsampling's output, GELU'd, is reshaped into squeeze_factor frames of the hidden width: its channels
+          # are squeeze_factor copies of the hidden layout, one after the other
+          TensorRule("encoder.upsample.projection.weight", (Packed((writes("upsampled"),) * 2), reads("hidden"))),
+          TensorRule("encoder.upsample.projection.bias", (Packed((writes("upsampled"),) * 2),))),
+    name="sew",
+    model_types=("sew",),
+    classes=("SEWModel", "SEWForCTC", "SEWForSequenceClassification"),
+    prefix="sew",
+    requires={"squeeze_factor": 2, "add_adapter": False, "adapter_attn_dim": None},
+    spaces={**RECIPE.spaces, "upsampled": Space("hidden", Kind.ACTIVATION)},
+    outputs={**RECIPE.outputs, "last_hidden_state": "upsampled"},
 )
