@@ -5,6 +5,7 @@ activation space, whose output the linear reads."""
 
 import dataclasses
 
+from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import Kind, Space, linear, norm
 
 from . import vit
@@ -15,6 +16,8 @@ RECIPE = dataclasses.replace(  # ViT's sizes, spaces and blocks
     model_types=("audio-spectrogram-transformer",),
     classes=("ASTModel", "ASTForAudioClassification"),
     prefix="audio_spectrogram_transformer",
+    # the final norm's extra units are zeros, which would move the classifier norm's mean and variance
+    constraints=(WholeMultiplesOnly("the classifier LayerNorms the final LayerNorm's output again"),),
     spaces={**vit.RECIPE.spaces, "head": Space("hidden", Kind.ACTIVATION)},
     outputs={**vit.RECIPE.outputs, "pooler_output": "final"},
     body=(*vit.RECIPE.body, *vit.vector("embeddings.distillation_token", "hidden", 3)),
