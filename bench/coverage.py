@@ -8,7 +8,9 @@ multimodal ones (image or audio with text), plus every model type a recipe suppo
 Each model type with a recipe: a tiny randomised checkpoint of its main class (hfgrow.testing's fixtures, every
 parameter random) grown ×2 in heads, ×2 in head_dim, and to a non-multiple width (hidden ×1.5, FFN ×1.5) with one
 more block; each cell is the fp32 relative gap of the logits (hidden states for base classes) as hfgrow's own
-verification measures it, or the one-line reason hfgrow refuses. A model type without a recipe is refused with
+verification measures it, or the one-line reason hfgrow refuses. The checkpoints are stored in float64, and the
+"float64" column is the worst gap of the float64 passes (every op in float64: the transform alone, ~1e-15); where a
+pass left an op in float32 ("+ops") or could not run, the list under the tables names it. A model type without a recipe is refused with
 "unsupported architecture" before anything is read; the sweep builds its main class on the meta device (no weights)
 and says what in it no recipe covers yet (latent attention, state-space blocks, convolutional stages, the towers of
 a multimodal model and which of them grow, ...).
@@ -18,6 +20,7 @@ the generated blocks of README.md (counts by modality) and docs/architectures.md
 """
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -83,7 +86,13 @@ def main_class(recipe) -> str:
 
 
 def build(folder: Path, cls: str, model_type: str) -> Path:
-    return build_bert(folder, cls, tokenizer=False) if cls.startswith("Bert") else build_model(folder, cls, model_type=model_type)
+    """The tiny checkpoint, stored in float64: a grown tensor whose scale is not a power of two is then stored unrounded,
+    and the float64 pass measures the transform and nothing else (float32 storage would add ~1e-7 there)."""
+    import torch
+
+    if cls.startswith("Bert"):
+        return build_bert(folder, cls, tokenizer=False, dtype=torch.float64)
+    return build_model(folder, cls, model_type=model_type, dtype=torch.float64)
 
 
 def reason(e: Exception) -> str:
@@ -94,15 +103,27 @@ def reason(e: Exception) -> str:
     return text.split(" (--allow-lossy")[0].split(": ")[0].split("; ")[0][:90]
 
 
-def try_growth(src: Path, out: Path, options: dict) -> tuple[str, float | None]:
+def main_gap(section: dict) -> float:
+    """The gap of the logits (of the hidden states where the model has no logits) in one pass."""
+    outs = section["outputs"]
+    return max(s["max_rel"] for n, s in outs.items() if "logits" in n or not any("logits" in m for m in outs))
+
+
+def try_growth(src: Path, out: Path, options: dict) -> tuple[str, float | None, dict | None]:
+    """The cell's text, its float32 gap, and its float64 pass (gap, or why not, and the ops it could not widen)."""
     try:
         report = hfgrow.grow(src, out, **options)
     except hfgrow.GrowthError as e:
-        return f"refused: {reason(e)}", None
+        return f"refused: {reason(e)}", None, None
     v = report["verification"]
-    outs = v["float32"]["outputs"]
-    gap = max(s["max_rel"] for n, s in outs.items() if "logits" in n or not any("logits" in m for m in outs))
-    return f"{gap:.1e}" + ("" if v["passed"] else " FAIL"), gap
+    if "float32" not in v:  # transformers' own forward fails on the model (5.24's whole Llama 4): no gap to measure
+        return f"not verified: {v['error'].split(' stands: ', 1)[-1][:80]}", None, None
+    gap = main_gap(v["float32"])
+    f64 = v.get("float64", {})
+    double = {"gap": main_gap(f64)} if "outputs" in f64 and f64["outputs"] else {"skipped": f64.get("skipped", "no outputs")}
+    if f64.get("narrower_ops"):
+        double["narrower_ops"] = f64["narrower_ops"]
+    return f"{gap:.1e}" + ("" if v["passed"] else " FAIL"), gap, double
 
 
 # what an unsupported family's tensors hold that no recipe covers yet, first match wins: (reason, key fragments)
@@ -221,15 +242,44 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
             options = dict(hidden_size=hidden * 3 // 2, layers=depth + 1, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
-    exact = [c for c, g in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
+    exact = [c for c, g, _ in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes
     result = {"status": "exact" if exact else "not exact", "modality": modality, "class": cls, "classes": classes,
-              "cells": {k: c for k, (c, _) in cells.items()}}
+              "cells": {k: c for k, (c, _, _) in cells.items()}, "float64": float64_of({k: d for k, (_, _, d) in cells.items() if d})}
     return result, row(model_type, result)
 
 
+def float64_of(cells: dict) -> dict:
+    """A model type's float64 figure: the worst float64 gap of its growths, and per growth what the pass could not
+    run in float64 (ops, or the whole pass)."""
+    gaps = [d["gap"] for d in cells.values() if "gap" in d]
+    out: dict = {"worst": max(gaps, key=lambda g: math.inf if g != g else g) if gaps else None}
+    out.update({key: {k: d[key] for k, d in cells.items() if key in d} for key in ("narrower_ops", "skipped")
+                if any(key in d for d in cells.values())})
+    return out
+
+
+def float64_cell(r: dict) -> str:
+    f64 = r.get("float64") or {}
+    worst = f64.get("worst")
+    return "—" if worst is None else f"{worst:.0e}" + (" (+ops)" if f64.get("narrower_ops") else "")
+
+
 def row(model_type: str, r: dict) -> str:
-    return f"| {model_type} | {r['class']} ({r['classes']} classes) | " + " | ".join(r["cells"].values()) + " |"
+    return (f"| {model_type} | {r['class']} ({r['classes']} classes) | " + " | ".join(r["cells"].values())
+            + f" | {float64_cell(r)} |")
+
+
+def float64_exceptions(results: dict) -> str:
+    """The model types whose float64 pass left something in a narrower float, or could not run, with what."""
+    lines = []
+    for t, r in sorted(results.items()):
+        f64 = r.get("float64") or {}
+        for cell, ops in f64.get("narrower_ops", {}).items():
+            lines.append(f"- {t} ({cell}): {', '.join(ops)}")
+        for cell, why in f64.get("skipped", {}).items():
+            lines.append(f"- {t} ({cell}): no float64 pass ({why})")
+    return "\n".join(["Float64 passes not entirely in float64:", "", *lines]) if lines else ""
 
 
 STATUSES = ("exact", "not exact", "refused with its reason", "no recipe yet")
@@ -252,8 +302,9 @@ def tables(results: dict) -> str:
         rows = [row(t, r) for t, r in sorted(results.items()) if r["modality"] == modality and "cells" in r]
         if rows:
             out += [f"**{modality.capitalize()}** ({len(rows)} with a recipe)", "",
-                    "| model type | class | " + " | ".join(m for m, _ in MODES) + " |", "|---|---|" + "---|" * len(MODES), *rows, ""]
-    return "\n".join(out).rstrip()
+                    "| model type | class | " + " | ".join(m for m, _ in MODES) + " | float64 |",
+                    "|---|---|" + "---|" * (len(MODES) + 1), *rows, ""]
+    return "\n".join(out + [float64_exceptions(results)]).rstrip()
 
 
 def reasons(results: dict) -> str:
@@ -297,7 +348,8 @@ def main(only: list[str]) -> None:
                "by_modality": {m: dict(Counter(r["status"] for r in results.values() if r["modality"] == m)) for m in MODALITIES},
                "results": dict(sorted(results.items()))}
     out.write_text(json.dumps(summary, indent=1) + "\n")
-    measured = {t: {"class": r["class"], "cells": r["cells"]} for t, r in sorted(results.items()) if "cells" in r}
+    measured = {t: {"class": r["class"], "cells": r["cells"], **({"float64": r["float64"]["worst"]} if "float64" in r else {})}
+                for t, r in sorted(results.items()) if "cells" in r}
     (ROOT / "recipes" / "coverage.json").write_text(json.dumps(
         {"transformers": transformers.__version__, "measured": measured,
          "not_supported": {t: r["why"] for t, r in sorted(results.items()) if "why" in r}}, indent=1) + "\n")

@@ -143,7 +143,7 @@ def _split(axes: tuple) -> tuple[Any, Any]:
     return a, b
 
 
-def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str) -> dict[str, Any]:
+def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str, shown: str | None = None) -> dict[str, Any]:
     """The adapter in ``folder`` grown with ``plan`` into ``out``; returns what was done, for the report."""
     from safetensors import safe_open
     from safetensors.torch import save_file
@@ -199,7 +199,7 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
     save_file(grown, out / WEIGHTS, metadata={"format": "pt"})
     config["base_model_name_or_path"] = base_path
     (out / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    return {"source": str(folder), "output": str(Path(base_path) / "adapters" / out.name), "lora_tensors": counts["lora"], "full_tensors": counts["full"],
+    return {"source": str(folder), "output": str(Path(shown or base_path) / "adapters" / out.name), "lora_tensors": counts["lora"], "full_tensors": counts["full"],
             "r": config.get("r"), "lora_alpha": config.get("lora_alpha")}
 
 
@@ -261,6 +261,7 @@ class PeftAdapters(Component):
     def __init__(self, folders: tuple[str, ...] | list[str], out: str | os.PathLike) -> None:
         self.folders = list(folders)
         self.out = os.path.abspath(out)
+        self.shown = os.fspath(out)  # the report records the path as the user gave it
         self.grown: list[dict[str, Any]] = []
 
     def owned_files(self, src: Path) -> set[str]:
@@ -275,7 +276,7 @@ class PeftAdapters(Component):
         return bool(self.folders)
 
     def write(self, src: Path, folder: Path, plan: GrowthPlan) -> dict[str, Any]:
-        self.grown = [grow_adapter(a, folder / "adapters" / name(a), plan, self.out) for a in self.folders]
+        self.grown = [grow_adapter(a, folder / "adapters" / name(a), plan, self.out, self.shown) for a in self.folders]
         return {"adapters": self.grown}
 
     def verify(self, src: Path, folder: Path, plan: GrowthPlan, verification: dict[str, Any], log: Log) -> None:

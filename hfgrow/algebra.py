@@ -790,7 +790,8 @@ def eps_scale(norm_inputs: Mapping[str, str], maps: Mapping[str, Expansion]) -> 
     if max(values) - min(values) > 1e-12 * max(values):
         detail = ", ".join(f"{n} ×{s:g}" for n, s in scales.items())
         raise GrowthError(f"norms sharing one eps would need different eps scales ({detail})")
-    return float(f"{values[0]:.12g}")  # 0.5, not 0.5000000000000001
+    short = float(f"{values[0]:.12g}")  # 0.5, not 0.5000000000000001: round-off only, never 2/3 cut to 0.666666666667
+    return short if abs(short - values[0]) <= 4 * math.ulp(values[0]) else values[0]
 
 
 def norm_gain(m: Expansion) -> float:

@@ -49,7 +49,7 @@ def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
     """What growing ``src`` would do, from tensor headers alone: nothing is written or grown."""
     options = _options(options, {"verify": False, **kwargs})
-    folder, hub_id = hub.resolve(src, options.revision)
+    folder, hub_id = hub.resolve(src, options.revision, options.token)
     name = hub_id or str(src)
     plan = make_plan(open_reader(folder), options)
     groups: dict[str, dict[str, Any]] = {}

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .version import __version__
-from .report import gap_text, lossy_flags, rounding_note, sizes_table, verdict, verification_table
+from .report import fmt, gap_text, lossy_flags, rounding_note, sizes_table, verdict, verification_table
 
 
-def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str) -> Any:
-    """A ModelCard: metadata carried from the source card, a body that says what was done and how to go on."""
+def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str, repo: str, *, tokenizer: bool = False) -> Any:
+    """A ModelCard: metadata carried from the source card, a body that says what was done and how to go on.
+
+    ``repo``: the id or path the grown model loads from (the ``--push-to-hub`` repository, else ``--out`` as given);
+    ``tokenizer``: whether the grown folder has a tokenizer."""
     from huggingface_hub import ModelCard, ModelCardData
 
     p = report["plan"]
     tags = ["hfgrow", "model-growth", p["recipe"]] + [t for t in source_data.get("tags", []) if t not in ("hfgrow",)]
-    hub_id = report.get("hub_id")
+    hub_id = report.get("base_model")  # a Hub id only (the source's, or --base-model): a local path is no model the Hub links
     data = ModelCardData(
-        base_model=hub_id,  # a Hub id only: a local path is not a model the Hub can link
+        base_model=hub_id,
         # a sentence-transformers model stays one (its modules are grown with it)
         library_name="sentence-transformers" if report.get("sentence_transformers") else "transformers",
         tags=list(dict.fromkeys(tags)),
@@ -30,13 +34,11 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
     v = report.get("verification")
     verified = "Verification was skipped." if v is None else f"Verification could not run: {v['error']}." if "error" in v else (
         f"Both models were reloaded through transformers and run on the same inputs ({v['inputs']}); "
-        + (f"the largest float32 relative gap between their outputs is **{v['max_rel']:.2g}** " if v["max_rel"] == v["max_rel"]
+        + (f"the largest float32 relative gap between their outputs is **{fmt(v['max_rel'])}** " if v["max_rel"] == v["max_rel"]
            else f"their float32 outputs cannot be compared: **{gap_text(v['float32'])}** ") +
         f"({verdict(report)}; tolerance {v['tolerance']:g}).\n\n"
-        + (f"Not exact: {rounding_note(v)}.\n\n" if rounding_note(v) else "") + verification_table(v))
-    same = (f"It approximates the function of the original (not lossless, grown with {lossy_flags(p, '`')}: "
-            f"{'; '.join(p['approximate'])})"
-            if p["approximate"] else "It computes the same function as the original (up to floating-point round-off)")
+        + (f"Not exact: {rounding_note(v, p)}.\n\n" if rounding_note(v, p) else "") + verification_table(v))
+    same = _same(p, v)
     body = f"""---
 {data.to_yaml()}
 ---
@@ -44,8 +46,7 @@ def model_card(report: dict[str, Any], source_data: dict[str, Any], command: str
 # {p['model_class'] or p['recipe']} grown from `{report['source']}`
 
 This checkpoint was grown from {f"[`{hub_id}`](https://huggingface.co/{hub_id})" if hub_id else f"`{report['source']}`"}
-by hfgrow {__version__}. {same} while
-being {_bigger(p)}, so that training can continue from it rather than from scratch.
+by hfgrow {__version__}. {same}
 
 {sizes_table(p)}
 
@@ -64,7 +65,7 @@ The command:
 
 ## Continue training
 
-{_loading(report)}
+{_loading(report, repo, tokenizer)}
 
 The copies of each unit {"start identical but their input weights are split unevenly, so they diverge as soon as training starts" if p['symmetry'] != 'none' else "are plain copies: without dropout they receive identical gradients forever (grow with `--symmetry split` to avoid this)"}.
 {_new_blocks(p)}
@@ -84,19 +85,29 @@ copies of the blocks (`--new-blocks stack`, not exact) saved 17.6 % of its FLOPs
     return ModelCard(body)
 
 
-def _loading(report: dict[str, Any]) -> str:
+def _same(p: dict[str, Any], v: dict[str, Any] | None) -> str:
+    """Whether the grown model computes the original's function; a lossy one differs, by the CLI's own figure."""
+    if not p["approximate"]:
+        return (f"It computes the same function as the original (up to floating-point round-off) while being {_bigger(p)}, "
+                "so that training can continue from it rather than from scratch.")
+    measured = (f" by a largest relative gap of {gap_text(v['float32'])} on the verification's inputs"
+                if v is not None and "float32" in v else "")
+    return (f"It is {_bigger(p)} than the original but does not compute its function: it differs from it{measured} "
+            f"(not lossless, grown with {lossy_flags(p, '`')}: {'; '.join(p['approximate'])}).")
+
+
+def _loading(report: dict[str, Any], repo: str, tokenizer: bool) -> str:
+    """The snippet that loads the grown model: its own class (the task's head included), from where it is."""
     if report.get("sentence_transformers"):
-        return """```python
+        return f"""```python
 from sentence_transformers import SentenceTransformer
 
-model = SentenceTransformer("path/or/repo")  # its Pooling, Dense and Normalize modules were grown with it
+model = SentenceTransformer({json.dumps(repo)})  # its Pooling, Dense and Normalize modules were grown with it
 ```"""
-    return """```python
-from transformers import AutoModel, AutoTokenizer
-
-model = AutoModel.from_pretrained("path/or/repo")  # or the task class, e.g. AutoModelForCausalLM
-tokenizer = AutoTokenizer.from_pretrained("path/or/repo")
-```"""
+    cls = report["plan"]["model_class"] or "AutoModel"
+    imports = ", ".join(sorted({cls, *(["AutoTokenizer"] if tokenizer else [])}))
+    lines = [f"model = {cls}.from_pretrained({json.dumps(repo)})"] + ([f"tokenizer = AutoTokenizer.from_pretrained({json.dumps(repo)})"] if tokenizer else [])
+    return "```python\nfrom transformers import " + imports + "\n\n" + "\n".join(lines) + "\n```"
 
 
 def _new_blocks(p: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,18 +112,20 @@ class CheckpointReader:
         if (self.folder / "modules.json").is_file():  # an older sentence-transformers layout
             hint = ("; a sentence-transformers folder holds its Transformer there: an older one keeps it in a folder "
                     "such as 0_Transformer/, whose files move to the root with path \"\" in modules.json")
-        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin or an index){hint}")
+        if any(self.folder.glob("*.distcp")):
+            hint = "; its .distcp files are a torch distributed checkpoint's without the .metadata file that indexes them"
+        raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin, an index, or a torch "
+                          f"distributed checkpoint's .metadata and .distcp files){hint}")
 
     def _check_inside(self, file: str, index: str | None) -> None:
         """A checkpoint from anywhere must not make hfgrow read outside its folder: a shard name is a
         plain relative path whose file (links followed) lies in the folder, or in the Hub cache's blobs."""
-        where = f"{index} names shard {file!r}" if index else f"{file} is a link"
+        where = f"{index} names shard {file!r}"
         parts = Path(file).parts
         if not parts or Path(file).is_absolute() or ".." in parts or "\\" in file:
             raise GrowthError(f"{where}: shard names must be relative paths inside the checkpoint folder")
-        root, real = self.folder.resolve(), (self.folder / file).resolve()
-        if not inside(root, real):
-            raise GrowthError(f"{where} that resolves outside the checkpoint folder ({real}): refused")
+        if (self.folder / file).exists() or (self.folder / file).is_symlink():  # a missing shard is named as such
+            source_path(self.folder, self.folder / file)
 
     def _read_index(self, name: str) -> dict[str, str]:
         try:
@@ -207,6 +210,7 @@ class CheckpointReader:
         """The config as the installed transformers reads it (derived flags, 4.x field names)."""
         import transformers
 
+        check_config(self.folder)
         try:
             return transformers.AutoConfig.from_pretrained(self.folder)
         except Exception as e:
@@ -215,6 +219,7 @@ class CheckpointReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
+        check_config(self.folder)
         if not path.is_file():
             raise GrowthError(f"no config.json in {self.folder}")
         return read_config(path)
@@ -223,6 +228,29 @@ class CheckpointReader:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each
         name with the real path to read, and the files left behind with the reason (the rewritten ones aside)."""
         return source_files(self.folder)
+
+
+def inferred_class(config: dict, names: Iterable[str], path: Path, folder: Path) -> str:
+    """The class a config without ``architectures`` was saved from (``AutoModelForCausalLM.from_config(cfg)`` then
+    ``cfg.save_pretrained``), where the tensors tell it unambiguously: ``lm_head.weight`` present → transformers'
+    causal-LM class of the model type. Refused in one line otherwise."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    model_type = config.get("model_type")
+    cls = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type) if isinstance(model_type, str) else None
+    if "lm_head.weight" not in set(names) or not isinstance(cls, str):
+        raise GrowthError(f"{path} names no model class, and its tensors do not tell it (" +
+                          ("no lm_head.weight" if cls else f"model_type {model_type!r} has no causal-LM class") +
+                          f"): set model.config.architectures = [type(model).__name__] before "
+                          f"model.config.save_pretrained('{folder}')")
+    return cls
+
+
+def check_config(folder: Path) -> None:
+    """The source's config.json, where there is one, is a file hfgrow may read (:func:`source_problem`)."""
+    path = folder / "config.json"
+    if path.exists() or path.is_symlink():
+        source_path(folder, path)
 
 
 def read_config(path: Path) -> dict:
@@ -239,28 +267,67 @@ def read_config(path: Path) -> dict:
 def source_files(folder: Path) -> tuple[dict[str, Path], dict[str, str]]:
     copied: dict[str, Path] = {}
     left: dict[str, str] = {}
-    root = folder.resolve()
     for p in sorted(folder.iterdir()):
         name = p.name
         if REWRITTEN.match(name):
             continue
+        problem = source_problem(folder, p)
         if name.startswith("."):
             left[name] = "hidden file"
         elif OTHER_WEIGHTS.match(name):
             left[name] = "weights of another format (the small model's)"
         elif p.is_dir():
             left[name + "/"] = "folder"
-        elif not p.is_file():
-            left[name] = "not a regular file" if not p.is_symlink() or p.resolve().exists() else "broken link"
+        elif problem == OUTSIDE:
+            left[name] = "link to a file outside the source folder"
+        elif problem:
+            left[name] = problem
         elif not COPIED.match(name):
             left[name] = "not a checkpoint file"
         else:
-            real = p.resolve()
-            if p.is_symlink() and not inside(root, real):
-                left[name] = "link to a file outside the source folder"
-            else:
-                copied[name] = real
+            copied[name] = p.resolve()
     return copied, left
+
+
+# --- the source-file policy: what every source format may read ---------------------------------------
+
+OUTSIDE = "outside the checkpoint folder"
+
+
+def source_problem(root: Path, path: Path, folder: bool = False) -> str | None:
+    """Why hfgrow must not read ``path``, a file (a folder, with ``folder``) of the source checkpoint ``root``; None
+    when it may. The one rule every source format (a Hugging Face folder, a Trainer or accelerate checkpoint, a torch
+    distributed checkpoint, torchtitan's step folders) applies to every file and folder before it reads it: after
+    resolving links it lies in the source (the Hub cache's snapshot → blob links excepted: :func:`inside`), and it is
+    a regular file (a folder), which is told from its metadata before anything opens it (a FIFO would block open()).
+    What is read is never unpickled but by hfgrow's restricted loaders (``weights_only``, DCP's metadata classes)."""
+    try:
+        real = path.resolve()
+        mode = real.stat().st_mode  # stat, not open: never blocks
+    except (OSError, RuntimeError):  # missing, a broken link, a loop of links
+        return "a broken link" if path.is_symlink() else "missing"
+    top = root.resolve()
+    if real != top and not inside(top, real):
+        return OUTSIDE
+    if folder:
+        return None if stat.S_ISDIR(mode) else "not a folder"
+    return None if stat.S_ISREG(mode) else "a folder, not a file" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def source_path(root: Path, path: Path, folder: bool = False) -> Path:
+    """The real path of ``path`` (a file, or a folder with ``folder``) of the source ``root``, which hfgrow may read
+    (:func:`source_problem`); refused in one line otherwise."""
+    problem = source_problem(root, path, folder)
+    if problem is None:
+        return path.resolve()
+    try:
+        name = path.relative_to(root)
+    except ValueError:
+        name = path
+    if problem == OUTSIDE:
+        how = "a link to" if path.is_symlink() else "reached through a link at"
+        raise GrowthError(f"{name} in {root} is {how} {path.resolve()}, {OUTSIDE}: refused")
+    raise GrowthError(f"{name} in {root} is {problem}: refused")
 
 
 def inside(root: Path, real: Path) -> bool:

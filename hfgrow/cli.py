@@ -83,9 +83,43 @@ def main() -> None:
     """
 
 
+# --help groups the options as docs/usage.md's table does (click has no option sections of its own)
+SECTIONS = {
+    "Source and output": ("out", "overwrite", "revision"),
+    "Growth": ("factor", "attention", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "layers",
+               "insert_at", "new_blocks", "symmetry", "seed", "convention", "allow_lossy"),
+    "Ecosystem": ("adapters", "multipliers", "dense_out", "vision_tower"),
+    "Output": ("dtype", "to", "max_shard_size"),
+    "Hub": ("push_to_hub", "token", "private", "push_revision", "commit_message", "create_pr", "force", "base_model"),
+    "Verification": ("no_verify", "device", "verify_mode", "tolerance", "text_file"),
+}
+
+
+class Command(click.Command):
+    """A command whose --help lists its options in the sections of SECTIONS (``moved``: this command's exceptions), then
+    the rest (--json, -q, -v, --help)."""
+
+    def __init__(self, *args: Any, moved: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.moved = moved or {}
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, list[tuple[str, str]]] = {}
+        section_of = {**{name: title for title, names in SECTIONS.items() for name in names}, **self.moved}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and not isinstance(param, click.Argument):
+                rows.setdefault(section_of.get(param.name or "", "Messages"), []).append(record)
+        for title in [*SECTIONS, "Messages"]:
+            if rows.get(title):
+                with formatter.section(title):
+                    formatter.write_dl(rows[title])
+
+
 def growth_options(f: Callable) -> Callable:
     options = [
-        click.option("--factor", "-k", default=None, help="Integer factor >= 2 for every width: hidden, FFN, and heads or head_dim [default: 2 when no size is given]."),
+        click.option("--factor", "-k", default=None, metavar="INTEGER",
+                     help="Integer factor >= 2 for every width: hidden, FFN, and heads or head_dim [default: 2 when no size is given]."),
         click.option("--attention", type=click.Choice(["heads", "head-dim"]), default="heads", show_default=True,
                      help="Grow the number of heads (and KV heads), keeping head_dim, RoPE and the score scale; or grow head_dim."),
         click.option("--hidden-size", type=int, default=None, help="Target hidden size (any for pre-norm models; post-norm: multiples)."),
@@ -95,7 +129,7 @@ def growth_options(f: Callable) -> Callable:
                      help="Target number of KV heads (GQA) [default: keep the query groups, else the nearest group size]."),
         click.option("--head-dim", type=int, default=None, help="Target head_dim (rotary models: whole multiples)."),
         click.option("--layers", type=int, default=None, help="Target number of blocks per stack; new blocks are exactly the identity (pre-norm)."),
-        click.option("--insert-at", default=None, help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly]."),
+        click.option("--insert-at", default=None, metavar="I,J", help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly]."),
         click.option("--new-blocks", type=click.Choice(["identity", "stack"]), default="identity", show_default=True,
                      help="identity: new blocks are exactly the identity. stack: the whole stack repeated in order "
                           "(G_stack; --layers a multiple of the blocks; NOT exact, reported LOSSY)."),
@@ -104,21 +138,23 @@ def growth_options(f: Callable) -> Callable:
         click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,
                      help="copy: plain copies, norms and eps unchanged. orthogonal: copies x 1/sqrt(k), eps scaled."),
         click.option("--allow-lossy", is_flag=True, help="Grow even where exactness is impossible; the report states the gap."),
-        click.option("--revision", default=None, help="Revision (branch, tag, commit) of a Hub id SRC."),
+        click.option("--revision", default=None, metavar="REV", help="Revision (branch, tag, commit) of a Hub id SRC."),
         click.option("--seed", default=0, show_default=True, help="Seed for split shares, noise, random inputs and masks."),
     ]
     return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
 
 
-def verify_options(f: Callable) -> Callable:
-    options = [
-        click.option("--device", default="cpu", show_default=True, help="Where tensors grow and forward passes run: cpu, cuda (every GPU) or cuda:N."),
-        click.option("--verify-mode", type=click.Choice(["auto", "full", "blockwise"]), default="auto", show_default=True,
-                     help="full: each model whole; blockwise: one block's weights at a time (models larger than memory); auto: full when it fits."),
-        click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative gap that passes."),
-        click.option("--text-file", type=click.Path(dir_okay=False), default=None, help="Sentences (one a line) to verify on."),
-    ]
-    return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
+def verify_options(device_help: str) -> Callable[[Callable], Callable]:
+    def decorate(f: Callable) -> Callable:
+        options = [
+            click.option("--device", default="cpu", show_default=True, metavar="DEVICE", help=device_help),
+            click.option("--verify-mode", type=click.Choice(["auto", "full", "blockwise"]), default="auto", show_default=True,
+                         help="full: each model whole; blockwise: one block's weights at a time (models larger than memory); auto: full when it fits."),
+            click.option("--tolerance", default=1e-4, show_default=True, type=float, help="Largest fp32 relative gap that passes."),
+            click.option("--text-file", type=click.Path(dir_okay=False), default=None, help="Sentences (one a line) to verify on."),
+        ]
+        return functools.reduce(lambda g, opt: opt(g), reversed(options), f)
+    return decorate
 
 
 def output_options(f: Callable) -> Callable:
@@ -164,12 +200,12 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
         sys.exit(ExitCode.INTERNAL)
 
 
-@main.command(epilog=EPILOG, context_settings=SETTINGS)
+@main.command(cls=Command, epilog=EPILOG, context_settings=SETTINGS)
 @click.argument("src")
-@click.option("--out", "-o", required=True, help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
+@click.option("--out", "-o", required=True, metavar="DIR", help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
 @growth_options
 @click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
-@click.option("--max-shard-size", default="5GB", show_default=True, help="Largest safetensors shard, e.g. 5GB, 500MB.")
+@click.option("--max-shard-size", default="5GB", show_default=True, metavar="SIZE", help="Largest safetensors shard, e.g. 5GB, 500MB.")
 @click.option("--to", default=None, metavar="FORMATS",
               help="The grown checkpoint's formats: hf (safetensors folder), dcp (torch distributed checkpoint), titan (one "
                    "in torchtitan's names, for Llama-3 and Qwen3), or dcp,hf / titan,hf [default: the source's].")
@@ -184,15 +220,21 @@ def run(action: Callable[[], Any], verbose: bool) -> Any:
 @click.option("--multipliers", is_flag=True,
               help="Training checkpoints (Trainer, accelerate): split the optimizer's param groups by learning-rate multiplier "
                    "(hfgrow.optim.trainer_optimizer / param_groups builds the same groups to resume).")
-@verify_options
-@click.option("--push-to-hub", default=None, metavar="REPO_ID", help="Upload the grown checkpoint (created if needed) when verification passes.")
+@verify_options("Where tensors grow and the forward passes run: cpu, cuda (every GPU) or cuda:N.")
+@click.option("--push-to-hub", default=None, metavar="REPO_ID",
+              help="Upload the grown checkpoint (created if needed) when verification passes; the token and write access "
+                   "are checked before growing.")
+@click.option("--token", default=None, metavar="TOKEN", help="Hub token [default: HF_TOKEN or `hf auth login`'s]; never printed or recorded.")
+@click.option("--base-model", default=None, metavar="REPO_ID",
+              help="The Hub id of a local SRC, for the model card's base_model [default: SRC's, when it is a Hub id].")
 @click.option("--private", is_flag=True, help="Create the Hub repository private.")
-@click.option("--push-revision", default=None, help="Branch to push to [default: main].")
-@click.option("--commit-message", default=None, help="Commit message of the upload.")
+@click.option("--push-revision", default=None, metavar="BRANCH", help="Branch to push to [default: main].")
+@click.option("--commit-message", default=None, metavar="MSG", help="Commit message of the upload.")
 @click.option("--create-pr", is_flag=True, help="Open a pull request instead of committing to the branch.")
 @click.option("--force", is_flag=True, help="Push even when verification failed or was skipped.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout (verdict, gaps, sizes, paths, timings), nothing else.")
 @output_options
-def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multipliers: bool, **kwargs: Any) -> None:
+def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multipliers: bool, as_json: bool, **kwargs: Any) -> None:
     """Grow the checkpoint SRC (a folder or a Hub id) into --out.
 
     Widens hidden size, FFN size and the attention (more heads, or wider heads) by --factor or to
@@ -207,7 +249,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .optim import grow_trainer_checkpoint
     from .dcp import dcp_parts
-    from .report import continue_line, summary_lines
+    from .report import continue_line, json_summary, summary_lines
     from .training_state import detect
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
@@ -235,7 +277,9 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     report = run(action, verbose)
     lines = summary_lines(report)
     lines[-1:-1] = [*training_lines(report), continue_line(report)]
-    for line in lines if not quiet else lines[-1:]:
+    if as_json:  # one object on stdout and nothing else there
+        click.echo(json.dumps(json_summary(report), indent=2))
+    for line in [] if as_json else lines if not quiet else lines[-1:]:
         click.echo(line)
     if failed_push:
         click.echo(f"error: {failed_push[0]}", err=True)
@@ -278,7 +322,7 @@ def training_lines(report: dict[str, Any]) -> list[str]:
             f"wrote {', '.join(t['written'])}"]
 
 
-@main.command(context_settings=SETTINGS)
+@main.command(cls=Command, context_settings=SETTINGS)
 @click.argument("src")
 @growth_options
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
@@ -294,10 +338,10 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     click.echo(json.dumps(info, indent=2) if as_json else "\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
 
 
-@main.command(context_settings=SETTINGS)
+@main.command(cls=Command, context_settings=SETTINGS, moved={"seed": "Verification"})
 @click.argument("small")
 @click.argument("big")
-@verify_options
+@verify_options("Where the forward passes run: cpu, cuda (every GPU) or cuda:N.")
 @click.option("--seed", default=0, show_default=True, help="Seed for random inputs and masks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verification as JSON.")
 @output_options
@@ -332,7 +376,23 @@ def recipes(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(table, indent=2))
         return
-    for name, entry in table.items():
-        click.echo(f"{name} (model_type {', '.join(entry['model_types'])}): {', '.join(entry['classes'])}")
-    click.echo(f"{len(coverage['not_supported'])} other model types of transformers {coverage['transformers']} are not "
-               f"supported (`hfgrow recipes --json` has the measured gaps; docs/architectures.md, the reasons)")
+    for line in recipe_lines(table, coverage):
+        click.echo(line)
+
+
+def recipe_lines(table: dict[str, dict[str, Any]], coverage: dict[str, Any]) -> list[str]:
+    """`hfgrow recipes` for people: one aligned row per recipe (its model types, then its classes), naming the
+    transformers installed and, where it differs, the one the coverage sweep ran on."""
+    from importlib.metadata import version
+
+    installed, swept = version("transformers"), coverage["transformers"]
+    rows = [(", ".join(e["model_types"]), ", ".join(e["classes"])) for e in table.values()]
+    width = min(max(len(types) for types, _ in rows), 28)
+    lines = [f"hfgrow {__version__} on transformers {installed}: {sum(len(e['model_types']) for e in table.values())} model "
+             f"types supported, in {len(table)} recipes", "", f"{'model type':{width}}  classes"]
+    for types, classes in rows:
+        lines += [types, f"{'':{width}}  {classes}"] if len(types) > width else [f"{types:{width}}  {classes}"]
+    sweep = f"the coverage sweep ran on transformers {swept}" + (f", {installed} is installed" if swept != installed else "")
+    lines += ["", f"{len(coverage['not_supported'])} other model types are not supported ({sweep}; `hfgrow recipes --json` "
+                  f"has the measured gaps, docs/architectures.md the reasons)"]
+    return lines

@@ -147,6 +147,11 @@ def check_config(config: dict[str, Any], widths: Widths, options: GrowthOptions)
             raise GrowthError(f"--hidden-size {big} is not a multiple of head_dim {d} (which --attention heads keeps), so the "
                               f"number of heads cannot follow it and stays {heads}, which transformers rejects ({why}): give a "
                               f"hidden size that is a multiple of {d}, or --num-heads") from None
+        if options.num_heads and big % big_heads:
+            multiple = -(-big // big_heads) * big_heads
+            raise GrowthError(f"--num-heads {big_heads}: transformers needs the hidden size ({big}) to be a multiple of the "
+                              f"number of heads: give --hidden-size {multiple} (or another multiple of {big_heads}) with it, "
+                              f"or a number of heads that divides {big}") from None
         raise GrowthError(f"transformers rejects the grown config: {why}") from None
 
 

@@ -90,7 +90,9 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
             get_checkpoint_conversion_mapping(skeleton.config.model_type) or []
     except ImportError:
         transforms = []
-    if not transforms:  # none for the class or its type: those of its sub-models, under their prefixes (ViT's heads)
+    # none for the class or its type, or renamings alone: transformers adds those of its sub-models, under their prefixes
+    # (ViT's heads; ViTMSNForImageClassification's stored ``encoder.`` beside ViTModel's own renamings)
+    if not any(isinstance(t, WeightConverter) for t in transforms):
         scoped = _submodel_names(skeleton)
         if scoped is not None:
             return scoped

@@ -18,6 +18,7 @@ of them in one folder, as accelerate's ``save_state`` writes them with FSDP2's s
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
@@ -32,8 +33,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inside, read_config, source_files
+from .checkpoint import TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
 from .errors import GrowthError, first_line
+from .titan import MODELS as TITAN_MODELS
 from .titan import TitanNames, is_titan
 
 METADATA = ".metadata"
@@ -58,12 +60,26 @@ def dcp_parts(folder: str | os.PathLike) -> tuple[str, ...]:
 
 
 def _inner(e: BaseException) -> BaseException:
-    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised."""
+    """The exception a DCP save or load wraps (per rank, nested where a load runs inside a save), as raised; an
+    interrupt where there was one on the way (a signal inside torch.save's zip writer surfaces as the writer's
+    RuntimeError 'unexpected pos ...', raised while the interrupt unwound it)."""
     from torch.distributed.checkpoint.api import CheckpointException
 
     while isinstance(e, CheckpointException) and e.failures:
         e = next(iter(e.failures.values()))[0]
-    return e
+    return _interrupt_in(e) or e
+
+
+def _interrupt_in(e: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt (Ctrl-C, or a signal hfgrow turned into one) among the exceptions ``e`` was raised while handling."""
+    seen: set[int] = set()
+    found: BaseException | None = e
+    while found is not None and id(found) not in seen:
+        if isinstance(found, KeyboardInterrupt):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
 
 
 @contextlib.contextmanager
@@ -82,36 +98,85 @@ def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
         raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
 
 
-# what a DCP .metadata pickle may name: DCP's metadata classes, torch sizes, dtypes and layouts, paths
-_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
-_METADATA_GLOBALS = {("torch", "Size"), ("torch.serialization", "_get_layout"), ("collections", "OrderedDict"),
-                     ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath"), ("builtins", "set"), ("builtins", "frozenset")}
+# what a DCP .metadata pickle may name, by its exact (module, name): DCP's metadata classes, torch's sizes, dtypes and
+# layouts, paths and a few containers. Nothing is imported or looked up by attribute (a dotted name under protocol 4
+# would reach anything the module imports: subprocess.Popen, io.FileIO).
+_METADATA_CLASSES = ("BytesStorageMetadata", "ChunkStorageMetadata", "Metadata", "MetadataIndex", "StorageMeta",
+                     "TensorProperties", "TensorStorageMetadata", "_MEM_FORMAT_ENCODING")
 
 
-class _MetadataUnpickler(pickle.Unpickler):
+@functools.cache
+def _metadata_globals() -> dict[tuple[str, str], Any]:
+    """Every global a DCP .metadata may name, each with what it stands for."""
+    import collections
+    import pathlib
+
+    from torch.distributed.checkpoint import filesystem
+    from torch.distributed.checkpoint import metadata as dcp_metadata
+    from torch.serialization import _get_layout
+
+    found: dict[tuple[str, str], Any] = {("torch.distributed.checkpoint.metadata", n): getattr(dcp_metadata, n)
+                                         for n in _METADATA_CLASSES}
+    found[("torch.distributed.checkpoint.filesystem", "_StorageInfo")] = filesystem._StorageInfo
+    found.update({("torch", "Size"): torch.Size, ("torch.serialization", "_get_layout"): _get_layout,
+                  ("collections", "OrderedDict"): collections.OrderedDict})
+    for module in ("pathlib", "pathlib._local"):  # pathlib._local: Python 3.13's name of the same classes
+        found.update({(module, n): getattr(pathlib, n) for n in ("PosixPath", "PurePosixPath")})
+    found.update({("torch", n): v for n, v in vars(torch).items() if isinstance(v, torch.dtype)})
+    classes = tuple(v for v in found.values() if isinstance(v, type))
+    for builtins in ("builtins", "__builtin__"):  # protocols 0 and 1 name them so, and build dataclasses with copyreg's
+        found.update({(builtins, "set"): set, (builtins, "frozenset"): frozenset, (builtins, "object"): object})
+    for copyreg in ("copyreg", "copy_reg"):
+        found[(copyreg, "_reconstructor")] = lambda cls, base, state: _reconstructed(cls, base, state, classes)
+    return found
+
+
+def _reconstructed(cls: Any, base: Any, state: Any, classes: tuple[type, ...]) -> Any:
+    """copyreg's _reconstructor (an instance of a class, made by ``object.__new__``) for the allowed classes only."""
+    if base is not object or state is not None or not isinstance(cls, type) or cls not in classes:
+        raise pickle.UnpicklingError(f"it reconstructs {cls!r:.60} from {base!r:.60}, which DCP's metadata never holds")
+    return object.__new__(cls)
+
+
+class _MetadataUnpickler(pickle._Unpickler):
     """DCP's .metadata is a pickle, which torch loads with ``pickle.load``: from a folder from anywhere that could run
-    any code. This one builds DCP's metadata classes and torch's sizes and dtypes, and refuses anything else."""
+    any code. This one names only the globals of :func:`_metadata_globals`, by their exact (module, name), and sets
+    state (BUILD) only on instances of them, never on a class (which would change it for the whole process)."""
+
+    def __init__(self, file: Any):
+        super().__init__(file)
+        self._globals = _metadata_globals()
+        self._classes = {v for v in self._globals.values() if isinstance(v, type) and v is not object}
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _METADATA_GLOBALS or (module in _METADATA_MODULES and not name.startswith("__")):
-            found = super().find_class(module, name)
-            if isinstance(found, type) or (module, name) in _METADATA_GLOBALS:
-                return found
-        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
-            return getattr(torch, name)
-        raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds")
+        try:
+            return self._globals[(module, name)]
+        except (KeyError, TypeError):
+            raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds") from None
+
+    def load_build(self) -> None:
+        target = self.stack[-2]  # under the state BUILD sets
+        if type(target) not in self._classes:  # an instance of one of them (a class is an instance of type)
+            raise pickle.UnpicklingError(f"it sets the state of {type(target).__name__} {target!r:.60}, which DCP's "
+                                         f"metadata never does")
+        super().load_build()
+
+    dispatch = {**pickle._Unpickler.dispatch, pickle.BUILD[0]: load_build}
 
 
-def _reader(folder: Path) -> Any:
+def _reader(root: Path, folder: Path) -> Any:
+    """DCP's reader of ``folder`` (a part of the source ``root``: itself, or accelerate's sub-folder)."""
     from torch.distributed.checkpoint import FileSystemReader
     from torch.distributed.checkpoint.metadata import StorageMeta
+
+    source_path(root, folder, folder=True)
 
     class Reader(FileSystemReader):
         """The metadata read once (not at every one-key load), and only as DCP's own classes."""
 
         def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
             if not hasattr(self, "_metadata"):
-                with open(Path(self.path) / METADATA, "rb") as f:
+                with open(source_path(root, folder / METADATA), "rb") as f:
                     metadata = _MetadataUnpickler(f).load()
                 if getattr(metadata, "storage_meta", None) is None:
                     metadata.storage_meta = StorageMeta()
@@ -138,22 +203,47 @@ def _raw_bytes_planner() -> Any:
     return RawBytes()
 
 
+def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
+    """Every entry's place in the state dict (its planner path) is its own: names and indices, none the same as
+    another's or holding another (two keys of one tensor would write it twice, of two sizes)."""
+    seen: dict[tuple, str] = {}
+    for key, path in paths.items():
+        if not path or not all(isinstance(p, (str, int)) and not isinstance(p, bool) for p in path):
+            raise GrowthError(f"{folder / METADATA}: the entry '{key}' has no place in a state dict ({path!r:.80}): refused")
+        if path in seen:
+            raise GrowthError(f"{folder / METADATA}: the keys '{seen[path]}' and '{key}' are both the entry "
+                              f"{'.'.join(map(str, path))} of the state dict: refused")
+        seen[path] = key
+    for key, path in paths.items():
+        holder = next((path[:i] for i in range(1, len(path)) if path[:i] in seen), None)
+        if holder is not None:
+            raise GrowthError(f"{folder / METADATA}: the entry '{seen[holder]}' holds the entry '{key}' of the state dict: "
+                              f"refused")
+
+
 class DcpReader:
     """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
         self.parts = dcp_parts(self.folder) or ("",)
-        self._storages = {part: _reader(self.folder / part) for part in self.parts}
+        for part in ACCELERATE_PARTS if self.parts != ("",) else ():  # a part whose .metadata is no file: refused, not left
+            if part not in self.parts and os.path.lexists(self.folder / part):
+                source_path(self.folder, self.folder / part / METADATA)
+        self._storages = {part: _reader(self.folder, self.folder / part) for part in self.parts}
         self.part_of: dict[str, str] = {}  # flattened key → the part (sub-folder) it is stored in
         entries, paths = {}, {}
         for part, storage in self._storages.items():
             metadata = self._metadata(part, storage)
+            twice = sorted(set(entries) & set(metadata.state_dict_metadata))
+            if twice:
+                raise GrowthError(f"{self.folder}: '{twice[0]}' is stored in both {self.parts[0]}/ and {part}/: refused")
             self.part_of.update((k, part) for k in metadata.state_dict_metadata)
             entries.update(metadata.state_dict_metadata)
             paths.update(metadata.planner_data)
         self.metadata = SimpleNamespace(state_dict_metadata=entries)
         self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
+        _check_paths(self.folder, self.paths)
         top = {str(p[0]) for p in self.paths.values() if len(p) == 1}
         self._config = self.config() if is_titan(top) else {}
         self.layout = TitanNames(self._config, top) if is_titan(top) else None  # torchtitan's names, else the plain ones
@@ -162,8 +252,12 @@ class DcpReader:
         for key, md in entries.items():
             name = self._model_name(self.paths[key]) if hasattr(md, "chunks") else None
             if name is not None:
+                if name in self.keys:
+                    raise GrowthError(f"{self.folder}: the metadata keys '{self.keys[name]}' and '{key}' are both the model "
+                                      f"tensor {name}: refused")
                 self.keys[name] = key
                 self.tensors[name] = TensorInfo(name, tuple(md.size), md.properties.dtype, METADATA)
+        self.state_files()  # checked now: a growth copies them, and nothing may be refused once it writes
         if not self.tensors:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
@@ -177,19 +271,20 @@ class DcpReader:
                 raise TypeError("no state_dict_metadata")
         except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
             raise GrowthError(f"{where} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
-        self._check_files(self.folder / part, metadata)
+        self._check_files(self.folder, self.folder / part, metadata)
         return metadata
 
     @staticmethod
-    def _check_files(folder: Path, metadata: Any) -> None:
-        """Every storage file the metadata names is a plain file name whose file (links followed) lies in the folder:
-        a hostile .metadata must not make hfgrow read, and copy, a file from elsewhere."""
-        root = folder.resolve()
-        for name in {getattr(info, "relative_path", None) for info in (metadata.storage_data or {}).values()}:
-            if not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..") \
-                    or not inside(root, (folder / name).resolve()):
+    def _check_files(root: Path, folder: Path, metadata: Any) -> None:
+        """Every storage file the metadata names is a plain file name in the part's folder, a file hfgrow may read
+        (:func:`~hfgrow.checkpoint.source_problem`: in the source, links resolved, a regular file): a hostile
+        .metadata must not make hfgrow read, and copy, a file from elsewhere, nor open a FIFO."""
+        storage = metadata.storage_data if isinstance(metadata.storage_data, dict) else {}
+        for name in sorted({str(getattr(info, "relative_path", None)) for info in storage.values()}):
+            if Path(name).name != name or name in ("", ".", "..", "None"):
                 raise GrowthError(f"{folder / METADATA} names the storage file {name!r}, which is not a file of the "
                                   f"checkpoint folder: refused")
+            source_path(root, folder / name)
 
     def _model_name(self, path: tuple) -> str | None:
         """The Hugging Face name of the model tensor stored at ``path`` (None for any other entry)."""
@@ -233,17 +328,19 @@ class DcpReader:
 
     def config(self) -> dict:
         path = self.folder / "config.json"
-        if not path.is_file() and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
+        missing = not path.exists() and not path.is_symlink()  # anything else is checked, a FIFO refused, not opened
+        if missing and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
             raise GrowthError(f"{self.folder} is a torchtitan checkpoint without config.json: put the Hugging Face config of "
                               f"the matching model beside its shards (LlamaConfig or Qwen3Config of the same sizes, with "
                               f"architectures, saved with save_pretrained)")
-        if not path.is_file():
+        if missing:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without config.json: save the model's config "
                               f"beside it (model.config.save_pretrained('{self.folder}') on rank 0)")
-        config = read_config(path)
-        if not config.get("architectures"):  # config.save_pretrained alone leaves it out: the class cannot be told
-            raise GrowthError(f"{path} names no model class: set model.config.architectures = [type(model).__name__] "
-                              f"before model.config.save_pretrained('{self.folder}')")
+        config = read_config(source_path(self.folder, path))
+        if not config.get("architectures"):  # config.save_pretrained alone leaves it out: told by the tensors where they can
+            config["architectures"] = [inferred_class(config, getattr(self, "tensors", {}), path, self.folder)]
+            self.notes = [f"config.json names no model class: growing it as {config['architectures'][0]} "
+                          f"(model_type {config.get('model_type')} with lm_head.weight)"]
         archs = config["architectures"]
         if isinstance(archs, list):  # fully_shard renames the class it wraps: FSDPLlamaForCausalLM is LlamaForCausalLM
             config["architectures"] = [a[4:] if isinstance(a, str) and re.fullmatch(r"FSDP[A-Z]\w*", a) else a for a in archs]
@@ -271,10 +368,8 @@ class DcpReader:
 
         if self.parts == ("",):
             return {}
-        root = self.folder.resolve()
-        found = {p.name: p.resolve() for p in self.folder.iterdir()
-                 if (ACCELERATE.copied.match(p.name) or p.name == ACCELERATE.scheduler) and p.is_file()}
-        return {n: real for n, real in found.items() if inside(root, real)}
+        return {p.name: source_path(self.folder, p) for p in sorted(self.folder.iterdir())
+                if ACCELERATE.copied.match(p.name) or p.name == ACCELERATE.scheduler}
 
 
 # --- the optimizer state --------------------------------------------------------------------------
@@ -294,7 +389,10 @@ def optimizer_entry(path: tuple, layout: TitanNames | None = None) -> tuple[str,
 
 
 def check_optimizer(reader: DcpReader) -> list[str]:
-    """The optimizer state's entries, checked: every one belongs to a model tensor, every key is one hfgrow grows."""
+    """The optimizer state's entries, checked from the metadata: every one belongs to a model tensor, every key is one
+    hfgrow grows, every moment a floating point tensor of its parameter's shape (:func:`check_moment`)."""
+    from .optimizer_state import check_moment
+
     found = []
     for key, path in reader.paths.items():
         entry = optimizer_entry(path, reader.layout)
@@ -306,8 +404,23 @@ def check_optimizer(reader: DcpReader) -> list[str]:
         if what not in MOMENTS and what not in KEPT_STATE:
             raise GrowthError(f"unsupported optimizer state '{what}' of '{fqn}': hfgrow grows torch's AdamW, Adam and SGD "
                               f"({', '.join(sorted({*MOMENTS, *KEPT_STATE}))})")
+        if what in MOMENTS:
+            md = reader.metadata.state_dict_metadata[key]
+            stored = _meta(tuple(md.size), md.properties.dtype) if reader.is_tensor(key) else "stored as bytes (a number?)"
+            check_moment(f"'{fqn}' ({key})", what, stored, reader.tensors[fqn].shape)
         found.append(key)
     return found
+
+
+def check_moment_values(reader: DcpReader, keys: list[str]) -> None:
+    """Every optimizer moment among ``keys`` read, one at a time, and its values checked (:func:`check_moment`: finite,
+    a second moment ≥ 0), before anything is written."""
+    from .optimizer_state import check_moment
+
+    for key in keys:
+        fqn, what = optimizer_entry(reader.paths[key], reader.layout)
+        if what in MOMENTS:
+            check_moment(f"'{fqn}' ({key})", what, reader.read_tensor(key), reader.tensors[fqn].shape)
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -507,13 +620,19 @@ def check_growth(reader: Any, formats: tuple[str, ...], options: Any) -> None:
         raise GrowthError("--to titan grows a Hugging Face folder or a torchtitan checkpoint into torchtitan's layout; this "
                           "checkpoint holds the model under 'model': grow it with --to dcp")
     if "titan" in formats and not isinstance(reader, DcpReader):
-        TitanNames(reader.config(), set())  # torchtitan's names exist for its Llama-3 and Qwen3 models only
+        model_type = reader.config().get("model_type")
+        if model_type not in TITAN_MODELS:  # torchtitan's names exist for its Llama-3 and Qwen3 models only
+            raise GrowthError(f"--to titan writes torchtitan's dense Llama-3 and Qwen3 models (model_type "
+                              f"{' or '.join(TITAN_MODELS)}), and this model's model_type is {model_type!r}: grow it "
+                              f"with --to hf or --to dcp")
     if writes_dcp(formats) and options.push_to_hub:
         raise GrowthError("a torch distributed checkpoint is not pushed to the Hub: push a Hugging Face folder (--to hf)")
     optimizer = check_optimizer(reader) if isinstance(reader, DcpReader) else []
     if optimizer and options.layers and writes_dcp(formats):
         raise GrowthError("a torch distributed checkpoint with optimizer state grows only wider (new blocks would have no "
                           "optimizer state): drop --layers, or grow its model alone (--to hf)")
+    if optimizer and writes_dcp(formats):  # the moments it grows: their values too
+        check_moment_values(reader, optimizer)
 
 
 def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool) -> int:

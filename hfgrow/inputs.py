@@ -142,9 +142,14 @@ def quiet_transformers() -> Iterator[None]:
 
 def load_tokenizer(folder: Path) -> Any:
     """The checkpoint's tokenizer through transformers' AutoTokenizer; GrowthError saying why not."""
+    from .checkpoint import COPIED, source_path
+
     folder = Path(folder)
     if not any((folder / f).is_file() for f in TOKENIZER_FILES):
         raise GrowthError(f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, …)")
+    for path in sorted(folder.iterdir()):  # what transformers may read: in the folder, regular files (no FIFO)
+        if COPIED.match(path.name):
+            source_path(folder, path)
     try:
         import transformers
 

@@ -16,7 +16,7 @@ from .algebra import Widths
 from .checkpoint import TensorInfo, format_size
 from .errors import GrowthError
 from .options import DTYPES, MAX_WIDTH, GrowthOptions
-from .recipe import Recipe, TensorRule
+from .recipe import Recipe, TensorRule, unrepeated
 
 
 def available_memory(device: str) -> int:
@@ -119,8 +119,9 @@ def check_sizes_fit(matched: list[tuple[TensorInfo, TensorRule]], recipe: Recipe
     sizes = {name: _Sizes(*widths.size(space.dim)) for name, space in recipe.spaces.items()}
     largest, name = 0, None
     for info, rule in matched:
+        axes = unrepeated(rule.axes, info.shape, lambda space: sizes[space].small)  # Repeated: as many copies as stored
         try:
-            numel = math.prod(algebra.grown_shape(info.shape, rule.axes, sizes))
+            numel = math.prod(algebra.grown_shape(info.shape, axes, sizes))
         except GrowthError:
             continue  # a shape the config does not give: said with its key once the plan is built
         itemsize = DTYPES[options.dtype].itemsize if options.dtype and info.dtype.is_floating_point else info.dtype.itemsize

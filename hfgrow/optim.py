@@ -216,8 +216,9 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
     options = options or GrowthOptions()
     options = GrowthOptions(**{**options.__dict__, **kwargs})
     options.validate()
+    shown = os.fspath(out)  # as the user gave it: the report and card record it so
+    command = options.command(os.fspath(src), shown) + (" --multipliers" if multipliers else "")
     src, out = Path(src), Path(os.path.abspath(out))
-    command = options.command(str(src), str(out)) + (" --multipliers" if multipliers else "")
     if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
         options = dataclasses.replace(options, max_shard_size=1 << 62)
     check_out(out, src, options.overwrite, training_state.owned_files(src))
@@ -225,4 +226,4 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
     state.command = command
     if log is not None:
         log(f"{state.layout.name}: the optimizer state ({state.layout.optimizer}) grows with the weights")
-    return pipeline.run(src, out, options, [*side_cars(options, out), state], log=log, progress=progress)
+    return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress)

@@ -239,17 +239,33 @@ def _check_structure(state_dict: Any) -> None:
         raise GrowthError("not a torch optimizer state dict: 'state' should map each parameter's index to its state")
 
 
+def check_moment(name: str, key: str, value: Any, shape: tuple[int, ...]) -> None:
+    """The one check of the optimizer moment ``key`` of parameter ``name`` (of ``shape``), a Trainer checkpoint's and a
+    torch distributed checkpoint's alike, before anything is grown or written: a floating point tensor of exactly the
+    parameter's shape (a meta tensor: its dtype and shape alone, as a DCP's metadata gives them; a str: what a DCP
+    stored instead of a tensor), with finite values, and a second moment's ≥ 0."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() or tuple(value.shape) != tuple(shape):
+        got = (f"{value.dtype} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
+               else value if isinstance(value, str) else type(value).__name__)
+        raise GrowthError(f"the optimizer state's {key} of {name} is {got}, not a floating point tensor of the "
+                          f"parameter's shape {tuple(shape)}")
+    if value.is_meta:
+        return
+    if not bool(torch.isfinite(value).all()):
+        raise GrowthError(f"the optimizer state's {key} of {name} holds NaN or infinite values: the training diverged "
+                          f"before this checkpoint; grow an earlier one")
+    if moment_power(key) == 2 and bool((value < 0).any()):
+        raise GrowthError(f"the optimizer state's {key} of {name} holds negative values, which a running mean of squared "
+                          f"gradients never does: the checkpoint is corrupt")
+
+
 def _check_moments(small_state: Mapping[str, Mapping[str, Any]], small: torch.nn.Module) -> None:
-    """Every moment (any entry but ``step``, unless None) is a floating point tensor of its parameter's shape."""
+    """Every moment (any entry but ``step``, unless None) passes :func:`check_moment`."""
     shapes = {n: tuple(p.shape) for n, p in small.named_parameters()}
     for name, entry in small_state.items():
         for key, value in entry.items():
-            if key == "step" or value is None:  # SGD without momentum may keep momentum_buffer None
-                continue
-            if not isinstance(value, torch.Tensor) or not value.is_floating_point() or tuple(value.shape) != shapes[name]:
-                got = (f"{value.dtype} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__)
-                raise GrowthError(f"the optimizer state's {key} of {name} is {got}, not a floating point tensor of the "
-                                  f"parameter's shape {shapes[name]}")
+            if key != "step" and value is not None:  # SGD without momentum may keep momentum_buffer None
+                check_moment(name, key, value, shapes[name])
 
 
 def optimizer_kind(state_dict: Mapping[str, Any]) -> str:
@@ -395,7 +411,12 @@ Layout = list[tuple[dict[str, Any], list[str]]]  # per param group of the grown 
 
 
 def _small_state(state_dict: Mapping[str, Any], small_names: list[list[str]]) -> dict[str, Any]:
-    """The small optimizer's state by small parameter name."""
+    """The small optimizer's state by small parameter name; an entry of no parameter refused (it would be dropped)."""
+    indices = {i for g in state_dict["param_groups"] for i in g["params"]}
+    stray = [k for k in state_dict["state"] if k not in indices]
+    if stray:
+        raise GrowthError(f"the optimizer state holds an entry keyed {stray[0]!r}, which is not the index of a parameter in "
+                          f"its param_groups: not a torch optimizer state dict as torch saves it")
     state = {}
     for g, names in zip(state_dict["param_groups"], small_names):
         for i, n in zip(g["params"], names):

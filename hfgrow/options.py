@@ -25,6 +25,7 @@ ATTENTION_MODES = ("heads", "head-dim")
 MAX_WIDTH = 2 ** 20
 SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
 VERIFY_MODES = ("auto", "full", "blockwise")
+HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")  # a Hub repository id: name or org/name
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch distributed checkpoint, one in torchtitan's names
 NEW_BLOCKS = ("identity", "stack")  # --layers: new blocks that are the identity, or the whole stack repeated (G_stack)
@@ -86,6 +87,8 @@ class GrowthOptions:
     seed: int = 0
     revision: str | None = None  # of a Hub id source
     push_to_hub: str | None = None  # a repository id to upload the grown checkpoint to
+    token: str | None = dataclasses.field(default=None, repr=False)  # a Hub token (default: HF_TOKEN or the login cache); never recorded or printed
+    base_model: str | None = None  # the Hub id of the source, for the card's base_model (a Hub id source's own by default)
     private: bool = False
     push_revision: str | None = None  # the branch to push to
     commit_message: str | None = None
@@ -102,7 +105,7 @@ class GrowthOptions:
         args = ["hfgrow", "grow", str(src), "--out", str(out)]
         for f in dataclasses.fields(self):
             value, default = getattr(self, f.name), f.default
-            if value == default or f.name in ("overwrite",):
+            if value == default or f.name in ("overwrite", "token"):
                 continue
             flag = "--" + f.name.replace("_", "-")
             if f.name == "verify":
@@ -185,8 +188,10 @@ class GrowthOptions:
                     raise GrowthError(f"--{name.replace('_', '-')} goes with --push-to-hub")
         if self.push_to_hub is not None and not self.verify and not self.force:
             raise GrowthError("--push-to-hub pushes verified checkpoints only: drop --no-verify, or add --force")
-        if self.push_to_hub is not None and not re.match(r"^[\w.-]+(/[\w.-]+)?$", self.push_to_hub):
-            raise GrowthError(f"--push-to-hub takes a repository id such as 'name' or 'org/name', got {self.push_to_hub!r}")
+        for name in ("push_to_hub", "base_model"):
+            value = getattr(self, name)
+            if value is not None and not HUB_ID.match(value):
+                raise GrowthError(f"--{name.replace('_', '-')} takes a repository id such as 'name' or 'org/name', got {value!r}")
 
     def _validate_device(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:

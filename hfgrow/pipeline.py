@@ -34,12 +34,15 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     written to ``out``). Raises :class:`GrowthError` for bad input, leaving ``out`` as it was."""
     log = log or (lambda msg: None)
     options.validate()
+    shown = os.fspath(out)  # the report and card record paths as the user gave them, never the machine's absolute path
     out = Path(os.path.abspath(out))
     start = time.perf_counter()
     folder, hub_id = _resolve(src, out, options, components)
     reader = open_reader(folder)  # a Hugging Face folder or a torch distributed checkpoint
     formats = formats_of(reader, options)
     check_growth(reader, formats, options)
+    if options.push_to_hub and not hub_id:  # token and write access, before a long growth (a Hub id's: before its download)
+        hub.check_push(options.push_to_hub, options.token, options.create_pr)
     plan = make_plan(reader, options)
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
@@ -48,21 +51,25 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
         entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
         grow_s = time.perf_counter() - start
         verification = _verify(active, folder, place.tmp, plan, (reader, formats), log, progress) if options.verify else None
-        source_name = hub_id or str(src)
+        source_name = hub_id or os.fspath(src)
         report = {
             "hfgrow": __version__,
+            "verdict": None,  # written with the report
             "source": source_name,
             "hub_id": hub_id,
-            "output": str(out),
-            "command": options.command(source_name, str(out)),
+            "base_model": options.base_model or hub_id,
+            "output": shown,
+            "command": options.command(source_name, shown),
             "plan": plan.summary(),
             "not_copied": not_copied,
+            "written": {"formats": list(formats), "files": sum(f.is_file() for f in place.tmp.rglob("*"))},
             **entries,
             "verification": verification,
             "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
         }
         write_report(report, place.tmp)
-        model_card(report, hub.source_card_data(folder), report["command"]).save(place.tmp / "README.md")
+        model_card(report, hub.source_card_data(folder), report["command"], options.push_to_hub or shown,
+                   tokenizer=any(place.tmp.glob("tokenizer*"))).save(place.tmp / "README.md")
         sync_folder(place.tmp)  # every byte on disk before the folder takes its name
         place.publish()
     if options.push_to_hub:
@@ -74,7 +81,9 @@ def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, componen
     """The source's folder (a Hub id downloaded) and its Hub id, with ``--out`` and the verification inputs checked."""
     if Path(src).is_dir():  # local paths are checked before anything else
         check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
-    folder, hub_id = hub.resolve(src, options.revision)
+    if options.push_to_hub and hub.is_hub_id(os.fspath(src)):
+        hub.check_push(options.push_to_hub, options.token, options.create_pr)
+    folder, hub_id = hub.resolve(src, options.revision, options.token)
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, folder, options.overwrite, owned_files(list(components), folder))
     if options.verify:  # sentences and tokenizer checked now, not after the growth
@@ -94,7 +103,7 @@ def _prepare(components: Sequence[Component], src: Path, plan: GrowthPlan) -> li
 
 def _log_plan(plan: GrowthPlan, log: Log) -> None:
     log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): {sizes_text(plan.summary())}, "
-        f"{len(plan.tensors)} tensors into {len(plan.shards)} shard(s)")
+        f"{len(plan.tensors)} tensors")
     for note in plan.notes:
         log(f"note: {note}")
     for why in plan.approximate:
@@ -173,7 +182,7 @@ def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -
     log(f"pushing to {options.push_to_hub}")
     try:
         url = hub.push(out, options.push_to_hub, private=options.private, revision=options.push_revision,
-                       commit_message=options.commit_message, create_pr=options.create_pr)
+                       commit_message=options.commit_message, create_pr=options.create_pr, token=options.token)
     except PushError as e:
         report["push"] = {"repo_id": options.push_to_hub, "pushed": False, "why": str(e)}
         write_report(report, out)

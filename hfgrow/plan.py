@@ -72,11 +72,21 @@ class GrowthPlan:
             return narrowed[0]
         return self.tensors_by_name()[self.rounded[0]].out.dtype if self.rounded else None
 
+    def scaled_exactly(self, tp: TensorPlan) -> bool:
+        """Whether growing the tensor only copies it and multiplies by powers of two: exact in any float format."""
+        return algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps) and not tp.rule.offset
+
     def compute_dtype(self, tp: TensorPlan) -> torch.dtype:
-        """The storage dtype when growing only copies and scales by powers of two, else float32."""
-        exact = tp.source.dtype == tp.out.dtype and algebra.is_power_of_two(tp.gain) and algebra.scales_exact(tp.rule.axes, self.maps) \
-            and not tp.rule.offset
-        return tp.out.dtype if exact else torch.float32
+        """The storage dtype when growing only copies and scales by powers of two, else float32 (float64 for a float64
+        checkpoint)."""
+        if tp.source.dtype == tp.out.dtype and self.scaled_exactly(tp):
+            return tp.out.dtype
+        return torch.float64 if tp.out.dtype == torch.float64 else torch.float32
+
+    def rounded_in_float32(self) -> list[str]:
+        """The float32 tensors grown with arithmetic that may round (a scale that is not a power of two, a norm's offset):
+        the float64 pass sees their float32 storage."""
+        return [t.out.name for t in self.tensors if t.out.dtype == torch.float32 and not self.scaled_exactly(t)]
 
     def peak_bytes(self) -> tuple[int, str | None]:
         """The memory growing the largest tensor takes (the tensor being written, the one growing and its
@@ -120,6 +130,7 @@ class GrowthPlan:
             "eps_scale": self.eps_scale,
             "residual_scale": self.residual_scale,
             "rounded_in_storage": self.rounded,
+            "rounded_in_float32": self.rounded_in_float32(),
             "approximate": self.approximate,
             "notes": self.notes,
             "dropped": self.dropped,
@@ -163,7 +174,9 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     recipe, cls = find_recipe(reader.config())
     if options.vision_tower == "grow" and not recipe.towers:
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} is no vision-language model (it has no vision tower)")
-    return _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    plan.notes[:0] = getattr(reader, "notes", [])  # what the reader chose that the checkpoint did not say (its class)
+    return plan
 
 
 def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe: Recipe, cls: str | None) -> GrowthPlan:
@@ -236,9 +249,14 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     (logit_scale, a projector) by the model's own rules. A kept tower (a vision tower, by default) is copied as it is."""
     reader = NestedReader(reader, tower_subs(recipe))
     towers = planned_towers(recipe, reader.transformers_config(), options.vision_tower == "grow")
-    if options.vision_tower == "grow" and not any(t.vision for t in towers):
+    if options.vision_tower == "grow" and not any(t.kept for t in towers):
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "
                           f"(every tower it has grows)")
+    unsized = [t.sub for t in towers if t.recipe is not None and set(reader.config().get(t.sub) or {}) <= {"model_type"}]
+    if unsized:  # transformers would fill in its defaults, which need not be these weights' sizes
+        why = " (--vision-tower grow)" if unsized[0] in {t.sub for t in towers if t.vision} else ""
+        raise GrowthError(f"config.json has no {unsized[0]}: the sizes of the tower it describes are unknown, and it "
+                          f"cannot grow{why}; save the model's whole config (model.config.save_pretrained)")
     kept = [t.sub for t in towers if t.recipe is None]
     # the model's own rules: the tensors between the towers, and those that join them, which win over a tower's rule
     # (SigLIP's text head writes into the vision tower's hidden space; a projector's input, in a kept tower's)
@@ -248,13 +266,13 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     by_prefix = tower_keys(list(reader.tensors), towers)
     plans, claimed = [], set()
     for t in towers:
-        keys = by_prefix[t.sub] if t.prefixes else \
+        keys = by_prefix[t.sub] if t.prefix else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
         if t.recipe is not None:  # the tower's keys that only the model's own rules grow: planned as they are, then replaced
             rules = t.recipe.rules_for(t.cls)
             theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.vision), tower, t.cls))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.kept), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
     copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}

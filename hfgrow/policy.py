@@ -125,6 +125,21 @@ class WeightlessNorms(Constraint):
 
 
 @dataclass(frozen=True)
+class SharedEps(Constraint):
+    """A norm outside the grown width that reads the eps of the hidden norms (Mistral 3's projector RMSNorm over the
+    kept vision width, eps text_config.rms_norm_eps): the copy convention only, with residual copies that keep their
+    mean square (1/√fill), so that the shared eps stays as it is."""
+
+    what: str
+    keeps_mean_square = True
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        if growth.options.convention != "copy":
+            return [f"{self.what} shares its eps with the text model's norms: only the copy convention keeps both exact"]
+        return []
+
+
+@dataclass(frozen=True)
 class HeadDimFixed(Constraint):
     """head_dim cannot grow, for ``reason`` (ESMC's q/k LayerNorms over the whole width: the queries' zero slots would
     move their mean); the heads may."""
@@ -202,6 +217,18 @@ class StreamFromActivation(Constraint):
         if growth.options.convention != "copy":
             found.append(f"{self.reason}: its copies carry 1, so only the copy convention is exact")
         return found
+
+
+@dataclass(frozen=True)
+class CopyConventionOnly(Constraint):
+    """Two readers of one stored tensor that see copies of different scales under the orthogonal convention (BEiT's
+    masked image modelling LayerNorm reads the stream or the final norm's output as a config flag says, under one
+    name): the copy convention only, where both carry 1."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        return [f"{self.reason}: only the copy convention is exact"] if growth.options.convention != "copy" else []
 
 
 @dataclass(frozen=True)

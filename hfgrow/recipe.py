@@ -337,14 +337,17 @@ class Tower:
     """A tower of a vision-language model: its sizes in the sub-config ``sub``, its keys under one of ``prefix`` (the
     layouts transformers saves and loads), planned as its recipe's base model (``recipe``; None: the recipe of the
     sub-config's model_type). ``spaces``: spaces of the tower's widths that the model's own tensors add (a projector's
-    hidden layer). ``kept``: the vision tower, copied as it is unless asked to grow (``--vision-tower grow``): the
-    projector's input columns then keep the tower's size."""
+    hidden layer); ``constraints``, policies they add to it. ``kept``: the vision tower, copied as it is unless asked to grow (``--vision-tower grow``): the
+    projector's input columns then keep the tower's size. Planned (hfgrow.towers.planned_towers), the same record holds
+    the recipe scoped to ``sub`` and the class planned (``cls``), or no recipe where the tower is kept as it is."""
 
     sub: str
     prefix: tuple[str, ...]
     recipe: Recipe | None = None
     spaces: Mapping[str, Space] = field(default_factory=dict)
     kept: bool = False
+    cls: str | None = None
+    constraints: tuple[Constraint, ...] = ()  # the tower's recipe's, added (what the model's own tensors ask of it)
 
 
 def scoped(recipe: Recipe, scope: str) -> Recipe:

@@ -7,8 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .checkpoint import format_size
 
-def _fmt(x: Any) -> str:
+
+def fmt(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.3g}" if x == x else "n/a"
     return str(x)
@@ -21,11 +23,11 @@ def gap_text(stats: dict[str, Any]) -> str:
         return "non-finite outputs (" + ", ".join(f"{name} of {side}" for name, side in broken.items()) + ")"
     if isinstance(broken, str):
         return f"non-finite ({broken})"
-    return _fmt(stats["max_rel"])
+    return fmt(stats["max_rel"])
 
 
 def _headline(fp32: dict[str, Any]) -> str:
-    return gap_text(fp32) if fp32.get("non_finite") else f"max relative gap {_fmt(fp32['max_rel'])}"
+    return gap_text(fp32) if fp32.get("non_finite") else f"max relative gap {fmt(fp32['max_rel'])}"
 
 
 def _count(n: int) -> str:
@@ -40,7 +42,7 @@ def verdict(report: dict[str, Any]) -> str:
     if v is None or "error" in v:
         return "NOT VERIFIED" + (f" (verification could not run: {v['error']})" if v else "")
     if report["plan"]["approximate"]:  # never the word of an exact growth, however small the gap measured
-        return f"LOSSY ({'within tolerance' if v['passed'] else 'allowed by ' + lossy_flags(report['plan'])}: max rel gap {_fmt(v['max_rel'])})"
+        return f"LOSSY ({'within tolerance' if v['passed'] else 'allowed by ' + lossy_flags(report['plan'])}: max rel gap {fmt(v['max_rel'])})"
     return verdict_word(v)
 
 
@@ -49,6 +51,25 @@ def lossy_flags(p: dict[str, Any], tick: str = "") -> str:
     stacked = p.get("new_blocks_kind") == "stack" and bool(p["layers"])
     flags = [f for f, on in (("--new-blocks stack", stacked), ("--allow-lossy", len(p["approximate"]) > stacked)) if on]
     return " and ".join(f"{tick}{f}{tick}" for f in flags)
+
+
+def narrower_text(section: dict[str, Any]) -> str:
+    """The ops a float64 pass could not run in float64 (its gap includes their round-off), or nothing."""
+    ops = section.get("narrower_ops")
+    return f" (still in float32: {', '.join(ops[:4])}{f' and {len(ops) - 4} more' if len(ops) > 4 else ''})" if ops else ""
+
+
+def float64_caveats(v: dict[str, Any], p: dict[str, Any]) -> str:
+    """What the float64 rows include beyond the transform: float32 storage of scales that round, ops left in float32."""
+    out = ""
+    stored = p.get("rounded_in_float32") or []
+    if stored and "outputs" in v.get("float64", {}):
+        out += (f"; {len(stored)} grown tensors (e.g. `{stored[0]}`) are computed with a scale that is not a power of two "
+                f"or a norm's offset, and stored in float32: the float64 rows include their rounding (up to about 1e-7)")
+    ops = v.get("float64", {}).get("narrower_ops")
+    if ops:
+        out += f"; they also include the round-off of what the float64 pass left in float32: {', '.join(ops)}"
+    return out
 
 
 def verdict_word(v: dict[str, Any]) -> str:
@@ -62,14 +83,19 @@ def verdict_word(v: dict[str, Any]) -> str:
     return f"PASS within {v['storage_rounding']} rounding" + (f" (top-1 agreement {min(top1):.1%})" if top1 else "")
 
 
-def rounding_note(v: dict[str, Any]) -> str | None:
-    """Why a growth whose weights were rounded to 16 bits is not exact, and how to make it exact (None when it is)."""
+def rounding_note(v: dict[str, Any], p: dict[str, Any] | None = None) -> str | None:
+    """Why a growth whose weights were rounded to 16 bits is not exact, and how to make it exact (None when it is).
+    ``p``, the plan's summary, tells a --dtype cast (keep float32) from scales that are not powers of two."""
     dtype = v.get("storage_rounding")
     if not dtype or v.get("exact", v["passed"]) or v["float32"].get("non_finite"):
         return None
-    return (f"the grown weights were rounded to {dtype} (scales that are not powers of two, or a --dtype cast): the float32 "
-            f"gap {_fmt(v['max_rel'])} is beyond --tolerance {_fmt(v['tolerance'])}; for an exact growth keep float32 "
-            f"weights (--dtype float32) or choose sizes whose scales are powers of two (e.g. --factor 2)")
+    gap = f"the float32 gap {fmt(v['max_rel'])} is beyond --tolerance {fmt(v['tolerance'])}"
+    if p is not None and not p["rounded_in_storage"]:  # every scale a power of two: the cast alone rounded
+        return f"the grown weights were cast to {dtype} (--dtype {dtype}): {gap}; for an exact growth keep float32 weights (--dtype float32)"
+    example = "" if p is None or p["factor"] == 2 else " (e.g. --factor 2)"
+    return (f"the grown weights were rounded to {dtype} (scales that are not powers of two{', or a --dtype cast' if p is None else ''}): "
+            f"{gap}; for an exact growth keep float32 weights (--dtype float32) or choose sizes whose scales are powers of "
+            f"two{example}")
 
 
 def sizes_text(p: dict[str, Any]) -> str:
@@ -80,13 +106,45 @@ def sizes_text(p: dict[str, Any]) -> str:
     return ", ".join(f"{name} {a[0]} → {a[1]}" for name, a in sizes if a[0])
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def widened(p: dict[str, Any]) -> bool:
+    """Whether a growth widens anything (a depth-only growth copies no unit: no heads growth, convention or symmetry)."""
+    keys = ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "mixer_channels")
+    return any(p[k][1] != p[k][0] for k in keys if k in p)
+
+
+def depth_text(p: dict[str, Any]) -> str:
+    """Blocks before and after: ``blocks 2 → 3``, with each stack's name where there are several."""
+    stacks = [(stack, a, b) for stack, (a, b) in p["layers"].items()]
+    if len(stacks) == 1:
+        return f"blocks {stacks[0][1]} → {stacks[0][2]}"
+    return "blocks " + ", ".join(f"{a} → {b} ({stack})" for stack, a, b in stacks)
+
+
+def written_text(report: dict[str, Any]) -> str:
+    """What was written: safetensors shards, or a torch distributed checkpoint's files, and their size."""
+    p, w = report["plan"], report.get("written") or {}
+    size = format_size(p["output_bytes"])
+    if {"dcp", "titan"} & set(w.get("formats", ())):
+        also = " and safetensors" if "hf" in w["formats"] else ""
+        return f"a torch distributed checkpoint{also}: {_plural(w['files'], 'file')}, {size}"
+    return f"{_plural(p['shards'], 'shard')}, {size}"
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
     p = report["plan"]
-    depth = "".join(f", {stack} blocks {a} → {b}" for stack, (a, b) in p["layers"].items())
+    depth = depth_text(p) if p["layers"] else ""
+    if widened(p):
+        how = f"{p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry"
+        sizes = sizes_text(p) + (f", {depth}" if depth else "")
+    else:  # depth alone: no unit is copied
+        how, sizes = ("stacked blocks, G_stack" if p.get("new_blocks_kind") == "stack" else "identity blocks"), depth
     lines = [
-        f"grew {p['model_class'] or p['recipe']} ({p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry): "
-        f"{sizes_text(p)}{depth}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
-        f"wrote {report['output']} ({p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB) in {report['timings_s']['grow']:.1f}s",
+        f"grew {p['model_class'] or p['recipe']} ({how}): {sizes}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
+        f"wrote {report['output']} ({written_text(report)}) in {report['timings_s']['grow']:.1f}s",
     ]
     if report.get("not_copied"):
         left = [f"{name} ({why})" for name, why in report["not_copied"].items()]
@@ -94,10 +152,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     v = report.get("verification")
     if v is not None and "error" not in v:
         fp32 = v["float32"]
-        line = f"verification ({v['inputs']}, {v['device']}): {_headline(fp32)} (tolerance {_fmt(v['tolerance'])})"
+        line = f"verification ({v['inputs']}, {v['device']}): {_headline(fp32)} (tolerance {fmt(v['tolerance'])})"
         for dtype, section in v.items():
             if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-                line += f"; {dtype}: {gap_text(section)}"
+                line += f"; {dtype}: {gap_text(section)}" + narrower_text(section)
         lines.append(line)
         if fp32["missing_keys"]:
             lines.append(f"the grown checkpoint lacks: {', '.join(fp32['missing_keys'][:5])}")
@@ -107,8 +165,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                          f"token-block pairs ({e['sparse_blocks']} sparse blocks; {e['from']})")
         if sentence_line(v):
             lines.append(sentence_line(v))
-        if rounding_note(v):
-            lines.append(rounding_note(v))
+        if rounding_note(v, p):
+            lines.append(rounding_note(v, p))
     lines += adapter_lines(report)
     lines += lossy_lines(report)
     lines.append(f"{verdict(report)}")
@@ -116,18 +174,46 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 
 
 def continue_line(report: dict[str, Any]) -> str:
-    """How to continue training the grown model, as hfgrow's training benchmark (bench/training.py) supports it."""
+    """Where to read how to continue training the grown model: one short pointer."""
     optimizer = report.get("optimizer")
     if optimizer and optimizer.get("multipliers"):
-        return ("continue: resume with Trainer(..., optimizer_cls_and_kwargs=hfgrow.optim.trainer_optimizer(model, args)) "
-                "or hfgrow.param_groups + hfgrow.optim.RelaxedMultipliers (relax over a quarter of the rest); on hfgrow's "
-                "benchmark this ended within seed noise of a fresh AdamW (docs/training.md)")
+        return "continue: resume with hfgrow.optim.trainer_optimizer (docs/training.md#training-checkpoints)"
     if optimizer:
-        return ("continue: resume from the grown checkpoint as usual (the optimizer state grew with the weights); on "
-                "hfgrow's benchmark a fresh AdamW with a short warm-up ended within seed noise of it (docs/training.md)")
-    return ("continue: a fresh AdamW at the small run's learning rate with a short warm-up, or the grown optimizer state "
-            "with relaxed multipliers (hfgrow.optim): they ended within seed noise of each other on hfgrow's benchmark; "
-            "grow early, while the small model is still ahead of the big one trained from scratch (docs/training.md)")
+        return "continue: resume from the grown checkpoint as usual (docs/training.md#training-checkpoints)"
+    return "continue: docs/training.md#continuing-training-after-growth"
+
+
+def json_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What `hfgrow SRC --out DIR --json` prints: the verdict, the gap per dtype, sizes, paths and timings (the whole
+    report is growth_report.json beside the weights). NaN and inf gaps are null."""
+    p, v = report["plan"], report.get("verification")
+
+    def finite(x: Any) -> Any:
+        return x if not isinstance(x, float) or math.isfinite(x) else None
+
+    gaps: dict[str, Any] = {}
+    for dtype, section in (v or {}).items():
+        if isinstance(section, dict) and "max_rel" in section:
+            gaps[dtype] = finite(section["max_rel"])
+        elif isinstance(section, dict) and "skipped" in section and dtype != "sentence_transformers":
+            gaps[dtype] = {"skipped": section["skipped"]}
+    sizes = {k: p[k] for k in ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "parameters")}
+    return {
+        "verdict": verdict(report),
+        "passed": None if v is None or "error" in v else v["passed"],
+        "tolerance": None if v is None else v.get("tolerance"),
+        "gaps": gaps,
+        "not_lossless": p["approximate"],
+        "source": report["source"],
+        "output": report["output"],
+        "report": str(Path(report["output"]) / "growth_report.json"),
+        "model_class": p["model_class"],
+        "sizes": {**sizes, "blocks": p["layers"]},
+        "output_bytes": p["output_bytes"],
+        "files": report.get("written", {}).get("files"),
+        "timings_s": report["timings_s"],
+        "push": report.get("push"),
+    }
 
 
 def lossy_lines(report: dict[str, Any]) -> list[str]:
@@ -150,7 +236,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"attention growth `{p['attention']}`, convention `{p['convention']}` (norm eps ×{p['eps_scale']:g}, residual copies "
         f"×{p.get('residual_scale', 1.0):.6g}), "
         f"symmetry `{p['symmetry']}` (seed {p['seed']}); "
-        f"{p['tensors']} tensors in {p['shards']} shard(s), {p['output_bytes'] / 1e6:.1f} MB; "
+        f"{p['tensors']} tensors in {written_text(report)}; "
         f"grown in {report['timings_s']['grow']:.2f}s.",
         "",
     ]
@@ -179,15 +265,17 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
         f"The round-off floor is the same measure between the small model in float32 and in float64; the float64 rows "
-        f"show the transform itself, free of float32 round-off. "
-        f"PASS: the float32 gap is within {_fmt(v['tolerance'])}"
-        + (f"; PASS within {v['storage_rounding']} rounding: within {_fmt(v['rounding_tolerance'])} (twice "
+        f"show the transform itself, free of float32 round-off (every op runs in float64, those transformers writes in "
+        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. "
+        f"PASS: the float32 gap is within {fmt(v['tolerance'])}"
+        + (f"; PASS within {v['storage_rounding']} rounding: within {fmt(v['rounding_tolerance'])} (twice "
            f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
         + ".",
         "",
     ]
-    if rounding_note(v):
-        out += [rounding_note(v)[0].upper() + rounding_note(v)[1:] + ".", ""]
+    note = rounding_note(v, p)
+    if note:
+        out += [note[0].upper() + note[1:] + ".", ""]
     return "\n".join(out) + "\n" + verification_table(v)
 
 
@@ -213,13 +301,13 @@ def verification_table(v: dict[str, Any]) -> str:
     skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s and k != "sentence_transformers"}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
-            out.append(f"| {dtype} | {name} | {_fmt(m['max_abs'])} | {gap_text(m)} | {_fmt(m.get('floor', '—'))} | "
-                       f"{_fmt(m.get('top1_agreement', '—'))} | {_fmt(m.get('kl', '—'))} |")
+            out.append(f"| {dtype} | {name} | {fmt(m['max_abs'])} | {gap_text(m)} | {fmt(m.get('floor', '—'))} | "
+                       f"{fmt(m.get('top1_agreement', '—'))} | {fmt(m.get('kl', '—'))} |")
     out.append("")
     for dtype, s in sections.items():
         extras = []
         if "cosine_max_delta" in s:
-            extras.append(f"pooled-embedding cosine similarities change by at most {_fmt(s['cosine_max_delta'])}")
+            extras.append(f"pooled-embedding cosine similarities change by at most {fmt(s['cosine_max_delta'])}")
         if "mlm_accuracy" in s:
             acc = s["mlm_accuracy"]
             extras.append(f"MLM accuracy on {s['mlm_masked_tokens']} masked tokens {acc['small']:.3f} → {acc['big']:.3f}")
@@ -231,7 +319,7 @@ def verification_table(v: dict[str, Any]) -> str:
         if s.get("mode") == "blockwise":
             worst = max(s["outputs"].values(), key=lambda m: max(m.get("per_block", [0])))
             extras.append(f"run block by block (one block's weights in memory at a time); hidden states after each block "
-                          f"within {_fmt(max(worst.get('per_block', [math.nan])))}")
+                          f"within {fmt(max(worst.get('per_block', [math.nan])))}")
         if s["missing_keys"]:
             extras.append(f"**missing in the grown checkpoint:** {', '.join(s['missing_keys'])}")
         out.append(f"- {dtype}: " + "; ".join(extras))
@@ -249,7 +337,7 @@ def adapter_lines(report: dict[str, Any]) -> list[str]:
         check = a.get("verification")
         gap = ("not verified" if check is None else f"not verified ({check['skipped']})" if "skipped" in check
                else f"could not be compared ({check['error']})" if "error" in check
-               else f"with its base through PEFT: max relative gap {_fmt(check['max_rel'])}")
+               else f"with its base through PEFT: max relative gap {fmt(check['max_rel'])}")
         lines.append(f"adapter {a['source']} → {a['output']} (r={a['r']}, {a['lora_tensors']} LoRA tensors, "
                      f"{a['full_tensors']} full): {gap}")
     return lines
@@ -264,22 +352,23 @@ def sentence_line(v: dict[str, Any]) -> str | None:
         return f"sentence-transformers: not run ({st['skipped']})"
     if "error" in st:
         return f"sentence-transformers: could not compare the folders ({st['error']})"
-    same = f"; the embeddings themselves within {_fmt(st['embedding_max_rel'])}" if "embedding_max_rel" in st else ""
+    same = f"; the embeddings themselves within {fmt(st['embedding_max_rel'])}" if "embedding_max_rel" in st else ""
     return (f"sentence-transformers ({st['sentences']} sentences, embeddings of {st['dimension'][0]} → {st['dimension'][1]} "
-            f"dimensions): cosine similarities change by at most {_fmt(st['cosine_max_delta'])}{same}")
+            f"dimensions): cosine similarities change by at most {fmt(st['cosine_max_delta'])}{same}")
 
 
 def write_report(report: dict[str, Any], folder: Path) -> None:
+    report["verdict"] = verdict(report)  # the verdict string the summary ends with, for machines too
     (folder / "growth_report.json").write_text(json.dumps(report, indent=2) + "\n")
     (folder / "growth_report.md").write_text(to_markdown(report))
 
 
 def verdict_line(v: dict[str, Any]) -> str:
     """One line for `hfgrow verify`."""
-    line = f"verification ({v['inputs']}, {v['device']}): {_headline(v['float32'])} (tolerance {_fmt(v['tolerance'])})"
+    line = f"verification ({v['inputs']}, {v['device']}): {_headline(v['float32'])} (tolerance {fmt(v['tolerance'])})"
     for dtype, section in v.items():
         if isinstance(section, dict) and dtype != "float32" and "max_rel" in section:
-            line += f"; {dtype}: {gap_text(section)}"
+            line += f"; {dtype}: {gap_text(section)}" + narrower_text(section)
     if v["float32"]["missing_keys"]:
         line += f"; missing in BIG: {', '.join(v['float32']['missing_keys'][:5])}"
     line += f"; {rounding_note(v)}" if rounding_note(v) else ""
@@ -290,7 +379,8 @@ def inspect_lines(info: dict[str, Any]) -> list[str]:
     """`hfgrow inspect` for people."""
     p = info["plan"]
     lines = [f"{info['source']}: recipe {p['recipe']}, class {p['model_class'] or 'base model'}",
-             f"growth: attention {p['attention']}, convention {p['convention']}, symmetry {p['symmetry']}"]
+             f"growth: attention {p['attention']}, convention {p['convention']}, symmetry {p['symmetry']}" if widened(p)
+             else f"growth: depth alone ({'stacked' if p.get('new_blocks_kind') == 'stack' else 'identity'} blocks)"]
     for key, label in (("hidden_size", "hidden size"), ("intermediate_size", "intermediate size"), ("num_heads", "heads"),
                        ("num_kv_heads", "key/value heads"), ("head_dim", "head dim"), ("parameters", "parameters")):
         lines.append(f"  {label:18} {p[key][0]:>14,} → {p[key][1]:,}")
@@ -298,11 +388,11 @@ def inspect_lines(info: dict[str, Any]) -> list[str]:
         lines.append(f"  {'blocks in ' + stack:18} {a:>14,} → {b:,}")
     if p["approximate"]:
         lines.append("not lossless: " + "; ".join(p["approximate"]))
-    lines.append(f"output: {p['tensors']} tensors, {p['output_bytes'] / 1e9:.3f} GB in {p['shards']} shard(s); "
-                 f"peak memory ≈ {info['peak_memory_estimate_bytes'] / 1e9:.3f} GB beyond the interpreter")
+    lines.append(f"output: {p['tensors']} tensors, {format_size(p['output_bytes'])} in {_plural(p['shards'], 'shard')}; "
+                 f"peak memory ≈ {format_size(info['peak_memory_estimate_bytes'])} beyond the interpreter")
     v = info["verification"]
-    lines.append(f"verification: a full float64 pass needs ≈ {v['full_pass_bytes'] / 1e9:.3f} GB, "
-                 f"{v['available_bytes'] / 1e9:.1f} GB available: --verify-mode auto runs it {v['auto_mode']}")
+    lines.append(f"verification: a full float64 pass needs ≈ {format_size(v['full_pass_bytes'])}, "
+                 f"{format_size(v['available_bytes'])} available: --verify-mode auto runs it {v['auto_mode']}")
     if info["dropped"]:
         lines.append(f"not written (rebuilt by transformers): {', '.join(info['dropped'][:5])}")
     lines.append("tensor groups:")

@@ -135,14 +135,58 @@ def image_token(config: Any) -> int:
     return _positive(config, "image_token_index") if value is None else value
 
 
+def _class_token(config: Any) -> bool:
+    """The image features include the vision tower's class token: LLaVA's 'full' strategy over a tower that has one
+    (CLIP's; SigLIP's has none)."""
+    return (getattr(config, "vision_feature_select_strategy", "default") == "full"
+            and getattr(config.vision_config, "model_type", "") != "siglip_vision_model")
+
+
 def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
-    """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full')."""
+    """LLaVA: [n, channels, height, width]; a feature per patch (and the class token's under 'full'), or per s × s
+    patches where a pixel shuffle puts them side by side (Aya Vision's downsample_factor s, InternVL's downsample_ratio
+    1 / s; the class token dropped)."""
     vision = config.vision_config
     height, width = _side(vision.image_size)
     patch = _side(vision.patch_size)
-    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    full = _class_token(config)
+    shuffle = getattr(config, "downsample_factor", None) or round(1 / getattr(config, "downsample_ratio", 1))
     pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), height, width, generator=g)
-    return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) + full, [], []
+    return {"pixel_values": pixels}, (height // patch[0]) * (width // patch[1]) // shuffle ** 2 + full, [], []
+
+
+def _pixtral(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Mistral 3, LightOnOCR: [n, channels, height, width] with image_sizes; a feature per spatial_merge_size² patches."""
+    images, _, before, after = _llava(config, n, g)
+    height, width = _side(config.vision_config.image_size)
+    side = _positive(config.vision_config, "patch_size") * _positive(config, "spatial_merge_size")
+    return {**images, "image_sizes": torch.tensor([[height, width]] * n)}, (height // side) * (width // side), before, after
+
+
+def _queries(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """BLIP-2: [n, channels, height, width]; num_query_tokens features per image (the Q-Former's queries)."""
+    images, _, before, after = _llava(config, n, g)
+    return images, _positive(config, "num_query_tokens"), before, after
+
+
+def _instructed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """InstructBLIP: BLIP-2's images and queries, with the instruction the Q-Former reads (qformer_input_ids, of its
+    own vocabulary)."""
+    images, count, before, after = _queries(config, n, g)
+    ids = torch.randint(1, int(config.qformer_config.vocab_size), (n, 4), generator=g)
+    return {**images, "qformer_input_ids": ids, "qformer_attention_mask": torch.ones_like(ids)}, count, before, after
+
+
+def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
+    images, count, before, after = _llava(config, n, g)
+    return images, count // 16, before, after
+
+
+def _video_llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Video-LLaVA: LLaVA's images, as pixel_values_images (its videos are pixel_values_videos)."""
+    images, count, before, after = _llava(config, n, g)
+    return {"pixel_values_images": images["pixel_values"]}, count, before, after
 
 
 def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -155,7 +199,7 @@ def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     height, width = int(pinpoints[0][0]), int(pinpoints[0][1])
     tiles, per_side = (height // side) * (width // side), side // patch
     pixels = torch.randn(n, 1 + tiles, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
-    full = getattr(config, "vision_feature_select_strategy", "default") == "full"
+    full = _class_token(config)
     rows, columns = height // side * per_side, width // side * per_side
     count = per_side * per_side + full + rows * (columns + 1)
     return {"pixel_values": pixels, "image_sizes": torch.tensor([[height, width]] * n)}, count, [], []
@@ -193,13 +237,27 @@ def _idefics3(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     return {"pixel_values": pixels, "pixel_attention_mask": mask}, (height // patch) * (width // patch) // scale ** 2, [], []
 
 
+def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Llama 4: each image one tile, [n, channels, side, side]; a feature per patch after the adapter's pixel shuffle
+    (patches × pixel_shuffle_ratio², the class token dropped), between image_start (boi) and image_end (eoi)."""
+    vision = config.vision_config
+    side, patch = _positive(vision, "image_size"), _positive(vision, "patch_size")
+    pixels = torch.randn(n, int(getattr(vision, "num_channels", 3)), side, side, generator=g)
+    count = round((side // patch) ** 2 * float(vision.pixel_shuffle_ratio) ** 2)
+    ends = [_positive(config, "boi_token_index")], [_positive(config, "eoi_token_index")]
+    return {"pixel_values": pixels}, count, *ends
+
+
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
-    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3,
+    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
+    **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
+    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
+    "blip-2": _queries, "got_ocr2": _sam, "instructblip": _instructed, "llava_onevision": _llava_next,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
 # multimodal rotary positions from them
-TYPE_IDS = {"gemma3": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
+TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
@@ -215,7 +273,7 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, n, g)
     ids, mask = inputs["input_ids"][:n], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:n]
     special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
-        "video_token_id", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
+        "video_token_id", "video_token_index", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
     vocab = int(config.text_config.vocab_size)
     plain = next(i for i in range(vocab) if i not in special)  # a sentence's token that is a marker: a plain token instead
     ids = ids.masked_fill(torch.isin(ids, special), plain)
@@ -224,7 +282,7 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     feed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
     if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
         feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
-    shape = "×".join(map(str, images["pixel_values"].shape))
+    shape = "×".join(map(str, next(iter(images.values())).shape))
     kept = f" (the first {n})" if n < inputs["input_ids"].shape[0] else ""
     return feed, f"{source}{kept}; an image each (pixel values {shape}), as {count} image tokens before it"
 
@@ -271,7 +329,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         if text_file:
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
         return (*patches(config, seed, takes), None)
-    if "pixel_values" not in takes:
+    if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:
         pixels, described = pixel_values(config, IMAGES, seed)

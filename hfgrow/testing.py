@@ -415,7 +415,15 @@ TINY["audio-spectrogram-transformer"] = dict(hidden_size=16, intermediate_size=2
 TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,
                    num_channels=3, layer_norm_eps=0.05, encoder_stride=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                    num_labels=3)
+TINY["deit"] = TINY["vit_msn"] = TINY["ijepa"] = TINY["vit"]
+TINY["dinov2"] = dict({k: v for k, v in TINY["vit"].items() if k != "intermediate_size"}, mlp_ratio=4)
+TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
+# relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
+TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
+                                               use_mean_pooling=False, vocab_size=11)
 
+# ImageGPT: 96 colour clusters (and a start token), 16 pixels
+TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)
 # Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
 TINY["llama4_vision_model"] = dict(hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=8,
                                    patch_size=4, num_channels=3, projector_input_dim=12, projector_output_dim=12, vision_output_dim=12)
@@ -443,6 +451,13 @@ TINY["clip_text_model"], TINY["clip_vision_model"] = dict(_TEXT, projection_dim=
 TINY["clip"] = dict(text_config=_TEXT, vision_config=_VISION, projection_dim=12, num_labels=3)
 TINY["siglip_text_model"], TINY["siglip_vision_model"] = dict(_TEXT, projection_size=16), _VISION
 TINY["siglip"] = dict(text_config=TINY["siglip_text_model"], vision_config=_VISION, num_labels=3)
+for _t in ("metaclip_2", "metaclip_2_text_model", "metaclip_2_vision_model", "clipseg", "clipseg_text_model", "clipseg_vision_model"):
+    TINY[_t] = TINY[_t.replace("metaclip_2", "clip").replace("clipseg", "clip")]
+# BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
+TINY["chinese_clip_text_model"], TINY["chinese_clip_vision_model"] = dict(_TEXT, type_vocab_size=2), _VISION
+TINY["chinese_clip"] = dict(text_config=TINY["chinese_clip_text_model"], vision_config=_VISION, projection_dim=12)
+TINY["altclip_text_model"], TINY["altclip_vision_model"] = dict(_TEXT, project_dim=12), _VISION
+TINY["altclip"] = dict(text_config=TINY["altclip_text_model"], vision_config=_VISION, projection_dim=12)
 # vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
 TINY["llava"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, model_type="clip_vision_model"),
                      image_token_index=5, vision_feature_layer=-2)
@@ -459,14 +474,78 @@ TINY["gemma3"] = dict(text_config=TINY["gemma3_text"], vision_config=dict(_VISIO
 TINY["idefics3"] = TINY["smolvlm"] = dict(text_config=dict(TINY["llama"], model_type="llama"), vision_config=dict(_VISION, image_size=16),
                                           image_token_id=5, scale_factor=2)
 TINY["idefics3_vision"] = TINY["smolvlm_vision"] = _VISION
+# Llama 4: its text model, its vision encoder on 16×16 images (16 patches, pixel-shuffled 2×2 into 4 image tokens)
+TINY["llama4"] = dict(text_config=dict(TINY["llama4_text"], model_type="llama4_text"),
+                      vision_config=dict(TINY["llama4_vision_model"], image_size=16, model_type="llama4_vision_model"),
+                      image_token_index=5, boi_token_index=7, eoi_token_index=8)
 TINY["qwen2_5_vl"] = dict(text_config=TINY["qwen2_5_vl_text"], **_QWEN_IDS, vision_config=dict(
     depth=2, hidden_size=16, intermediate_size=20, out_hidden_size=16, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
     temporal_patch_size=2, window_size=8, fullatt_block_indexes=[1]))
+# the vision-language models whose towers recipes/vlm_joins.py joins: the same tiny towers (8×8 images of 4×4 patches,
+# a CLIP or SigLIP tower), image token 5
+_CLIP, _SIGLIP = dict(_VISION, model_type="clip_vision_model"), dict(_VISION, model_type="siglip_vision_model")
+_LLAMA = dict(TINY["llama"], model_type="llama")
+TINY["vipllava"] = dict(text_config=_LLAMA, vision_config=_CLIP, image_token_index=5, vision_feature_layer=[-2, -1, 0])
+TINY["video_llava"] = dict(TINY["llava"], video_token_index=6)
+TINY["llava_next_video"] = dict(TINY["llava_next"], video_token_index=6)
+TINY["deepseek_vl"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5)
+TINY["paligemma"] = dict(text_config=dict(TINY["gemma"], model_type="gemma"), vision_config=_SIGLIP, image_token_index=5, projection_dim=16, vocab_size=97,
+                         hidden_size=16)
+# the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
+TINY["cohere2_vision"] = dict(text_config=dict(TINY["cohere2"], model_type="cohere2"), vision_config=_SIGLIP, image_token_id=5,
+                              downsample_factor=2, alignment_intermediate_size=20)
+TINY["aya_vision"] = dict(TINY["cohere2_vision"], image_token_index=5, adapter_layer_norm_eps=0.05)
+TINY["internvl_vision"] = dict(_TOWER, image_size=8, patch_size=4, num_channels=3, layer_scale_init_value=0.5)
+TINY["internvl"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), vision_config=TINY["internvl_vision"], image_token_id=5,
+                        downsample_ratio=0.5, vision_feature_layer=-1)
+TINY["shieldgemma2"] = dict(TINY["gemma3"], yes_token_index=10, no_token_index=11)
+# Pixtral's tower (16×16 images of 4×4 patches, merged 2×2 into 4 image tokens): Mistral 3, LightOnOCR
+TINY["pixtral"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, head_dim=8, image_size=16,
+                       patch_size=4, num_channels=3)
+TINY["mistral3"] = dict(text_config=_LLAMA | {"model_type": "mistral"}, vision_config=dict(TINY["pixtral"], model_type="pixtral"),
+                        image_token_index=5, spatial_merge_size=2, multimodal_projector_bias=True)
+TINY["lighton_ocr"] = dict(TINY["mistral3"], text_config=_LLAMA | {"model_type": "qwen3"}, image_token_id=5)
+# GOT-OCR2: a SAM-style tower (32×32 images of 4×4 patches, its neck into output_channels), two stride-2 convolutions: 4 tokens
+TINY["got_ocr2"] = dict(text_config=_LLAMA | {"model_type": "qwen2"}, image_token_index=5, vision_config=dict(
+    hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=4,
+    global_attn_indexes=[1], mlp_dim=24, layer_norm_eps=0.05))
+# BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
+_QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
+                max_position_embeddings=40, layer_norm_eps=0.05)
+TINY["instructblip"] = dict(
+    text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4), qformer_config=_QFORMER,
+    num_query_tokens=3, image_token_index=5)
+# LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
+TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
+TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
+                      qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
 
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)
-ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie")  # their causal LM needs is_decoder
+# text encoders of BERT's sizes (issue 32): RoBERTa's positions after the padding index where the family has them
+TINY["roberta-prelayernorm"] = TINY["xlm-roberta-xl"] = TINY["roberta"]
+TINY["megatron-bert"] = TINY["electra"] | {"embedding_size": None}
+del TINY["megatron-bert"]["embedding_size"]
+TINY["layoutlm"] = TINY["tapas"] = TINY["megatron-bert"]
+TINY["ibert"] = TINY["roberta"]
+TINY["nystromformer"] = TINY["yoso"] = TINY["mra"] = TINY["big_bird"] = TINY["megatron-bert"]
+TINY["gte"] = TINY["nomic_bert"] = TINY["jina_embeddings_v3"] = dict(TINY["megatron-bert"], num_attention_heads=4)  # head_dim 4
+TINY["mpnet"] = TINY["roberta"]
+TINY["mvp"] = TINY["bart"]
+TINY["roc_bert"] = dict(TINY["megatron-bert"], shape_embed_dim=6, pronunciation_embed_dim=5, shape_vocab_size=11, pronunciation_vocab_size=13)
+TINY["xlm"] = TINY["flaubert"] = dict(vocab_size=97, emb_dim=16, n_layers=2, n_heads=2, max_position_embeddings=40, dropout=0.0,
+                                      attention_dropout=0.0, layer_norm_eps=0.05, n_langs=2, use_lang_emb=True, pad_index=0, num_labels=3,
+                                      start_n_top=2, end_n_top=2)
+TINY["rembert"] = dict(TINY["megatron-bert"], input_embedding_size=12, output_embedding_size=20, bos_token_id=2, eos_token_id=3)
+TINY["deberta"] = dict(TINY["megatron-bert"], relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=16,
+                       talking_head=True)
+# ESM-2's layout: rotary, no embedding LayerNorm, token dropout (mask token 4)
+TINY["esm"] = dict(vocab_size=97, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=24, layer_norm_eps=0.05,
+                   position_embedding_type="rotary", emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1,
+                   max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)  # 32 buckets: the model hard-codes them
+ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2vec-text", "ernie",  # their causal LM needs is_decoder
+            "roberta-prelayernorm", "megatron-bert", "xlm-roberta-xl", "big_bird", "rembert", "roc_bert")
 
 
 def load(folder: str | Path) -> Any:
@@ -491,7 +570,7 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     model_cls = getattr(transformers, cls)
     config_cls = transformers.CONFIG_MAPPING[model_type] if model_type else model_cls.config_class
     config = dict(TINY[config_cls.model_type], **overrides)
-    if cls.endswith("QuestionAnswering"):
+    if cls.endswith(("QuestionAnswering", "QuestionAnsweringSimple")):  # start and end logits
         config["num_labels"] = 2
     if cls.endswith("CausalLM") and model_cls.config_class.model_type in ENCODERS:
         config["is_decoder"] = True
@@ -517,11 +596,36 @@ def _token_ids_in_vocabulary(config_cls: Any, config: dict[str, Any]) -> dict[st
 
 
 def build_model(folder: str | Path, cls: str, seed: int = 0, dtype: torch.dtype = torch.float32,
-                max_shard_size: str | None = None, model_type: str | None = None, **overrides: Any) -> Path:
-    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden)."""
+                max_shard_size: str | None = None, model_type: str | None = None, tokenizer: bool = False,
+                **overrides: Any) -> Path:
+    """Save a tiny randomised model of transformers class ``cls`` (its family's TINY config, overridden), with
+    :func:`char_tokenizer` when ``tokenizer`` (text pipelines then work on it and on what it grows into)."""
     model = make_model(cls, seed, model_type, **overrides)
     save_quietly(model.to(dtype), folder, **({"max_shard_size": max_shard_size} if max_shard_size else {}))
+    if tokenizer:
+        char_tokenizer(model.config.get_text_config().vocab_size,
+                       getattr(model.config.get_text_config(), "max_position_embeddings", None)).save_pretrained(folder)
     return Path(folder)
+
+
+def char_tokenizer(vocab_size: int, max_length: int | None = None) -> Any:
+    """A character-level tokenizer made without a network, small enough for the tiny models' vocabularies:
+    ``<pad>`` 0, ``<s>`` 1, ``</s>`` 2, ``<unk>`` 3 (Llama's ids), then a space, ASCII letters, digits and punctuation
+    (74 more: other characters read as ``<unk>``), cut to ``vocab_size`` ids."""
+    import string
+
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<unk>"]
+    tokens = (specials + list(" " + string.ascii_letters + string.digits + ".,;:!?'\"()-"))[:vocab_size]
+    if vocab_size < len(specials) + 1:
+        raise ValueError(f"a vocabulary of {vocab_size} cannot hold the special tokens and a character")
+    backend = Tokenizer(models.WordLevel({t: i for i, t in enumerate(tokens)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")  # one token per character
+    backend.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   pad_token="<pad>", **({"model_max_length": max_length} if max_length else {}))
 
 
 def save_quietly(model: torch.nn.Module, folder: str | Path, **kwargs: Any) -> None:

@@ -5,7 +5,7 @@ reads its sub-config, and the grown sub-configs joined back into the whole confi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
 import torch
 
@@ -75,16 +75,21 @@ def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any],
                   twins: Mapping[str, str]) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's
     config before and after) and the output dtype; ``twins``: fields of one tower (``sub.field``) that must equal
-    another's and grow with it (SigLIP's text projection_size, the vision hidden size)."""
+    another's and grow with it (SigLIP's text projection_size, the vision hidden size); a twin without a sub-config is a
+    field of the whole config (PaliGemma's projection_dim, which it copies into its vision_config), checked where set."""
     towers = {sub: {**config[sub], **{k: v for k, v in after.items() if k != "architectures" and before.get(k) != v}}
               for sub, (before, after) in grown.items()}
+    top: dict[str, Any] = {}
     for twin, name in twins.items():
-        (sub, field), (other, source) = twin.split(".", 1), name.split(".", 1)
-        if config[sub].get(field) != config[other].get(source):
-            raise GrowthError(f"config.json: {twin}={config[sub].get(field)!r} must equal {name}={config[other].get(source)!r}, "
+        (sub, field), (other, source) = twin.split(".", 1) if "." in twin else (None, twin), name.split(".", 1)
+        here = config[sub] if sub else config
+        if sub is None and field not in config:
+            continue
+        if here.get(field) != config[other].get(source):
+            raise GrowthError(f"config.json: {twin}={here.get(field)!r} must equal {name}={config[other].get(source)!r}, "
                               f"which it follows")
-        towers.setdefault(sub, dict(config[sub]))[field] = towers.get(other, config[other])[source]
-    return {**config, **towers, **({"dtype": dtype} if dtype else {})}
+        (towers.setdefault(sub, dict(config[sub])) if sub else top)[field] = towers.get(other, config[other])[source]
+    return {**config, **towers, **top, **({"dtype": dtype} if dtype else {})}
 
 
 def _plain(tower: tuple[str, Recipe] | Tower) -> Tower:
@@ -108,30 +113,24 @@ def _recipe_of(model_type: str | None, whole: Recipe, sub: str) -> Recipe:
     return found
 
 
-class Planned(NamedTuple):
-    sub: str  # the sub-config that holds its sizes
-    recipe: Recipe | None  # its recipe, scoped to the sub-config; None: kept as it is
-    cls: str | None  # the class planned
-    prefixes: tuple[str, ...]  # its keys lie under these (empty: the keys its recipe's rules match, as CLIPModel's)
-    vision: bool  # a vision-language model's vision tower (kept by default)
-
-
-def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Planned]:
-    """Each tower of a model of towers, as it is planned. ``cfg``: the transformers config; ``grow_kept``: the vision
+def planned_towers(recipe: Recipe, cfg: Any, grow_kept: bool) -> list[Tower]:
+    """Each tower of a model of towers, as it is planned: its recipe scoped to its sub-config and the class planned
+    (``cls``), or no recipe where it is kept as it is. ``cfg``: the transformers config; ``grow_kept``: the vision
     tower grows too."""
     towers = []
     for tower in map(_plain, recipe.towers):
         if tower.kept and not grow_kept:
-            towers.append(Planned(tower.sub, None, None, tower.prefix, True))
+            towers.append(dataclasses.replace(tower, recipe=None))
             continue
         own = tower.recipe or _recipe_of(getattr(getattr(cfg, tower.sub), "model_type", None), recipe, tower.sub)
         if not tower.prefix:  # CLIP's: the tower's recipe as it is, its last class (with the projection)
-            towers.append(Planned(tower.sub, scoped(own, tower.sub), own.classes[-1], (), False))
+            towers.append(dataclasses.replace(tower, recipe=scoped(own, tower.sub), cls=own.classes[-1]))
             continue
         inner = (own.prefix,) if isinstance(own.prefix, str) else own.prefix
         prefixes = tuple(f"{p}.{q}" for p in tower.prefix for q in inner if q) + tower.prefix
-        base = own.extend(prefix=prefixes, heads=(), class_heads={}, spaces={**own.spaces, **tower.spaces})
-        towers.append(Planned(tower.sub, scoped(base, tower.sub), own.classes[0], tower.prefix, tower.kept))
+        base = own.extend(prefix=prefixes, heads=(), class_heads={}, spaces={**own.spaces, **tower.spaces},
+                          constraints=own.constraints + tower.constraints)
+        towers.append(dataclasses.replace(tower, recipe=scoped(base, tower.sub), cls=own.classes[0]))
     return towers
 
 
@@ -148,12 +147,12 @@ def keeping(recipe: Recipe, kept: list[str]) -> Recipe:
                                class_heads={c: rules(rs) for c, rs in recipe.class_heads.items()})
 
 
-def tower_keys(names: list[str], towers: list[Planned]) -> dict[str, set[str]]:
+def tower_keys(names: list[str], towers: list[Tower]) -> dict[str, set[str]]:
     """The keys of each tower that names key prefixes (by sub-config), each key the tower's of the longest prefix it lies
     under (Qwen2-VL's ``model.visual`` within the text model's ``model``)."""
-    found: dict[str, set[str]] = {t.sub: set() for t in towers if t.prefixes}
+    found: dict[str, set[str]] = {t.sub: set() for t in towers if t.prefix}
     for name in names:
-        best = max(((len(p), t.sub) for t in towers for p in t.prefixes if name.startswith(f"{p}.")), default=None)
+        best = max(((len(p), t.sub) for t in towers for p in t.prefix if name.startswith(f"{p}.")), default=None)
         if best:
             found[best[1]].add(name)
     return found

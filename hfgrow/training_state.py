@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import torch
 
-from .checkpoint import CheckpointReader, copy_files, inside
+from .checkpoint import CheckpointReader, copy_files, source_path
 from .components import Component
 from .errors import GrowthError
 from .optimizer_state import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
@@ -78,18 +78,8 @@ def owned_files(folder: Path) -> set[str]:
 def _files(folder: Path, layout: Layout) -> dict[str, Path]:
     """The training state's files, each with the real path to read: every one must be a file that lies in
     the checkpoint folder (a link is followed only if it stays inside)."""
-    root = folder.resolve()
-    files = {}
-    for p in sorted(folder.iterdir()):
-        if p.name not in (layout.optimizer, layout.scheduler) and not layout.copied.match(p.name):
-            continue
-        real = p.resolve()
-        if p.is_symlink() and not inside(root, real):
-            raise GrowthError(f"{p.name} in {folder} is a link to {real}, outside the checkpoint folder: refused")
-        if not real.is_file():
-            raise GrowthError(f"{p.name} in {folder} is not a regular file{' (a broken link)' if p.is_symlink() else ''}")
-        files[p.name] = real
-    return files
+    return {p.name: source_path(folder, p) for p in sorted(folder.iterdir())
+            if p.name in (layout.optimizer, layout.scheduler) or layout.copied.match(p.name)}
 
 
 def load_plain(path: Path, name: str) -> Any:

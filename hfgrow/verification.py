@@ -18,6 +18,7 @@ from .checkpoint import CheckpointReader
 from .errors import GrowthError, first_line
 from .memory import available_memory
 from .plan import VERIFY_MODES, find_recipe
+from .precision import float64_everywhere
 from .recipe import Recipe
 
 SENTENCES = (
@@ -367,32 +368,6 @@ def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multipl
     return joined
 
 
-@contextlib.contextmanager
-def _softmax_in(dtype: torch.dtype):
-    """In a float64 pass, a softmax asked for in float32 runs in float64.
-
-    transformers' eager attention takes its softmax in float32 whatever the model's dtype: float64's mask value
-    (its most negative number) becomes -inf there, a row whose keys are all masked (a left-padded query, or a
-    right-padded one beyond a sliding window: Gemma 2 and 3) becomes NaN and spreads through every later block,
-    and the pass that should be free of float32 round-off would carry some. Other dtypes run as they are.
-    """
-    if dtype != torch.float64:
-        yield
-        return
-    functional = torch.nn.functional
-    original = functional.softmax
-
-    def softmax(input, dim=None, _stacklevel=3, dtype=None):
-        if dtype is not None and input.dtype == torch.float64:
-            dtype = None
-        return original(input, dim=dim, _stacklevel=_stacklevel, dtype=dtype)
-    functional.softmax = softmax
-    try:
-        yield
-    finally:
-        functional.softmax = original
-
-
 def _is_router(module: torch.nn.Module) -> bool:
     """A module that picks experts (transformers' routers return logits, weights and the chosen experts' indices)."""
     name = type(module).__name__
@@ -510,8 +485,8 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     result: dict[str, Any] = {"device": device, "inputs": source, "tolerance": tolerance, "model_class": cls or recipe.classes[0],
                               "storage_rounding": _dtype_name(storage_rounding) if storage_rounding else None,
                               "rounding_tolerance": rounding}
-    # float32: what most users run; float64: the transform's own exactness, free of float32 round-off
-    # (up to the float32 storage of the grown weights); the checkpoint's dtype when it is 16-bit
+    # float32: what most users run; float64: the transform's own exactness, every op in float64 (hfgrow/precision.py;
+    # up to the float32 storage of grown weights whose scale is not a power of two); the checkpoint's dtype when 16-bit
     dtypes = [torch.float32, torch.float64]
     native = checkpoint_dtype(readers[1].config())  # after any --dtype
     if native not in dtypes:
@@ -587,14 +562,14 @@ class _Task:
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
         """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and the
         small model's outputs (None when the big one could not run)."""
-        outs, infos, params = [], [], []
+        outs, infos, params, narrow = [], [], [], set()  # narrow: what a float64 pass still ran in a narrower float
         for path, feed in zip(paths, self.feeds):
             model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
             infos.append(info)
             params.append(_count(model))
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
                 break  # offloaded weights that are not on disk cannot run: reported below, verdict FAIL
-            with _softmax_in(dtype):
+            with float64_everywhere(dtype, model, path) as widened:
                 try:
                     outs.append(_run_batches(model, feed, device, self.multiple_choice))
                 except Exception as e:  # the source model's own code fails on its config: bad input, not a bug of hfgrow
@@ -602,6 +577,8 @@ class _Task:
                         raise
                     raise GrowthError(f"transformers cannot run the small model ({self.cls or self.recipe.classes[0]}) as its "
                                       f"config.json stands: {type(e).__name__}: {first_line(e)}") from None
+            if widened:
+                narrow |= {*widened.left, *(f"buffer {b}" for b in widened.kept)}
             del model
             if mode == "blockwise" or device.startswith("cuda"):
                 gc.collect()  # accelerate's hooks hold cycles: free this model before the next loads
@@ -609,7 +586,10 @@ class _Task:
         counts = dict(zip(("small", "big"), params))
         if len(outs) < 2:
             return {"mode": mode, "outputs": {}, "missing_keys": missing, "max_rel": math.nan, "parameters": counts}, None
-        return self.compare(outs, missing, mode, counts), outs[0]
+        section = self.compare(outs, missing, mode, counts)
+        if narrow:  # named in the report: the float64 rows are not free of their round-off
+            section["narrower_ops"] = sorted(narrow)
+        return section, outs[0]
 
     def compare(self, outs: list[dict[str, Any]], missing: list[str], mode: str, counts: dict[str, int]) -> dict[str, Any]:
         section: dict[str, Any] = {"mode": mode, "outputs": output_gaps(outs[0], outs[1], self.recipe, self.maps), "missing_keys": missing}

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, ast, bart, bert, clip, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vit, vlm, wav2vec2, whisper)
+from . import (albert, ast, bart, bert, bert_like, clip, clip_like, cohere, deberta, deberta_v2, deepseek, distilbert, electra, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -14,7 +14,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.GLM_MOE_DSA, deepseek.MISTRAL_LARGE4_TEXT, deepseek.AXK2, deepseek.LONGCAT_FLASH, deepseek.DEEPSEEK_V4,
            jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
            vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION,
-           vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION,
+           vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION, vlm.LLAMA4,
            llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
            llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
@@ -23,6 +23,21 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT,
            gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE,
            gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
+           vit.DEIT, vit.VIT_MSN, vit.IJEPA,
+           layer_scale.DINOV2, layer_scale.DINOV2_WITH_REGISTERS, layer_scale.BEIT, layer_scale.DATA2VEC_VISION,
+           clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
+           clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
+           clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,
+           gpt2.IMAGEGPT,
+           *vlm_joins.RECIPES,
+           prenorm_bert.ROBERTA_PRELAYERNORM, prenorm_bert.MEGATRON_BERT, prenorm_bert.XLM_ROBERTA_XL,
+           bert_like.LAYOUTLM, bert_like.TAPAS, bert_like.IBERT,
+           mpnet.RECIPE,
+           rotary_bert.GTE, rotary_bert.NOMIC_BERT, rotary_bert.JINA_EMBEDDINGS_V3,
+           esm.RECIPE,
+           bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
+           deberta.RECIPE, bart.MVP, bert_like.REMBERT,
+           xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT,
            wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
            ast.RECIPE, wav2vec2.SEW)
 
@@ -98,4 +113,5 @@ REFUSED = {
                  "text model, none of which a recipe describes",
     "speech-encoder-decoder": "a composite of any speech encoder and any text decoder (two sub-configs): no recipe joins "
                               "the two yet",
+    **vision_refused.REFUSED,
 }

@@ -92,3 +92,7 @@ MBART = dataclasses.replace(
         *norm("decoder.layer_norm", "final", input="hidden"),
     ),
 )
+
+# MVP: BART's layout and heads; its prompts (use_prompt: per-layer key/value prefixes from a prompt MLP) are not covered
+MVP = dataclasses.replace(RECIPE, name="mvp", model_types=("mvp",), classes=tuple(f"Mvp{h}" for h in HEADS),
+                          requires={**RECIPE.requires, "use_prompt": False})

@@ -49,3 +49,12 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "final"),
     ),
 )
+
+# ImageGPT: GPT-2's decoder over colour-cluster tokens with RMS-style norms (no mean, no bias: ImageGPTLayerNorm); its
+# LM head predicts vocab_size - 1 clusters, the classifier reads the mean of ln_f's outputs
+IMAGEGPT = RECIPE.extend(
+    name="imagegpt", model_types=("imagegpt",), norm="rms",
+    classes=("ImageGPTModel", "ImageGPTForCausalImageModeling", "ImageGPTForImageClassification"),
+    body=tuple(r for n in (f"{BLOCK}.ln_1", f"{BLOCK}.ln_2") for r in norm(n, "hidden", bias=False))
+    + norm("ln_f", "final", input="hidden", bias=False),
+)

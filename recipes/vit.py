@@ -50,3 +50,16 @@ RECIPE = Recipe(
     ),
     heads=(*linear("classifier", None, "final"), *conv2d("decoder.0", None, "final")),
 )
+
+# DeiT: ViT with a distillation token beside the class token; the teacher-distilled classifier reads both through two
+# linear heads (their mean is the logits), its masked image modelling decoder is ViT's
+DEIT = RECIPE.extend(
+    name="deit", model_types=("deit",), prefix="deit",
+    classes=("DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher", "DeiTForMaskedImageModeling"),
+    body=vector("embeddings.distillation_token", "hidden", 3),
+    heads=(*linear("cls_classifier", None, "final"), *linear("distillation_classifier", None, "final")),
+)
+# ViT-MSN (Siamese masked pretraining) and I-JEPA (no class token; the classifier reads the mean of the final norm's
+# tokens): ViT's blocks and final LayerNorm under their own class names
+VIT_MSN = RECIPE.extend(name="vit_msn", model_types=("vit_msn",), classes=("ViTMSNModel", "ViTMSNForImageClassification"))
+IJEPA = RECIPE.extend(name="ijepa", model_types=("ijepa",), classes=("IJepaModel", "IJepaForImageClassification"), prefix="ijepa")

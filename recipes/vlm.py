@@ -15,6 +15,8 @@ small model's, grown as its embeddings are, and the whole model computes the sma
   text hidden size.
 * Gemma 3: the vision tower's final LayerNorm output, average-pooled to mm_tokens_per_image tokens, through an RMSNorm
   (1 + w) over the vision width, then a matrix [vision, text] (input × weight).
+* Llama 4: the vision encoder ends in its own adapter (pixel shuffle, an MLP into projector_output_dim, kept when the
+  encoder grows); one linear layer without bias (``multi_modal_projector.linear_1``) projects that into the text width.
 * Idefics3, SmolVLM: the connector's pixel shuffle puts scale_factor² vision tokens side by side (``Repeated``), and one
   linear layer projects them into the text width.
 """
@@ -23,7 +25,7 @@ import dataclasses
 
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Repeated, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
 
-from . import siglip
+from . import llama4_vision, mixtral, siglip
 
 # the sizes a coverage row and the growth's notes read: the text model's (text_config)
 FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
@@ -128,4 +130,17 @@ IDEFICS3 = Recipe(
 SMOLVLM = IDEFICS3.extend(
     name="smolvlm", model_types=("smolvlm",), classes=("SmolVLMModel", "SmolVLMForConditionalGeneration"),
     towers=(IDEFICS3.towers[0], Tower("vision_config", ("model.vision_model", "vision_model"), recipe=SMOLVLM_VISION, kept=True)),
+)
+
+# Llama 4: the vision encoder's adapter ends in vision_output_dim channels, which its recipe keeps (whether the encoder
+# grows or not); one linear layer without bias writes them into the text width. The text model is Llama 4's (interleaved
+# rotary, dense and sparse blocks: its FFN is intermediate_size_mlp, its experts' intermediate_size), under
+# language_model.model, its head language_model.lm_head
+LLAMA4 = Recipe(
+    name="llama4", model_types=("llama4",), classes=("Llama4ForConditionalGeneration",), prefix=(),
+    config=mixtral.LLAMA4_TEXT.config, spaces={}, outputs={**OUTPUTS, "image_hidden_states": None},
+    towers=(Tower("text_config", ("language_model.model", "model.language_model", "language_model")),
+            Tower("vision_config", ("vision_model", "model.vision_model"), recipe=llama4_vision.RECIPE, kept=True)),
+    body=(*linear("multi_modal_projector.linear_1", "text_config.hidden", None, bias=False),),
+    heads=LM_HEAD,
 )

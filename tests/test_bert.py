@@ -141,17 +141,29 @@ def test_report_of_a_verified_growth(bert_mlm, tmp_path):
     assert "PASS" in (tmp_path / "big" / "growth_report.md").read_text()
 
 
+# Two bf16 forward passes of different shapes agree to within bf16 rounding, not bit for bit: which kernels run (oneDNN's
+# AVX512_BF16, ATen's AVX2 or reference loops) depends on the CPU, and with them the order and blocking of each sum.
+# Every CPU kernel accumulates a bf16 dot product in float32, so two orders of a sum of n ≤ 256 terms differ by at
+# most n·2⁻²⁴ of its terms' magnitude (≈ 1.5e-5, far below bf16's resolution); the difference that remains is the
+# rounding of each output to bf16, where a sum that falls on either side of a rounding boundary moves by one bf16 ulp
+# (eps = 2⁻⁷ of the value). One ulp on the largest output, carried through the blocks after it: twice eps bounds it on
+# every CPU, and a mistake in a grown tensor shows as 1e-1 and more. Measured here: 0.0 with AVX2 kernels, 2.7e-3 with
+# the reference kernels (ATEN_CPU_CAPABILITY=default), as on an AVX512_BF16 CPU.
+BF16_PASSES_AGREE = 2 * torch.finfo(torch.bfloat16).eps
+
+
 def test_bf16_checkpoint_reports_both_dtypes(tmp_path):
     src = build_bert(tmp_path / "small", "BertForMaskedLM", dtype=torch.bfloat16)
     # copy convention, plain copies, heads ×2 or head_dim ×4: every scale is a power of two (1/2, or
     # 1/2 on q for head_dim ×4), so bf16 weights grow with no rounding at all
-    # bf16 forward passes: bit for bit with heads ×2 (measured 0.0); head_dim ×4 sums 4 times as many terms (6.8e-4)
-    for out, options, bf16_gap in (("heads2", dict(factor=2), 0.0), ("dim4", dict(factor=4, attention="head-dim"), 2e-3)):
+    for out, options in (("heads2", dict(factor=2)), ("dim4", dict(factor=4, attention="head-dim"))):
         report = hfgrow.grow(src, tmp_path / out, symmetry="none", **options)
         v = report["verification"]
         assert report["plan"]["rounded_in_storage"] == [] and v["storage_rounding"] is None
         assert v["passed"] and v["float32"]["max_rel"] <= 1e-5
-        assert v["bfloat16"]["max_rel"] <= bf16_gap and v["bfloat16"]["outputs"]["logits"]["top1_agreement"] == 1.0
+        assert v["bfloat16"]["max_rel"] <= BF16_PASSES_AGREE, v["bfloat16"]
+        assert v["bfloat16"]["outputs"]["logits"]["top1_agreement"] >= 0.9  # a near tie may flip by one ulp
+
     # head_dim ×2: q must carry 1/√2, which bf16 rounds; the report says so and widens the tolerance
     report = hfgrow.grow(src, tmp_path / "big2", factor=2, attention="head-dim", symmetry="none")
     v = report["verification"]

@@ -204,11 +204,10 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     no_config = shutil.copytree(src, tmp_path / "no-config")
     (no_config / "config.json").unlink()
     refused(cli(no_config, "--out", tmp_path / "a"), "model.config.save_pretrained")
-    no_class = shutil.copytree(src, tmp_path / "no-class")
-    config = json.loads((no_class / "config.json").read_text())
-    del config["architectures"]
-    (no_class / "config.json").write_text(json.dumps(config))
-    refused(cli(no_class, "--out", tmp_path / "a"), "config.architectures")
+    base = make_model("LlamaForCausalLM").model  # a LlamaModel: no lm_head tells its class
+    no_class = save_dcp(tmp_path / "no-class", {"model": base.state_dict()})
+    base.config.save_pretrained(no_class)  # from_config's config: no architectures
+    refused(cli(no_class, "--out", tmp_path / "a"), "names no model class, and its tensors do not tell it (no lm_head.weight)")
     no_model = save_dcp(tmp_path / "no-model", {"weights": {"w": torch.ones(3)}})
     shutil.copy(src / "config.json", no_model)
     refused(cli(no_model, "--out", tmp_path / "a"), "without model tensors")
@@ -231,7 +230,8 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
         folder = shutil.copytree(src, tmp_path / broken)
         shard = next(folder.glob("*.distcp"))
         shard.unlink() if broken == "missing" else shard.write_bytes(shard.read_bytes()[:100])
-        refused(cli(folder, "--out", tmp_path / "a", "-q"), "a .distcp file is missing, truncated or corrupt")
+        refused(cli(folder, "--out", tmp_path / "a", "-q"),
+                f"{shard.name} in {folder} is missing" if broken == "missing" else "a .distcp file is missing, truncated or corrupt")
     accelerate = tmp_path / "accelerate"  # accelerate's save_state of two prepared models
     for i in (0, 1):
         save_dcp(accelerate / f"pytorch_model_fsdp_{i}", {"model": make_model("LlamaForCausalLM").state_dict()})
@@ -240,6 +240,25 @@ def test_bad_dcp_folders_are_refused_in_one_line(tmp_path):
     refused(cli(src, "--out", tmp_path / "a", "--multipliers"), "--multipliers")
     refused(cli(src, "--out", tmp_path / "a", "--push-to-hub", "me/big"), "not pushed to the Hub")
     assert not (tmp_path / "a").exists()
+
+
+def test_a_config_without_architectures_is_grown_as_the_class_its_tensors_tell(tmp_path):
+    """A from-scratch run saves AutoModelForCausalLM.from_config(cfg)'s config with cfg.save_pretrained: no
+    architectures. lm_head.weight among the tensors makes it the causal-LM class, and the summary says so."""
+    model = make_model("LlamaForCausalLM")
+    src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict()})
+    model.config.architectures = None
+    model.config.save_pretrained(src)
+    assert "architectures" not in json.loads((src / "config.json").read_text())
+    result = cli(src, "--out", tmp_path / "big")
+    assert result.exit_code == 0, result.output
+    assert "note: config.json names no model class: growing it as LlamaForCausalLM (model_type llama with lm_head.weight)" \
+        in result.stderr
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["architectures"] == ["LlamaForCausalLM"]
+    report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
+    assert report["plan"]["model_class"] == "LlamaForCausalLM" and report["verification"]["passed"]
+    files = [p for p in (tmp_path / "big").rglob("*") if p.is_file() and p.name not in ("README.md", "growth_report.json", "growth_report.md")]
+    assert f"wrote {tmp_path / 'big'} (a torch distributed checkpoint: {len(files)} files, " in result.stdout
 
 
 def test_optimizer_state_refusals(tmp_path):

@@ -238,13 +238,13 @@ def shard_links_outside(src):
     (src / "model.safetensors").rename(src.parent / "x.safetensors")
     (src / "model-00001-of-00001.safetensors").symlink_to(src.parent / "x.safetensors")
     shard_index(src, "model-00001-of-00001.safetensors")
-    return src, {}, [], ("model-00001-of-00001.safetensors", "resolves outside the checkpoint folder")
+    return src, {}, [], ("model-00001-of-00001.safetensors in", "is a link to", "outside the checkpoint folder: refused")
 
 
 def weights_link_outside(src):
     (src / "model.safetensors").rename(src.parent / "x.safetensors")
     (src / "model.safetensors").symlink_to(src.parent / "x.safetensors")
-    return src, {}, [], ("model.safetensors is a link", "outside the checkpoint folder")
+    return src, {}, [], ("model.safetensors in", "is a link to", "outside the checkpoint folder")
 
 
 def fewer_layers_than_blocks(src):

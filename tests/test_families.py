@@ -15,6 +15,7 @@ from hfgrow.widths import config_int
 CLASSES = {
     "gpt2": ["GPT2Model", "GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPT2ForTokenClassification",
              "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering"],
+    "imagegpt": ["ImageGPTForCausalImageModeling", "ImageGPTModel", "ImageGPTForImageClassification"],
     "t5": ["T5Model", "T5ForConditionalGeneration", "T5EncoderModel", "T5ForSequenceClassification",
            "T5ForTokenClassification", "T5ForQuestionAnswering"],
     "mt5": ["MT5Model", "MT5ForConditionalGeneration", "MT5EncoderModel", "MT5ForSequenceClassification", "MT5ForTokenClassification",
@@ -161,6 +162,43 @@ CLASSES = {
     "longcat_flash": ["LongcatFlashModel", "LongcatFlashForCausalLM"],
     "deepseek_v4": ["DeepseekV4Model", "DeepseekV4ForCausalLM"],
 }
+# the text encoders of issue 32: each family's every class, one growth of each in the default run (see FAST)
+ENCODERS = {
+    "roberta-prelayernorm": [f"RobertaPreLayerNorm{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification",
+                                                                 "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
+    "megatron-bert": [f"MegatronBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForNextSentencePrediction",
+                                                   "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+                                                   "ForQuestionAnswering")],
+    "xlm-roberta-xl": [f"XLMRobertaXL{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification",
+                                                    "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
+    "layoutlm": [f"LayoutLM{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                                          "ForQuestionAnswering")],
+    "tapas": ["TapasModel", "TapasForMaskedLM", "TapasForSequenceClassification", "TapasForQuestionAnswering"],
+    "ibert": [f"IBert{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+                                    "ForQuestionAnswering")],
+    "mpnet": [f"MPNet{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+                                    "ForQuestionAnswering")],
+    "gte": ["GteModel", "GteForMaskedLM", "GteForSequenceClassification", "GteForTokenClassification"],
+    "nomic_bert": ["NomicBertModel", "NomicBertForMaskedLM", "NomicBertForSequenceClassification", "NomicBertForTokenClassification"],
+    "jina_embeddings_v3": [f"JinaEmbeddingsV3{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                                                            "ForQuestionAnswering")],
+    "esm": ["EsmModel", "EsmForMaskedLM", "EsmForSequenceClassification", "EsmForTokenClassification"],
+    **{t: [f"{p}{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForMultipleChoice", "ForTokenClassification",
+                               "ForQuestionAnswering")] for t, p in (("nystromformer", "Nystromformer"), ("yoso", "Yoso"), ("mra", "Mra"))},
+    "big_bird": [f"BigBird{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
+                                         "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
+    "deberta": [f"Deberta{h}" for h in ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                                        "ForQuestionAnswering")],
+    "mvp": ["MvpModel", "MvpForConditionalGeneration", "MvpForSequenceClassification", "MvpForQuestionAnswering", "MvpForCausalLM"],
+    "rembert": [f"RemBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForSequenceClassification", "ForMultipleChoice",
+                                        "ForTokenClassification", "ForQuestionAnswering")],
+    **{t: [f"{p}{h}" for h in ("WithLMHeadModel", "Model", "ForSequenceClassification", "ForQuestionAnsweringSimple",
+                               "ForQuestionAnswering", "ForTokenClassification", "ForMultipleChoice")]
+       for t, p in (("xlm", "XLM"), ("flaubert", "Flaubert"))},
+    "roc_bert": [f"RoCBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
+                                         "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
+}
+CLASSES.update(ENCODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
                      classes[0]) for family, classes in CLASSES.items()}
@@ -189,6 +227,10 @@ def other_classes() -> dict[str, str]:
 
 FAST = {(family, MAIN[family], 2, "heads") for family in CLASSES} | {(family, MAIN[family], 3, "head-dim") for family in CLASSES} | {
     (family, cls, *((3, "heads") if i % 2 else (2, "head-dim"))) for i, (family, cls) in enumerate(other_classes().items())}
+# the encoders of issue 32 (many, alike): one growth each in the default run, the main class's head_dim ×3 or another
+# class's heads ×3 in turn
+FAST = {case for case in FAST if case[0] not in ENCODERS} | {
+    (family, MAIN[family], 3, "head-dim") if i % 2 else (family, other_classes()[family], 3, "heads") for i, family in enumerate(ENCODERS)}
 
 
 def representative(cases, fast):
@@ -244,6 +286,8 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
                       "mistral_large4_text", "axk2", "longcat_flash")},
     "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
+    "esm": "ESM stores its rotary frequencies",
+    "yoso": "YOSO's attention reads the angle between the normalised q and k",
 }
 
 

@@ -54,7 +54,7 @@ def test_revision_is_honoured(hf_cache, tmp_path):
 def test_unknown_hub_id_offline_is_one_clear_line(hf_cache, tmp_path):
     result = CliRunner().invoke(main, ["org/nothing-here", "--out", str(tmp_path / "big")])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: org/nothing-here is not in the HF cache")
+    assert result.stderr.startswith("error: no folder 'org/nothing-here' exists, and as a Hub id org/nothing-here is not in the HF cache")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
@@ -81,6 +81,13 @@ class FakeApi:
 
     def __init__(self, *args, **kwargs):
         FakeApi.calls.append(("init", kwargs))
+
+    def whoami(self, **kwargs):
+        FakeApi.calls.append(("whoami", kwargs))
+        return {"name": "me", "orgs": [{"name": "org"}], "auth": {"accessToken": {"role": "write"}}}
+
+    def auth_check(self, repo_id, **kwargs):
+        FakeApi.calls.append(("auth_check", repo_id, kwargs))
 
     def create_repo(self, repo_id, **kwargs):
         FakeApi.calls.append(("create_repo", repo_id, kwargs))
@@ -112,11 +119,12 @@ def test_push_to_hub(hf_cache, fake_api, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "hf_secret_token_value" not in result.output
     names = [c[0] for c in fake_api.calls]
-    assert names == ["init", "create_repo", "create_branch", "upload_folder"]
-    _, repo_id, kwargs = fake_api.calls[1]
+    assert names == ["init", "whoami", "auth_check", "init", "create_repo", "create_branch", "upload_folder"]
+    assert fake_api.calls[2][1:] == ("me/tiny-llama-x2", {"repo_type": "model", "write": True})  # checked before growing
+    _, repo_id, kwargs = fake_api.calls[4]
     assert repo_id == "me/tiny-llama-x2" and kwargs["private"] is True and kwargs["exist_ok"] is True
-    assert fake_api.calls[2][2]["branch"] == "grown"
-    _, upload, files, card = fake_api.calls[3]
+    assert fake_api.calls[5][2]["branch"] == "grown"
+    _, upload, files, card = fake_api.calls[6]
     assert upload["repo_id"] == "me/tiny-llama-x2" and upload["revision"] == "grown"
     assert upload["commit_message"] == "grow it" and upload["create_pr"] is False
     assert {"README.md", "config.json", "model.safetensors", "growth_report.json", "growth_report.md"} <= set(files)
@@ -139,6 +147,7 @@ def test_push_refused_when_verification_fails_or_is_skipped(hf_cache, fake_api, 
     assert result.exit_code == 0, result.output
     upload = [c for c in fake_api.calls if c[0] == "upload_folder"][-1][1]
     assert upload["create_pr"] is True
+    assert [c for c in fake_api.calls if c[0] == "auth_check"][-1][2]["write"] is False  # a pull request needs no write access
 
 
 def test_failed_upload_exits_4_with_the_checkpoint_written(hf_cache, fake_api, tmp_path, monkeypatch):
@@ -173,3 +182,96 @@ def test_local_sources_have_no_base_model_and_push_options_need_push(tmp_path):
     assert "being deeper," in card.text and "wider" not in card.text.split("being")[1].split(",")[0]
     with pytest.raises(hfgrow.GrowthError, match="--private goes with --push-to-hub"):
         hfgrow.grow(src, tmp_path / "x", private=True)
+
+
+def _http_error(cls, status):
+    import types
+
+    response = types.SimpleNamespace(status_code=status, headers={}, url="https://huggingface.co/api/models/x/auth-check/write",
+                                     request=None, text="")
+    return cls(f"{status} Client Error", response=response)
+
+
+def _refuse_with(what):
+    from huggingface_hub.errors import HfHubHTTPError, LocalTokenNotFoundError, RepositoryNotFoundError
+
+    def no_token(self, **kwargs):
+        raise LocalTokenNotFoundError("Token is required")
+
+    def read_only(self, **kwargs):
+        return {"name": "me", "orgs": [], "auth": {"accessToken": {"role": "read"}}}
+
+    def forbidden(self, repo_id, **kwargs):
+        raise _http_error(HfHubHTTPError, 403)
+
+    def missing(self, repo_id, **kwargs):
+        raise _http_error(RepositoryNotFoundError, 404)
+
+    def no_network(self, **kwargs):
+        raise ConnectionError("Failed to resolve 'huggingface.co'")
+
+    return {"no token": ("whoami", no_token, "no Hub token (set HF_TOKEN"),
+            "read-only token": ("whoami", read_only, "the Hub token is read-only"),
+            "no write access": ("auth_check", forbidden, "the token cannot write to it"),
+            "another's namespace": ("auth_check", missing, "cannot create one in 'other'"),
+            "no network": ("whoami", no_network, "the Hub cannot be reached")}[what]
+
+
+@pytest.mark.parametrize("what", ["no token", "read-only token", "no write access", "another's namespace", "no network"])
+def test_push_checks_token_and_write_access_before_growing(what, fake_api, tmp_path, monkeypatch):
+    method, replacement, message = _refuse_with(what)
+    monkeypatch.setattr(FakeApi, method, replacement)
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--push-to-hub", "other/x"])
+    assert result.exit_code == hfgrow.ExitCode.BAD_INPUT == 2, result.output
+    assert result.stderr.startswith("error: --push-to-hub other/x: ")
+    assert message in result.stderr and result.stderr.strip().endswith("nothing was grown")
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+    assert not (tmp_path / "big").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_token_option_reaches_the_client_and_nowhere_else(fake_api, tmp_path, monkeypatch):
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(FakeApi, "auth_check", lambda self, repo_id, **kw: (_ for _ in ()).throw(_http_error(RepositoryNotFoundError, 404)))
+    monkeypatch.chdir(tmp_path)
+    build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, ["small", "--out", "big", "--push-to-hub", "new-model", "--token", "hf_given_token",
+                                       "--no-verify", "--force"])  # a repository yet to be created in the user's namespace
+    assert result.exit_code == 0, result.output
+    assert [c[1] for c in fake_api.calls if c[0] == "init"] == [{"token": "hf_given_token"}] * 2
+    written = "".join(p.read_text() for p in (tmp_path / "big").iterdir() if p.suffix in (".md", ".json"))
+    assert "hf_given_token" not in result.output + written
+    card = ModelCard.load(tmp_path / "big" / "README.md")
+    assert 'LlamaForCausalLM.from_pretrained("new-model")' in card.text  # where it is pushed to, by its task class
+
+
+def test_card_and_reports_record_paths_as_given(tmp_path, monkeypatch):
+    """Relative paths stay relative (no path of the machine's goes to the Hub); --base-model names a local source's id."""
+    monkeypatch.chdir(tmp_path)
+    build_model(tmp_path / "tiny", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, ["tiny", "--out", "out/llama-x2", "--base-model", "org/tiny-llama"])
+    assert result.exit_code == 0, result.output
+    assert "wrote out/llama-x2 (1 shard, " in result.stdout
+    texts = {p.name: p.read_text() for p in (tmp_path / "out" / "llama-x2").iterdir() if p.suffix in (".md", ".json")}
+    assert not [name for name, text in texts.items() if str(tmp_path) in text or "/tmp" in text]
+    card = ModelCard.load(tmp_path / "out" / "llama-x2" / "README.md")
+    assert card.data.base_model == "org/tiny-llama" and "https://huggingface.co/org/tiny-llama" in card.text
+    assert "hfgrow grow tiny --out out/llama-x2 --factor 2 --base-model org/tiny-llama" in card.text
+    assert 'from transformers import LlamaForCausalLM\n\nmodel = LlamaForCausalLM.from_pretrained("out/llama-x2")' in card.text
+    report = json.loads(texts["growth_report.json"])
+    assert (report["source"], report["output"], report["base_model"]) == ("tiny", "out/llama-x2", "org/tiny-llama")
+    assert "`tiny` → `out/llama-x2`" in texts["growth_report.md"]
+    result = CliRunner().invoke(main, ["tiny", "--out", "x", "--base-model", "not an id"])
+    assert result.exit_code == 2 and "--base-model takes a repository id" in result.stderr and not (tmp_path / "x").exists()
+
+
+def test_lossy_card_says_the_model_differs_by_the_clis_figure(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--layers", "4", "--new-blocks", "stack"])
+    assert result.exit_code == 0, result.output
+    figure = result.stdout.strip().splitlines()[-1].split("max rel gap ")[1].rstrip(")")
+    text = ModelCard.load(tmp_path / "big" / "README.md").text
+    assert f"does not compute its function: it differs from it by a largest relative gap of {figure} " in text
+    assert f"**{figure}**" in text and "approximates" not in text

@@ -271,3 +271,17 @@ def test_a_dense_module_with_broken_weights(tmp_path, what, expected):
     result = cli(src, "--factor", 2, "--no-verify", "--quiet", "--out", tmp_path / "big")
     assert result.exit_code == 2 and expected in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("k", [2])
+def test_mpnet_embedding_model_grows_as_a_sentence_transformers_folder(tmp_path, k):
+    """all-mpnet-base-v2's layout: MPNet (per-head relative bias), mean pooling, normalize (issue 32)."""
+    tok = build_bert(tmp_path / "tok", "BertModel")  # its tokenizer, for an MPNet of the same vocabulary
+    mpnet = build_model(tmp_path / "mpnet", "MPNetModel", vocab_size=json.loads((tok / "config.json").read_text())["vocab_size"],
+                        max_position_embeddings=64, pad_token_id=0)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        if (tok / name).is_file():
+            (mpnet / name).write_text((tok / name).read_text())
+    src = make_st(tmp_path / "st", "mean", transformer=mpnet)
+    report = grow_and_check(src, tmp_path / "big", 16 * k, factor=k, attention="head-dim")
+    assert report["verification"]["sentence_transformers"]["cosine_max_delta"] <= 1e-5

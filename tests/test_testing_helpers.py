@@ -41,3 +41,20 @@ def test_log_lines_start_at_a_line_start_while_a_progress_bar_is_drawn(monkeypat
     text = terminal.getvalue()
     before = text[:text.index("verifying: forward passes")]
     assert "growing" in before and before.endswith(("\r", "\n")), repr(text)
+
+
+def test_a_tiny_llama_with_a_tokenizer_generates_text_before_and_after_growth(tmp_path):
+    """build_model(..., tokenizer=True): a character tokenizer inside the vocabulary, carried into the grown folder,
+    so a text-generation pipeline loads both and greedy decoding gives the same text (the README's example)."""
+    import hfgrow
+
+    small = build_model(tmp_path / "small", "LlamaForCausalLM", tokenizer=True)
+    tok = transformers.AutoTokenizer.from_pretrained(small)
+    ids = tok("Hello, world! 42")["input_ids"]
+    assert tok.decode(ids) == "Hello, world! 42" and max(ids) < 97 and tok.pad_token_id == 0
+    assert tok("你")["input_ids"] == [tok.unk_token_id]
+    report = hfgrow.grow(small, tmp_path / "big", factor=2)
+    assert report["verification"]["passed"] and report["verification"]["inputs"].startswith("tokenizer")
+    generate = [transformers.pipeline("text-generation", model=str(f)) for f in (small, tmp_path / "big")]
+    texts = [g("The cat", max_new_tokens=6, do_sample=False)[0]["generated_text"] for g in generate]
+    assert texts[0] == texts[1] and texts[0].startswith("The cat") and len(texts[0]) > len("The cat")

@@ -92,11 +92,18 @@ def test_float64_pass_is_finite_with_padding(tmp_path, cls, padding_side):
 
 
 def test_the_summary_says_how_to_continue_training():
-    """The continuation bench/training.py supports, by what was grown: a model, a training checkpoint's optimizer
-    state, or that state split by multiplier (which then needs the same param groups to resume)."""
-    assert "fresh AdamW" in continue_line({}) and "relaxed multipliers" in continue_line({}) and "grow early" in continue_line({})
+    """One short pointer into docs/training.md, by what was grown: a model, a training checkpoint's optimizer state, or
+    that state split by multiplier (which then needs the same param groups to resume)."""
+    from pathlib import Path
+
+    assert continue_line({}) == "continue: docs/training.md#continuing-training-after-growth"
     assert "resume from the grown checkpoint" in continue_line({"optimizer": {"multipliers": False}})
     assert "trainer_optimizer" in continue_line({"optimizer": {"multipliers": True}})
+    headings = [line.lstrip("# ").lower().replace(" ", "-") for line in
+                (Path(__file__).parents[1] / "docs" / "training.md").read_text().splitlines() if line.startswith("#")]
+    for report in ({}, {"optimizer": {"multipliers": False}}, {"optimizer": {"multipliers": True}}):
+        line = continue_line(report)
+        assert len(line) <= 100 and line.split("#")[1].rstrip(")") in headings, line
 
 
 def test_a_source_model_its_own_code_cannot_run_is_not_verified_and_says_why(tmp_path):

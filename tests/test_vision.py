@@ -19,21 +19,43 @@ CLASSES = {
     "siglip": ["SiglipModel", "SiglipTextModel", "SiglipVisionModel", "SiglipForImageClassification"],
     "idefics3_vision": ["Idefics3VisionTransformer"],  # the vision encoders of Idefics3 and SmolVLM (SigLIP's, no head)
     "smolvlm_vision": ["SmolVLMVisionTransformer"],
+    "deit": ["DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher", "DeiTForMaskedImageModeling"],
+    "vit_msn": ["ViTMSNModel", "ViTMSNForImageClassification"],
+    "ijepa": ["IJepaModel", "IJepaForImageClassification"],
+    "dinov2": ["Dinov2Model", "Dinov2ForImageClassification"],
+    "dinov2_with_registers": ["Dinov2WithRegistersModel", "Dinov2WithRegistersForImageClassification"],
+    "beit": ["BeitModel", "BeitForImageClassification", "BeitForMaskedImageModeling"],
+    "data2vec-vision": ["Data2VecVisionModel", "Data2VecVisionForImageClassification"],
+    "metaclip_2": ["MetaClip2Model", "MetaClip2TextModel", "MetaClip2TextModelWithProjection", "MetaClip2VisionModel",
+                   "MetaClip2VisionModelWithProjection", "MetaClip2ForImageClassification"],
+    "chinese_clip": ["ChineseCLIPModel", "ChineseCLIPTextModel", "ChineseCLIPVisionModel"],
+    "clipseg": ["CLIPSegModel", "CLIPSegTextModel", "CLIPSegVisionModel"],
 }
+# the dual encoders (token ids and pixel values)
+DUAL = {"CLIPModel", "SiglipModel", "MetaClip2Model", "ChineseCLIPModel", "CLIPSegModel"}
 # the growths of every class; "wider": a hidden size that is no multiple (24 from 16) with one more block
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "deeper": dict(factor=2, layers=3),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
 # a vision tower whose residual stream starts at a LayerNorm (CLIP's pre_layrnorm): whole multiples only
-WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification"}
-# `make test`: every class once, and every growth at least once in each family
+WHOLE_ONLY = {"SiglipModel", "CLIPModel", "CLIPVisionModel", "CLIPVisionModelWithProjection", "CLIPForImageClassification",
+              # layer scale: a per-channel gain on each residual branch, which extra units cannot carry
+              "MetaClip2Model", "MetaClip2VisionModel", "MetaClip2VisionModelWithProjection", "MetaClip2ForImageClassification",
+              "CLIPSegModel", "CLIPSegVisionModel", *CLASSES["chinese_clip"],  # and a post-norm BERT text tower
+              *CLASSES["dinov2"], *CLASSES["dinov2_with_registers"], *CLASSES["beit"], *CLASSES["data2vec-vision"]}
+# a post-norm BERT text tower: no new blocks either
+POST_NORM = {"ChineseCLIPModel", "ChineseCLIPTextModel"}
+# `make test`: every class once, and every growth at least once in each family (the families added for issue 32: one
+# representative each, the rest exhaustive)
 FAST = {("CLIPModel", "heads"), ("SiglipModel", "head-dim"), ("ViTModel", "wider"), ("ViTForImageClassification", "heads"), ("ViTForMaskedImageModeling", "head-dim"),
         ("CLIPTextModel", "wider"), ("CLIPTextModelWithProjection", "head-dim"), ("CLIPVisionModel", "deeper"),
         ("CLIPVisionModelWithProjection", "heads"), ("CLIPForImageClassification", "head-dim"),
         ("SiglipTextModel", "head-dim"), ("SiglipVisionModel", "wider"), ("SiglipForImageClassification", "deeper"),
-        ("Idefics3VisionTransformer", "head-dim"), ("SmolVLMVisionTransformer", "wider")}
+        ("Idefics3VisionTransformer", "head-dim"), ("SmolVLMVisionTransformer", "wider"),
+        ("DeiTForImageClassificationWithTeacher", "wider"), ("Dinov2ForImageClassification", "head-dim"),
+        ("BeitForMaskedImageModeling", "deeper"), ("MetaClip2Model", "head-dim"), ("ChineseCLIPModel", "heads"), ("CLIPSegModel", "deeper")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for classes in CLASSES.values() for cls in classes for growth in GROWTHS
-         if not (growth == "wider" and cls in WHOLE_ONLY)]
+         if not (growth == "wider" and cls in WHOLE_ONLY) and not (growth == "deeper" and cls in POST_NORM)]
 
 
 def outputs(model, seed=0):
@@ -71,7 +93,7 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     v = report["verification"]
     reads = v["inputs"]
     assert ("pixel values" in reads) == ("Text" not in cls), reads
-    assert ("token ids" in reads) == ("Vision" not in cls and "Image" not in cls and not cls.startswith("ViT")), reads
+    assert ("token ids" in reads) == ("Text" in cls or cls in DUAL), reads
     assert {"hidden_states", "text_model_output.hidden_states"} & set(v["float32"]["outputs"])
     if "Projection" in cls or "Classification" in cls or cls.startswith("ViTForMasked"):
         # the outputs that keep their size (embeddings, logits, reconstructions) are compared as they are
@@ -175,3 +197,45 @@ def test_pixel_values_follow_the_config_and_the_sentences(tmp_path):
     clip = transformers.CLIPConfig(**TINY["clip"])
     inputs, described, _ = make_inputs(tmp_path, clip, None, 0, "CLIPModel")
     assert inputs["pixel_values"].shape[0] == inputs["input_ids"].shape[0] == 4 and int(inputs["input_ids"].max()) < 97
+
+
+@pytest.mark.parametrize("cls", ["Dinov2Model", "BeitModel"])
+def test_layer_scale_refuses_a_non_multiple(tmp_path, cls):
+    """Layer scale multiplies each residual branch by a per-channel gain: an extra unit would need the mean of the gained
+    branch, which no gain of the branch's mean gives."""
+    src = build_model(tmp_path / "src", cls)
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "24", "--intermediate-size", "96", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "layer scale" in lines[0] and "whole multiples" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_beit_shared_bias_table_and_mean_pooling(tmp_path):
+    """BEiT's other layout: one relative position bias table for every block, no absolute positions, the pooler's
+    LayerNorm over the mean of the stream's patch tokens (the final norm the identity), and a new block."""
+    src = build_model(tmp_path / "src", "BeitForMaskedImageModeling", use_relative_position_bias=False,
+                      use_shared_relative_position_bias=True, use_absolute_position_embeddings=False, use_mean_pooling=True)
+    report = hfgrow.grow(src, tmp_path / "out", factor=2, layers=3)
+    assert report["verification"]["exact"] and report["verification"]["float32"]["max_rel"] <= 1e-5
+
+
+def test_vision_types_not_grown_are_refused_in_one_line(tmp_path):
+    """Each vision type hfgrow does not grow is refused before anything is read, with what blocks it."""
+    from hfgrow.plan import find_recipe
+    from hfgrow.recipes import vision_refused
+
+    for model_type, why in vision_refused.REFUSED.items():
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and why in str(e.value), model_type
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "swin", "architectures": ["SwinModel"]}))
+    from safetensors.torch import save_file
+
+    save_file({"embeddings.norm.weight": torch.ones(4)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--factor", "2", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "per-stage widths" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,129 @@
+"""More vision-language models joined as recipes/vlm.py joins LLaVA: the language model grows by its own recipe, the vision
+tower is kept (or grown by ``--vision-tower grow`` where its recipe exists), and the projector between them follows:
+its output rows write into the text width as an embedding row does, its input columns read the vision tower's output
+(kept with it). One table: each model its prefixes and its projector's rules.
+
+* VipLLaVA: a LayerNorm over several of the vision tower's hidden states side by side (``vision_feature_layer``, a list:
+  ``Repeated``), then LLaVA's two layers.
+* Video-LLaVA: LLaVA's projector over two CLIP towers of one vision_config (``image_tower``, ``video_tower``).
+* LLaVA-NeXT-Video: LLaVA-NeXT's.
+* DeepSeek-VL: LLaVA's two layers, named ``aligner.linear1`` / ``linear2``.
+* PaliGemma: one linear layer into the text width (its output size, ``projection_dim``, is the text width: a twin).
+* Aya Vision, Command A Vision (cohere2_vision): a pixel shuffle (downsample_factor² tokens side by side), Aya's LayerNorm
+  over them, a SwiGLU of the adapter's own width (``alignment_intermediate_size``, kept), and a last layer into the text
+  width.
+* InternVL: a pixel shuffle (1 / downsample_ratio)², a LayerNorm, and LLaVA's two layers.
+* ShieldGemma 2: Gemma 3 (multimodal) under ``model``, scoring its yes / no tokens.
+"""
+
+import dataclasses
+
+from hfgrow.policy import SharedEps
+from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
+
+from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS
+
+PROJECTED = {"projected": Space("hidden", Kind.ACTIVATION)}  # a projector's hidden layer of the text width (feeds an activation)
+
+
+def vision(*prefixes: str) -> Tower:
+    """A vision tower kept as it is (grown by --vision-tower grow), its keys under ``prefixes`` (saved and loaded layouts)."""
+    return Tower("vision_config", (*prefixes, *(f"model.{p}" for p in prefixes)), kept=True)
+
+
+def text(projected: bool = True, *constraints) -> Tower:
+    return Tower("text_config", LANGUAGE_MODEL, spaces=PROJECTED if projected else {}, constraints=constraints)
+
+
+# Mistral 3's projector normalises the kept vision width with the text model's rms_norm_eps
+PIXTRAL_NORM = SharedEps("the projector's RMSNorm over the vision width (eps: text_config.rms_norm_eps)")
+
+
+def shuffled_norm(module: str) -> tuple[TensorRule, ...]:
+    """A LayerNorm over several vision tokens (or hidden states) side by side, each of the vision tower's width."""
+    return (TensorRule(f"{module}.weight", (Repeated(writes("vision_config.hidden")),), norm_input="vision_config.hidden"),
+            TensorRule(f"{module}.bias", (Repeated(writes("vision_config.hidden")),)))
+
+
+def two_layers(first: str, second: str, over: Repeated | None = None) -> tuple[TensorRule, ...]:
+    """LLaVA's projector: a layer into the text width (its hidden layer) over the vision features (``over``: several
+    side by side), an activation, a layer within the text width."""
+    return (TensorRule(f"{first}.weight", (writes("text_config.projected"), over or reads("vision_config.hidden"))),
+            TensorRule(f"{first}.bias", (writes("text_config.projected"),)),
+            *linear(second, "text_config.hidden", "text_config.projected"))
+
+
+def swiglu(norm: bool) -> tuple[TensorRule, ...]:
+    """Aya Vision's adapter: its SwiGLU's width is the adapter's own (kept); the last layer writes the text width."""
+    return ((*shuffled_norm("multi_modal_projector.layernorm"),) if norm else ()) + (
+        TensorRule("multi_modal_projector.linear_1.weight", (None, Repeated(reads("vision_config.hidden")))),
+        TensorRule("multi_modal_projector.linear_1.bias", (None,)),
+        *linear("multi_modal_projector.linear_2", "text_config.hidden", None))
+
+
+def joined(name: str, classes: tuple[str, ...], towers: tuple[Tower, ...], body: tuple[TensorRule, ...], **changes) -> Recipe:
+    """LLaVA's recipe with its own model type, classes, towers and projector rules."""
+    return dataclasses.replace(LLAVA, name=name, model_types=(name,), classes=classes, towers=towers, body=body, **changes)
+
+
+VIPLLAVA = joined("vipllava", ("VipLlavaModel", "VipLlavaForConditionalGeneration"), (text(), vision("vision_tower")),
+                  (*shuffled_norm("multi_modal_projector.projector_layernorm"),
+                   *two_layers("multi_modal_projector.linear_1", "multi_modal_projector.linear_2", Repeated(reads("vision_config.hidden")))))
+VIDEO_LLAVA = joined("video_llava", ("VideoLlavaModel", "VideoLlavaForConditionalGeneration"), (text(), vision("image_tower", "video_tower")),
+                     LLAVA.body)
+LLAVA_NEXT_VIDEO = dataclasses.replace(LLAVA_NEXT, name="llava_next_video", model_types=("llava_next_video",),
+                                       classes=("LlavaNextVideoModel", "LlavaNextVideoForConditionalGeneration"))
+DEEPSEEK_VL = joined("deepseek_vl", ("DeepseekVLModel", "DeepseekVLForConditionalGeneration"), (text(), vision("vision_model")),
+                     two_layers("aligner.linear1", "aligner.linear2"))
+PALIGEMMA = joined("paligemma", ("PaliGemmaModel", "PaliGemmaForConditionalGeneration"), (text(False), vision("vision_tower")),
+                   linear("multi_modal_projector.linear", "text_config.hidden", "vision_config.hidden"),
+                   config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
+                                                             "projection_dim": "text_config.hidden_size",
+                                                             "hidden_size": "text_config.hidden_size"}))
+AYA_VISION = joined("aya_vision", ("AyaVisionModel", "AyaVisionForConditionalGeneration"), (text(False), vision("vision_tower")),
+                    swiglu(norm=True))
+COHERE2_VISION = joined("cohere2_vision", ("Cohere2VisionModel", "Cohere2VisionForConditionalGeneration"), (text(False), vision("vision_tower")),
+                        swiglu(norm=False))
+INTERNVL = joined("internvl", ("InternVLModel", "InternVLForConditionalGeneration"), (text(), vision("vision_tower")),
+                  (*shuffled_norm("multi_modal_projector.layer_norm"),
+                   *two_layers("multi_modal_projector.linear_1", "multi_modal_projector.linear_2", Repeated(reads("vision_config.hidden")))))
+SHIELDGEMMA2 = dataclasses.replace(
+    GEMMA3, name="shieldgemma2", model_types=("shieldgemma2",), classes=("ShieldGemma2ForImageClassification",), prefix=("model.model", "model"),
+    towers=(Tower("text_config", ("model.model.language_model", "model.language_model")),
+            Tower("vision_config", ("model.model.vision_tower", "model.vision_tower"), kept=True)),
+    heads=linear("(model.lm_head|lm_head)", None, "text_config.final", bias=False), outputs={**OUTPUTS, "probabilities": None})
+
+
+def pixtral_projector(module: str, bias: bool) -> tuple[TensorRule, ...]:
+    """Mistral 3's projector: an RMSNorm and the patch merger over the vision width (kept with the tower), then
+    LLaVA's two layers (with or without biases)."""
+    return (TensorRule(f"{module}.norm.weight", (writes("vision_config.hidden"),), norm_input="vision_config.hidden"),
+            TensorRule(f"{module}.patch_merger.merging_layer.weight", (writes("vision_config.hidden"), Repeated(reads("vision_config.hidden")))),
+            *(two_layers(f"{module}.linear_1", f"{module}.linear_2") if bias else
+              (TensorRule(f"{module}.linear_1.weight", (writes("text_config.projected"), reads("vision_config.hidden"))),
+               *linear(f"{module}.linear_2", "text_config.hidden", "text_config.projected", bias=False))))
+
+
+MISTRAL3 = joined("mistral3", ("Mistral3Model", "Mistral3ForConditionalGeneration"), (text(True, PIXTRAL_NORM), vision("vision_tower")),
+                  pixtral_projector("multi_modal_projector", bias=True))
+LIGHTON_OCR = joined("lighton_ocr", ("LightOnOcrModel", "LightOnOcrForConditionalGeneration"), (text(True, PIXTRAL_NORM), vision("vision_encoder")),
+                     pixtral_projector("vision_projection", bias=False))
+# GOT-OCR2: two stride-2 convolutions over the tower's neck channels (kept), the second into the text width, then a layer
+GOT_OCR2 = joined("got_ocr2", ("GotOcr2Model", "GotOcr2ForConditionalGeneration"), (text(), vision("vision_tower")),
+                  (TensorRule("multi_modal_projector.conv_upsampler1.weight", (None, None, None, None)),
+                   TensorRule("multi_modal_projector.conv_upsampler2.weight", (writes("text_config.projected"), None, None, None)),
+                   *linear("multi_modal_projector.multimodal_projector", "text_config.hidden", "text_config.projected")))
+# BLIP-2: the Q-Former's queries (kept with it, as the vision tower is) are projected into the text width; keys at the top
+BLIP2 = joined("blip-2", ("Blip2Model", "Blip2ForConditionalGeneration"),
+               (Tower("text_config", ("language_model",)), Tower("vision_config", ("vision_model",), kept=True),
+                Tower("qformer_config", ("qformer",), kept=True)),
+               (TensorRule("query_tokens", (None, None, None)),
+                *linear("language_projection", "text_config.hidden", "qformer_config.hidden")), prefix=())
+
+INSTRUCTBLIP = dataclasses.replace(BLIP2, name="instructblip", model_types=("instructblip",),
+                                   classes=("InstructBlipForConditionalGeneration",))  # InstructBlipModel: no output to compare
+LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_types=("llava_onevision",),
+                                      classes=("LlavaOnevisionModel", "LlavaOnevisionForConditionalGeneration"))
+
+RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
+           LIGHTON_OCR, GOT_OCR2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)

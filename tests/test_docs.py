@@ -1,0 +1,112 @@
+"""Docs are code: every shell and Python block of README.md and docs/*.md runs, in order, in a temporary folder.
+
+Sybil parses the Markdown: fenced ```bash and ```python blocks, set-up blocks hidden from the reader
+(`<!-- invisible-code-block: bash ... -->`) and blocks that are fragments on purpose (`<!-- skip: next "why" -->`).
+Python blocks share one namespace per document, as a reader pasting them into one session would; shell blocks run
+with `bash -e` (every command must succeed) and the Python running the tests first on PATH. Output samples (fences
+without a language) and other languages (the CI job's YAML) are not executed. README.md and docs/usage.md are marked
+exhaustive (CI runs them after `make test`); the other documents, and the check that Sybil sees every code block,
+run in `make test`.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from unittest import SkipTest
+
+import pytest
+import torch.distributed as dist
+from sybil import Sybil
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ["README.md"] + sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))
+SLOW = {"README.md", "docs/usage.md"}  # a minute or more of CPU each (the demo, ~20 CLI runs): marked exhaustive
+
+
+def run_shell(example) -> None:
+    """A ```bash block: one `bash -e` process in the current folder; a failing command fails the block. A block still
+    running after half an hour is killed with everything it started (its own process group)."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    shell = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", str(example.parsed)], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        out, err = shell.communicate(timeout=1800)
+    except subprocess.TimeoutExpired:
+        os.killpg(shell.pid, signal.SIGKILL)
+        out, err = shell.communicate()
+        raise AssertionError(f"{example.path}:{example.line}: the shell block ran past 30 minutes\n{out[-4000:]}{err[-4000:]}")
+    if shell.returncode:
+        raise AssertionError(f"{example.path}:{example.line}: the shell block exited {shell.returncode}\n"
+                             f"{out[-4000:]}{err[-4000:]}")
+
+
+SYBIL = Sybil(parsers=[PythonCodeBlockParser(), CodeBlockParser("bash", run_shell), SkipParser()])
+
+
+def repo_root_copy(folder: Path) -> None:
+    """What a reader's repository root holds after `make setup`: `.venv` (this Python's environment, for
+    `source .venv/bin/activate`)."""
+    prefix = Path(sys.prefix)
+    if (prefix / "bin" / "activate").is_file():
+        (folder / ".venv").symlink_to(prefix, target_is_directory=True)
+    else:  # not a virtual environment: an activate that puts this Python's scripts first on PATH
+        (folder / ".venv" / "bin").mkdir(parents=True)
+        (folder / ".venv" / "bin" / "activate").write_text(f'export PATH="{Path(sys.executable).parent}:$PATH"\n')
+
+
+RUN = {"python", "bash"}  # the languages whose blocks run; the others are shown, not run
+SHOWN = {"", "text", "yaml"}  # output samples and formulas, the CI job's YAML
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_every_code_block_is_seen(name):
+    """CommonMark (markdown-it-py) sees the same code blocks as Sybil: no indented block (which Sybil cannot run),
+    no other language, and a Sybil example for every ```bash and ```python fence (cheap: nothing runs)."""
+    from markdown_it import MarkdownIt
+
+    text = (ROOT / name).read_text()
+    blocks = [t for t in MarkdownIt("commonmark").parse(text) if t.type in ("code_block", "fence")]
+    for block in blocks:
+        where = f"{name}:{block.map[0] + 1}"
+        assert block.type == "fence", f"{where}: an indented code block: fence it as ```bash, ```python or ```text"
+        assert block.info in RUN | SHOWN, f"{where}: a ```{block.info} block: run ones are ```bash or ```python"
+    fences = sorted(b.map[0] + 1 for b in blocks if b.info in RUN)
+    seen = sorted(e.line for e in SYBIL.parse(ROOT / name) if not isinstance(e.parsed, tuple)
+                  and not text.splitlines()[e.line - 1].lstrip().startswith("<!--"))  # hidden set-up blocks aside
+    assert seen == fences, f"{name}: the blocks Sybil runs (lines {seen}) are not the fenced ones ({fences})"
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of the finished children (the shell blocks), user and system."""
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.exhaustive if n in SLOW else ()) for n in DOCS])
+def test_every_block_runs(name, tmp_path, monkeypatch):
+    repo_root_copy(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    document = SYBIL.parse(ROOT / name)
+    environ = dict(os.environ)  # a block may set variables (torchrun's, for one rank): the next tests must not see them
+    try:
+        for example in document.examples():
+            start = cpu_seconds()
+            try:
+                example.evaluate()
+            except SkipTest as skipped:  # a block marked as a fragment on purpose, with its reason
+                print(f"{name}:{example.line}: skipped: {skipped}")
+                continue
+            if not isinstance(example.parsed, tuple):  # a code block, not a skip marker
+                print(f"{name}:{example.line}: {cpu_seconds() - start:.1f} s of CPU")
+    finally:
+        if dist.is_available() and dist.is_initialized():  # a block that ran as one rank of a process group
+            dist.destroy_process_group()
+        os.environ.clear()
+        os.environ.update(environ)
