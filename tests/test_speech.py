@@ -99,6 +99,7 @@ RELATIVES = {
     "sew": ["SEWModel", "SEWForCTC", "SEWForSequenceClassification"],
     "audio-spectrogram-transformer": ["ASTModel", "ASTForAudioClassification"],
 }
+CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
 REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "ASTForAudioClassification"}
 
 
