@@ -75,6 +75,15 @@ def _waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor],
         f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES} frames)"
 
 
+def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """The audio spectrogram transformer: [batch, max_length frames, num_mel_bins] (its patches tile both axes)."""
+    frames, bins = _positive(config, "max_length"), _positive(config, "num_mel_bins")
+    return {"input_values": torch.randn(BATCH, frames, bins, generator=g)}, \
+        f"generated audio: {BATCH} random log-mel spectrograms of {frames} frames × {bins} bins"
+
+
+BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram}  # an input name another family reads otherwise
+
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,
     "input_values": _waveform,
@@ -87,7 +96,7 @@ def signal_inputs(cls: str | None, config: Any, seed: int) -> tuple[dict[str, to
 
     import transformers
 
-    make = GENERATORS.get(main_input(cls))
+    make = BY_MODEL_TYPE.get(getattr(config, "model_type", None)) or GENERATORS.get(main_input(cls))
     if make is None:
         return None
     g = torch.Generator().manual_seed(seed)

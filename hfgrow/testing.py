@@ -410,6 +410,11 @@ TINY["wav2vec2"] = dict(vocab_size=11, hidden_size=16, num_hidden_layers=2, num_
                         tdnn_dim=(7, 6), tdnn_kernel=(3, 1), tdnn_dilation=(1, 2), xvector_output_dim=5, codevector_dim=8,
                         proj_codevector_dim=7, num_codevector_groups=2, num_codevectors_per_group=3, pad_token_id=0)
 TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(("tdnn", "xvector", "codevector", "proj_code", "num_codevector"))}
+TINY["data2vec-audio"] = dict(TINY["wav2vec2"], num_conv_pos_embeddings=3, num_conv_pos_embedding_groups=4, conv_pos_kernel_size=3)
+TINY["unispeech"] = TINY["unispeech-sat"] = dict(TINY["wav2vec2"], num_ctc_classes=9)
+TINY["sew"] = dict(TINY["hubert"], squeeze_factor=2)
+TINY["audio-spectrogram-transformer"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_mel_bins=12,
+                                               max_length=16, patch_size=4, frequency_stride=4, time_stride=4, layer_norm_eps=0.05, num_labels=3)
 
 # vision encoders: 8×8 images of 4×4 patches; eps large enough that a wrong eps scale shows
 TINY["vit"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, image_size=8, patch_size=4,

@@ -14,7 +14,7 @@ embedding (``masked_spec_embed``) writes the stream. Post-norm models take no ne
 """
 
 from hfgrow.policy import DepthRequires, PostNorm, StreamFromActivation
-from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
+from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
 
 LAYER = "encoder.layers.*"
 POS = "encoder.pos_conv_embed"
@@ -100,4 +100,55 @@ HUBERT = RECIPE.extend(
     model_types=("hubert",),
     classes=("HubertModel", "HubertForCTC", "HubertForSequenceClassification"),
     prefix="hubert",
+)
+
+DATA2VEC_AUDIO = RECIPE.extend(  # post-norm always; a stack of plain grouped convolutions, each LayerNorm'd (no affine) and GELU'd
+    body=(*(TensorRule(f"{POS}.layers.*.conv.{name}", axes) for name, axes in (
+        ("weight", (writes("posconv"), reads("posconv_group"), None)), ("bias", (writes("posconv"),)))),),
+    name="data2vec-audio",
+    model_types=("data2vec-audio",),
+    classes=tuple(f"Data2VecAudio{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                                "ForXVector")),
+    prefix="data2vec_audio",
+    class_heads={"Data2VecAudioForAudioFrameClassification": linear("classifier", None, "hidden")},
+)
+
+UNISPEECH = RECIPE.extend(
+    heads=(*linear("project_hid", "hidden", None),  # the projected quantized features, written in the stream's space
+           *linear("ctc_proj", None, "hidden")),
+    name="unispeech",
+    model_types=("unispeech",),
+    classes=("UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"),
+    prefix="unispeech",
+    class_outputs={"UniSpeechForPreTraining": {"projected_states": "hidden", "projected_quantized_states": "hidden"}},
+)
+
+UNISPEECH_SAT = RECIPE.extend(
+    heads=(*linear("quantizer.weight_proj", None, "hidden"),  # pre-training: the quantizer reads the (normed) stream
+           *linear("speaker_proj", None, "hidden"),
+           *norm("layer_norm_for_extract", "hidden"),
+           *keep("label_embeddings_concat", ndim=2)),
+    name="unispeech-sat",
+    model_types=("unispeech-sat",),
+    classes=tuple(f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                               "ForXVector", "ForPreTraining")),
+    prefix="unispeech_sat",
+    class_heads={"UniSpeechSatForAudioFrameClassification": linear("classifier", None, "hidden")},
+    class_outputs={"UniSpeechSatForPreTraining": {"logits": None, "projected_states": "hidden"}},
+)
+
+SEW = RECIPE.extend(  # squeezed: the positional convolution strides and the stream is pooled by squeeze_factor frames
+    body=(*keep("layer_norm.(weight|bias)"),  # over the feature encoder's channels
+          *linear("feature_projection", "hidden", None),
+          # the upsampling's output, GELU'd, is reshaped into squeeze_factor frames of the hidden width: its channels
+          # are squeeze_factor copies of the hidden layout, one after the other
+          TensorRule("encoder.upsample.projection.weight", (Packed((writes("upsampled"),) * 2), reads("hidden"))),
+          TensorRule("encoder.upsample.projection.bias", (Packed((writes("upsampled"),) * 2),))),
+    name="sew",
+    model_types=("sew",),
+    classes=("SEWModel", "SEWForCTC", "SEWForSequenceClassification"),
+    prefix="sew",
+    requires={"squeeze_factor": 2, "add_adapter": False, "adapter_attn_dim": None},
+    spaces={**RECIPE.spaces, "upsampled": Space("hidden", Kind.ACTIVATION)},
+    outputs={**RECIPE.outputs, "last_hidden_state": "upsampled"},
 )
