@@ -80,8 +80,10 @@ PALIGEMMA = joined("paligemma", ("PaliGemmaModel", "PaliGemmaForConditionalGener
                    config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
                                                              "projection_dim": "text_config.hidden_size",
                                                              "hidden_size": "text_config.hidden_size"}))
+# Aya Vision's config has no alignment_intermediate_size field: absent from config.json, transformers sizes the adapter
+# by text_config.hidden_size, which grows; the grown config.json states the small width, which the adapter keeps
 AYA_VISION = joined("aya_vision", ("AyaVisionModel", "AyaVisionForConditionalGeneration"), (text(False), vision("vision_tower")),
-                    swiglu(norm=True))
+                    swiglu(norm=True), config=dataclasses.replace(FIELDS, derived_from={"alignment_intermediate_size": "text_config.hidden_size"}))
 COHERE2_VISION = joined("cohere2_vision", ("Cohere2VisionModel", "Cohere2VisionForConditionalGeneration"), (text(False), vision("vision_tower")),
                         swiglu(norm=False))
 INTERNVL = joined("internvl", ("InternVLModel", "InternVLForConditionalGeneration"), (text(), vision("vision_tower")),

@@ -284,3 +284,18 @@ def test_the_cli_reads_sentences_with_images_through_the_tokenizer(tmp_path):
     assert result.exit_code == 0, result.output
     v = json.loads((tmp_path / "out" / "growth_report.json").read_text())["verification"]
     assert v["exact"] and v["inputs"].startswith("tokenizer: 3 sentences; an image each (pixel values 3×3×8×8)"), v["inputs"]
+
+
+def test_an_adapter_width_absent_from_the_config_is_kept(tmp_path):
+    """Aya Vision's config has no alignment_intermediate_size field: where config.json lacks it, transformers sizes the
+    adapter's SwiGLU by text_config.hidden_size, which grows; the grown config.json states the small width (kept), exact.
+    (Command A Vision's field has a default of its own, 36864, which no growth changes.)"""
+    src = build_model(tmp_path / "src", "AyaVisionForConditionalGeneration", alignment_intermediate_size=16)  # the text width of the tiny fixture
+    config = json.loads((src / "config.json").read_text())
+    del config["alignment_intermediate_size"]
+    (src / "config.json").write_text(json.dumps(config))
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    assert report["verification"]["exact"] and report["verification"]["max_rel"] < 1e-5, report["verification"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert (big["alignment_intermediate_size"], big["text_config"]["hidden_size"]) == (16, 32)
+    assert load(tmp_path / "out").model.multi_modal_projector.linear_1.weight.shape[0] == 16
