@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, bart, bert, clip, clip_like, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper)
+from . import (albert, bart, bert, clip, clip_like, cohere, deberta_v2, deepseek, distilbert, electra, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, roberta, roformer, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -69,4 +69,5 @@ REFUSED = {
     "phi4_multimodal": "Phi-4-multimodal's image and audio embedders live inside its text model's embedding module, with the "
                        "text sizes the config's own (no text sub-config): not a text model beside towers",
     **vision_refused.REFUSED,
+    **multimodal_refused.REFUSED,
 }

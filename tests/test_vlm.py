@@ -255,8 +255,8 @@ def test_the_text_model_grows_by_its_own_family(tmp_path):
     assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
 
 
-@pytest.mark.parametrize("model_type, why", [("muse_glimmer", "unsupported architecture"),
-                                             ("muse_spark", "unsupported architecture"), ("phi4_multimodal", "embedding module")])
+@pytest.mark.parametrize("model_type, why", [("muse_glimmer", "vision_adapter"),
+                                             ("muse_spark", "no audio inputs"), ("phi4_multimodal", "embedding module")])
 def test_multimodal_models_no_recipe_joins_are_refused(tmp_path, model_type, why):
     """Whole multimodal models no recipe joins (their text models and vision encoders grow on their own) or whose
     layout is not of towers (Phi-4's embedders inside its text model): refused in one line, nothing written."""
@@ -299,3 +299,31 @@ def test_an_adapter_width_absent_from_the_config_is_kept(tmp_path):
     big = json.loads((tmp_path / "out" / "config.json").read_text())
     assert (big["alignment_intermediate_size"], big["text_config"]["hidden_size"]) == (16, 32)
     assert load(tmp_path / "out").model.multi_modal_projector.linear_1.weight.shape[0] == 16
+
+
+def test_multimodal_types_not_joined_are_refused_in_one_line(tmp_path):
+    """Every multimodal model type transformers lists (image or audio with text) is a recipe's or refused before
+    anything is read, in one line naming what blocks it (recipes/multimodal_refused.py); the CLI writes nothing."""
+    from transformers.models.auto import modeling_auto
+
+    from hfgrow.plan import find_recipe
+    from hfgrow.recipes import RECIPES, REFUSED, multimodal_refused
+
+    listed = {t for m in ("IMAGE_TEXT_TO_TEXT", "VISION_2_SEQ", "MULTIMODAL_LM")
+              for t in getattr(modeling_auto, f"MODEL_FOR_{m}_MAPPING_NAMES", {})}
+    supported = {t for r in RECIPES for t in r.model_types}
+    assert not sorted(listed - supported - set(REFUSED))
+    for model_type, why in multimodal_refused.REFUSED.items():
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and why in str(e.value), model_type
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "qwen2_audio", "architectures": ["Qwen2AudioForConditionalGeneration"]}))
+    from safetensors.torch import save_file
+
+    save_file({"language_model.lm_head.weight": torch.ones(4, 4)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--factor", "2", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "generates no audio inputs" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
