@@ -243,7 +243,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
-    "blip-2": _queries, "got_ocr2": _sam, "instructblip": _instructed, "llava_onevision": _llava_next,
+    "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "instructblip": _instructed, "llava_onevision": _llava_next,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -13,6 +13,7 @@ its output rows write into the text width as an embedding row does, its input co
   over them, a SwiGLU of the adapter's own width (``alignment_intermediate_size``, kept), and a last layer into the text
   width.
 * InternVL: a pixel shuffle (1 / downsample_ratio)², a LayerNorm, and LLaVA's two layers.
+* PP-Chart2Table: GOT-OCR2's classes and projector (its own configuration).
 * ShieldGemma 2: Gemma 3 (multimodal) under ``model``, scoring its yes / no tokens.
 """
 
@@ -115,6 +116,8 @@ GOT_OCR2 = joined("got_ocr2", ("GotOcr2Model", "GotOcr2ForConditionalGeneration"
                   (TensorRule("multi_modal_projector.conv_upsampler1.weight", (None, None, None, None)),
                    TensorRule("multi_modal_projector.conv_upsampler2.weight", (writes("text_config.projected"), None, None, None)),
                    *linear("multi_modal_projector.multimodal_projector", "text_config.hidden", "text_config.projected")))
+# PP-Chart2Table: GOT-OCR2's classes and projector under a configuration of its own
+PP_CHART2TABLE = dataclasses.replace(GOT_OCR2, name="pp_chart2table", model_types=("pp_chart2table",))
 # BLIP-2: the Q-Former's queries (kept with it, as the vision tower is) are projected into the text width; keys at the top
 BLIP2 = joined("blip-2", ("Blip2Model", "Blip2ForConditionalGeneration"),
                (Tower("text_config", ("language_model",)), Tower("vision_config", ("vision_model",), kept=True),
@@ -128,4 +131,4 @@ LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_
                                       classes=("LlavaOnevisionModel", "LlavaOnevisionForConditionalGeneration"))
 
 RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
-           LIGHTON_OCR, GOT_OCR2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)
+           LIGHTON_OCR, GOT_OCR2, PP_CHART2TABLE, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)

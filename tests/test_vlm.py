@@ -327,3 +327,15 @@ def test_multimodal_types_not_joined_are_refused_in_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "generates no audio inputs" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cls", ["GotOcr2ForConditionalGeneration", pytest.param("GotOcr2Model", marks=pytest.mark.exhaustive)])
+def test_pp_chart2table_grows_as_got_ocr2(tmp_path, cls):
+    """PP-Chart2Table runs GOT-OCR2's classes under a configuration of its own (model_type pp_chart2table): every
+    parameter randomised, grown, exact, its image features reaching the text."""
+    src = build_model(tmp_path / "src", cls, model_type="pp_chart2table")
+    assert json.loads((src / "config.json").read_text())["model_type"] == "pp_chart2table"
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["exact"] and "image tokens" in v["inputs"] and v["float32"]["max_rel"] <= 1e-5, v
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["hidden_size"] == 32
