@@ -62,7 +62,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "embeddings through generation_aligner into the text width, generation_head reading it)": ("janus",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
-    PROJECTOR.format("one linear layer from the Qwen2.5-VL vision tower's out_hidden_size into the text width"): ("hyperclovax_vision_v2",),
     PROJECTOR.format("a LayerNorm and two layers over SigLIP 2 (NaFlex) features, whose pixel_attention_mask and "
                      "spatial_shapes inputs verification does not generate yet"): ("lfm2_vl",),
     PROJECTOR.format("Ovis 2's visual head: a softmax over a visual vocabulary, then visual_embeddings_table of the text "

@@ -38,9 +38,10 @@ CLASSES = {
     "blip-2": ["Blip2ForConditionalGeneration", "Blip2Model"],
     "instructblip": ["InstructBlipForConditionalGeneration"],
     "llava_onevision": ["LlavaOnevisionForConditionalGeneration", "LlavaOnevisionModel"],
+    "hyperclovax_vision_v2": ["HyperCLOVAXVisionV2ForConditionalGeneration", "HyperCLOVAXVisionV2Model"],
 }
 # vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
-FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip"}
+FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip", "hyperclovax_vision_v2"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
 # Mistral 3's: its projector's norm; BLIP-2's and InstructBLIP's: OPT's eps fixed in its code
 NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr", "blip-2", "instructblip"}
@@ -59,7 +60,8 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         # vision_config, a shuffled SwiGLU adapter, a twin of the whole config, the text model two prefixes deep
         ("VipLlavaForConditionalGeneration", "vision"), ("VideoLlavaForConditionalGeneration", "vision"),
         ("AyaVisionForConditionalGeneration", "vision"), ("PaliGemmaForConditionalGeneration", "wider"),
-        ("ShieldGemma2ForImageClassification", "heads"), ("Mistral3ForConditionalGeneration", "wider"), ("Blip2ForConditionalGeneration", "heads")}
+        ("ShieldGemma2ForImageClassification", "heads"), ("Mistral3ForConditionalGeneration", "wider"), ("Blip2ForConditionalGeneration", "heads"),
+        ("HyperCLOVAXVisionV2ForConditionalGeneration", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
