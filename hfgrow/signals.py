@@ -208,14 +208,15 @@ def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
 def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Qwen2-VL, Qwen2.5-VL: each image a grid of 1 × 2m × 2m patches (m: the spatial merge size), flattened into rows of
     channels × temporal_patch_size × patch_size² values, with its image_grid_thw; a feature per m × m patches, between
-    vision_start and vision_end (the model derives its multimodal rotary positions from them)."""
+    vision_start and vision_end (the model derives its multimodal rotary positions from them); HyperCLOVAX's, without."""
     vision = config.vision_config
     merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
     side = 2 * merge
     row = _positive(vision, "in_channels") * _positive(vision, "temporal_patch_size") * patch * patch
     pixels = torch.randn(n * side * side, row, generator=g)
     grid = torch.tensor([[1, side, side]] * n)
-    ends = [_positive(config, "vision_start_token_id")], [_positive(config, "vision_end_token_id")]
+    ends = ([_positive(config, "vision_start_token_id")], [_positive(config, "vision_end_token_id")]) \
+        if getattr(config, "vision_start_token_id", None) is not None else ([], [])
     return {"pixel_values": pixels, "image_grid_thw": grid}, side * side // merge ** 2, *ends
 
 
@@ -252,7 +253,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
-    "blip-2": _queries, "got_ocr2": _sam, "instructblip": _instructed, "llava_onevision": _llava_next,
+    "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

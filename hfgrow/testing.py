@@ -514,6 +514,10 @@ TINY["lighton_ocr"] = dict(TINY["mistral3"], text_config=_LLAMA | {"model_type":
 TINY["got_ocr2"] = dict(text_config=_LLAMA | {"model_type": "qwen2"}, image_token_index=5, vision_config=dict(
     hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=4,
     global_attn_indexes=[1], mlp_dim=24, layer_norm_eps=0.05))
+TINY["pp_chart2table"] = TINY["got_ocr2"]
+# HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (its merger into out_hidden_size 12, kept), a linear layer into the text width
+TINY["hyperclovax_vision_v2"] = dict(text_config=dict(TINY["hyperclovax"], model_type="hyperclovax"), image_token_id=5, video_token_id=6,
+                                     vision_config=dict(TINY["qwen2_5_vl"]["vision_config"], out_hidden_size=12, model_type="qwen2_5_vl_vision"))  # PP-Chart2Table: GOT-OCR2's classes under a configuration of its own
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)

@@ -13,6 +13,8 @@ its output rows write into the text width as an embedding row does, its input co
   over them, a SwiGLU of the adapter's own width (``alignment_intermediate_size``, kept), and a last layer into the text
   width.
 * InternVL: a pixel shuffle (1 / downsample_ratio)², a LayerNorm, and LLaVA's two layers.
+* HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (kept whole, its merger's out_hidden_size too), one linear layer.
+* PP-Chart2Table: GOT-OCR2's classes and projector (its own configuration).
 * ShieldGemma 2: Gemma 3 (multimodal) under ``model``, scoring its yes / no tokens.
 """
 
@@ -80,8 +82,10 @@ PALIGEMMA = joined("paligemma", ("PaliGemmaModel", "PaliGemmaForConditionalGener
                    config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
                                                              "projection_dim": "text_config.hidden_size",
                                                              "hidden_size": "text_config.hidden_size"}))
+# Aya Vision's config has no alignment_intermediate_size field: absent from config.json, transformers sizes the adapter
+# by text_config.hidden_size, which grows; the grown config.json states the small width, which the adapter keeps
 AYA_VISION = joined("aya_vision", ("AyaVisionModel", "AyaVisionForConditionalGeneration"), (text(False), vision("vision_tower")),
-                    swiglu(norm=True))
+                    swiglu(norm=True), config=dataclasses.replace(FIELDS, derived_from={"alignment_intermediate_size": "text_config.hidden_size"}))
 COHERE2_VISION = joined("cohere2_vision", ("Cohere2VisionModel", "Cohere2VisionForConditionalGeneration"), (text(False), vision("vision_tower")),
                         swiglu(norm=False))
 INTERNVL = joined("internvl", ("InternVLModel", "InternVLForConditionalGeneration"), (text(), vision("vision_tower")),
@@ -113,6 +117,12 @@ GOT_OCR2 = joined("got_ocr2", ("GotOcr2Model", "GotOcr2ForConditionalGeneration"
                   (TensorRule("multi_modal_projector.conv_upsampler1.weight", (None, None, None, None)),
                    TensorRule("multi_modal_projector.conv_upsampler2.weight", (writes("text_config.projected"), None, None, None)),
                    *linear("multi_modal_projector.multimodal_projector", "text_config.hidden", "text_config.projected")))
+# PP-Chart2Table: GOT-OCR2's classes and projector under a configuration of its own
+PP_CHART2TABLE = dataclasses.replace(GOT_OCR2, name="pp_chart2table", model_types=("pp_chart2table",))
+# HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower, its merger ending in out_hidden_size (kept with the tower), then one
+# linear layer into the text width (saved as vision_projector, loaded as projector)
+HYPERCLOVAX_VISION_V2 = joined("hyperclovax_vision_v2", ("HyperCLOVAXVisionV2Model", "HyperCLOVAXVisionV2ForConditionalGeneration"),
+                               (text(False), vision("vision_model")), linear("(vision_projector|projector)", "text_config.hidden", None))
 # BLIP-2: the Q-Former's queries (kept with it, as the vision tower is) are projected into the text width; keys at the top
 BLIP2 = joined("blip-2", ("Blip2Model", "Blip2ForConditionalGeneration"),
                (Tower("text_config", ("language_model",)), Tower("vision_config", ("vision_model",), kept=True),
@@ -126,4 +136,4 @@ LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_
                                       classes=("LlavaOnevisionModel", "LlavaOnevisionForConditionalGeneration"))
 
 RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
-           LIGHTON_OCR, GOT_OCR2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)
+           LIGHTON_OCR, GOT_OCR2, PP_CHART2TABLE, HYPERCLOVAX_VISION_V2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)

@@ -38,9 +38,10 @@ CLASSES = {
     "blip-2": ["Blip2ForConditionalGeneration", "Blip2Model"],
     "instructblip": ["InstructBlipForConditionalGeneration"],
     "llava_onevision": ["LlavaOnevisionForConditionalGeneration", "LlavaOnevisionModel"],
+    "hyperclovax_vision_v2": ["HyperCLOVAXVisionV2ForConditionalGeneration", "HyperCLOVAXVisionV2Model"],
 }
 # vision towers hfgrow keeps, whatever is asked (no recipe grows them alone): --vision-tower grow is refused
-FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip"}
+FIXED: set[str] = {"internvl", "mistral3", "lighton_ocr", "got_ocr2", "blip-2", "instructblip", "hyperclovax_vision_v2"}
 # their text models' norms share one eps that the orthogonal convention would scale apart (Llama 4's weightless q/k norms)
 # Mistral 3's: its projector's norm; BLIP-2's and InstructBLIP's: OPT's eps fixed in its code
 NO_ORTHOGONAL = {"gemma3", "llama4", "shieldgemma2", "mistral3", "lighton_ocr", "blip-2", "instructblip"}
@@ -59,7 +60,8 @@ FAST = {("LlavaForConditionalGeneration", "wider"), ("LlavaModel", "vision"), ("
         # vision_config, a shuffled SwiGLU adapter, a twin of the whole config, the text model two prefixes deep
         ("VipLlavaForConditionalGeneration", "vision"), ("VideoLlavaForConditionalGeneration", "vision"),
         ("AyaVisionForConditionalGeneration", "vision"), ("PaliGemmaForConditionalGeneration", "wider"),
-        ("ShieldGemma2ForImageClassification", "heads"), ("Mistral3ForConditionalGeneration", "wider"), ("Blip2ForConditionalGeneration", "heads")}
+        ("ShieldGemma2ForImageClassification", "heads"), ("Mistral3ForConditionalGeneration", "wider"), ("Blip2ForConditionalGeneration", "heads"),
+        ("HyperCLOVAXVisionV2ForConditionalGeneration", "wider")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if not (growth == "vision" and family in FIXED) and not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
 
@@ -255,8 +257,8 @@ def test_the_text_model_grows_by_its_own_family(tmp_path):
     assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["model_type"] == "gemma"
 
 
-@pytest.mark.parametrize("model_type, why", [("muse_glimmer", "unsupported architecture"),
-                                             ("muse_spark", "unsupported architecture"), ("phi4_multimodal", "embedding module")])
+@pytest.mark.parametrize("model_type, why", [("muse_glimmer", "vision_adapter"),
+                                             ("muse_spark", "no audio inputs"), ("phi4_multimodal", "embedding module")])
 def test_multimodal_models_no_recipe_joins_are_refused(tmp_path, model_type, why):
     """Whole multimodal models no recipe joins (their text models and vision encoders grow on their own) or whose
     layout is not of towers (Phi-4's embedders inside its text model): refused in one line, nothing written."""
@@ -284,3 +286,58 @@ def test_the_cli_reads_sentences_with_images_through_the_tokenizer(tmp_path):
     assert result.exit_code == 0, result.output
     v = json.loads((tmp_path / "out" / "growth_report.json").read_text())["verification"]
     assert v["exact"] and v["inputs"].startswith("tokenizer: 3 sentences; an image each (pixel values 3×3×8×8)"), v["inputs"]
+
+
+def test_an_adapter_width_absent_from_the_config_is_kept(tmp_path):
+    """Aya Vision's config has no alignment_intermediate_size field: where config.json lacks it, transformers sizes the
+    adapter's SwiGLU by text_config.hidden_size, which grows; the grown config.json states the small width (kept), exact.
+    (Command A Vision's field has a default of its own, 36864, which no growth changes.)"""
+    src = build_model(tmp_path / "src", "AyaVisionForConditionalGeneration", alignment_intermediate_size=16)  # the text width of the tiny fixture
+    config = json.loads((src / "config.json").read_text())
+    del config["alignment_intermediate_size"]
+    (src / "config.json").write_text(json.dumps(config))
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    assert report["verification"]["exact"] and report["verification"]["max_rel"] < 1e-5, report["verification"]
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert (big["alignment_intermediate_size"], big["text_config"]["hidden_size"]) == (16, 32)
+    assert load(tmp_path / "out").model.multi_modal_projector.linear_1.weight.shape[0] == 16
+
+
+def test_multimodal_types_not_joined_are_refused_in_one_line(tmp_path):
+    """Every multimodal model type transformers lists (image or audio with text) is a recipe's or refused before
+    anything is read, in one line naming what blocks it (recipes/multimodal_refused.py); the CLI writes nothing."""
+    from transformers.models.auto import modeling_auto
+
+    from hfgrow.plan import find_recipe
+    from hfgrow.recipes import RECIPES, REFUSED, multimodal_refused
+
+    listed = {t for m in ("IMAGE_TEXT_TO_TEXT", "VISION_2_SEQ", "MULTIMODAL_LM")
+              for t in getattr(modeling_auto, f"MODEL_FOR_{m}_MAPPING_NAMES", {})}
+    supported = {t for r in RECIPES for t in r.model_types}
+    assert not sorted(listed - supported - set(REFUSED))
+    for model_type, why in multimodal_refused.REFUSED.items():
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and why in str(e.value), model_type
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "qwen2_audio", "architectures": ["Qwen2AudioForConditionalGeneration"]}))
+    from safetensors.torch import save_file
+
+    save_file({"language_model.lm_head.weight": torch.ones(4, 4)}, tmp_path / "src" / "model.safetensors")
+    result = CliRunner().invoke(main, [str(tmp_path / "src"), "--factor", "2", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "generates no audio inputs" in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cls", ["GotOcr2ForConditionalGeneration", pytest.param("GotOcr2Model", marks=pytest.mark.exhaustive)])
+def test_pp_chart2table_grows_as_got_ocr2(tmp_path, cls):
+    """PP-Chart2Table runs GOT-OCR2's classes under a configuration of its own (model_type pp_chart2table): every
+    parameter randomised, grown, exact, its image features reaching the text."""
+    src = build_model(tmp_path / "src", cls, model_type="pp_chart2table")
+    assert json.loads((src / "config.json").read_text())["model_type"] == "pp_chart2table"
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["exact"] and "image tokens" in v["inputs"] and v["float32"]["max_rel"] <= 1e-5, v
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["hidden_size"] == 32
