@@ -104,10 +104,14 @@ def _new_blocks(p: dict[str, Any]) -> str:
         return ("The new blocks are plain copies of the whole stack, repeated in order (`--new-blocks stack`, G_stack): "
                 "the grown model does not compute the original's function, so its loss starts higher; G_stack "
                 "(Du et al., 2024) was chosen for where training ends, not for where it starts.")
+    if p.get("new_blocks_kind") == "stack-identity" and p["layers"]:
+        return ("The new blocks are copies of blocks 0, 1, … appended after the stack in order (`--new-blocks "
+                "stack-identity`: G_stack's order), each with its writes into the residual stream zeroed, so the grown "
+                "model computes exactly the original's function and every new block starts from a trained one.")
     return ("New blocks (if any) start as the identity: their output projections are zero. For depth, `--new-blocks "
-            "stack` instead repeats the whole stack of blocks (G_stack, Du et al., 2024): not exact, the loss starts "
-            "higher, but the stacked blocks all start trained; on hfgrow's benchmark it ended lower than exact depth growth and "
-            "than training from scratch.")
+            "stack-identity` instead appends such copies of blocks 0, 1, … after the stack in G_stack's order (exact), "
+            "and `--new-blocks stack` repeats the whole stack as plain copies (G_stack, Du et al., 2024; not exact, the "
+            "loss starts higher).")
 
 
 def _bigger(p: dict[str, Any]) -> str:
