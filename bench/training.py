@@ -73,8 +73,8 @@ class Scale:
     budget_steps: int = 360  # the budget, in steps of the big model (~1.5 M tokens, ~20 per big-model parameter)
     evals: int = 24  # evaluations over the budget
     eval_blocks: int = 128  # of each held-out split, spread evenly over it
-    lr: float = 8e-3  # the small phase's peak lr, and the continuation's (times lrf)
-    scratch_lrs: tuple[float, ...] = (4e-3, 8e-3, 1.6e-2)
+    lr: float = 4e-3  # the small phase's peak lr, and the continuation's (times lrf)
+    scratch_lrs: tuple[float, ...] = (2e-3, 4e-3, 8e-3)
     warmup: float = 0.03
     decay: float = 0.2  # wsd: the last fraction of the budget, decayed linearly to 10 %
     lemon_end: float = 0.8  # lemon: the continuation's cosine ends here
@@ -677,25 +677,26 @@ def plot(data: dict, path: Path) -> None:
 
 def final_runs(scale: Scale) -> list[Run]:
     """In order of importance (two run at a time): on the prose text, the cos scratch sweep, the small model alone and
-    the 2×2 (order × new blocks), seed by seed; the same on the code text; the wsd scratch sweep and growth at three
-    points of its stable phase; the wsd check on the code text; G_stack's g = 4; the width variants."""
+    the 2×2 (order × new blocks), seed by seed; the wsd scratch sweep and growth at three points of its stable phase,
+    and the code text's cos runs, seed by seed; then the width variants, G_stack's g = 4 and the code text's wsd."""
     grow = [Run(k) for k in ("stackid", "gstack", "depth", "depthcopy")]
-    runs = []
-    for corpus in ("docs", "code"):
-        for seed in (0, 1):
-            runs += [Run("scratch", lr=lr, seed=seed, corpus=corpus) for lr in scale.scratch_lrs]
-            runs += [Run("small", lr=scale.lr, corpus=corpus)] if seed == 0 else []
-            runs += [replace(r, seed=seed, corpus=corpus) for r in grow]
-    for seed in (0, 1):
-        runs += [Run("scratch", lr=lr, sched="wsd", seed=seed) for lr in scale.scratch_lrs]
-        runs += [Run("stackid", at=at, sched="wsd", seed=seed) for at in WSD_AT] + [Run("gstack", at=0.3, sched="wsd", seed=seed)]
-    for seed in (0, 1):
-        runs += [Run("scratch", lr=scale.lr, sched="wsd", seed=seed, corpus="code"), Run("stackid", at=0.3, sched="wsd", seed=seed, corpus="code")]
-    for seed in (0, 1):
-        runs += [Run("stackid4", seed=seed), Run("gstack4", seed=seed)]
+
+    def cos(seed: int, corpus: str) -> list[Run]:
+        return ([Run("scratch", lr=lr, seed=seed, corpus=corpus) for lr in scale.scratch_lrs]
+                + ([Run("small", lr=scale.lr, corpus=corpus)] if seed == 0 else []) + [replace(r, seed=seed, corpus=corpus) for r in grow])
+
+    def wsd(seed: int) -> list[Run]:
+        return ([Run("scratch", lr=lr, sched="wsd", seed=seed) for lr in scale.scratch_lrs]
+                + [Run("stackid", at=at, sched="wsd", seed=seed) for at in WSD_AT] + [Run("gstack", at=0.3, sched="wsd", seed=seed)])
+
+    runs = cos(0, "docs") + cos(1, "docs") + cos(0, "code") + wsd(0) + cos(1, "code") + wsd(1)
     for seed in (0, 1):
         runs += [Run("width", seed=seed), Run("width", continuation="reset", seed=seed), Run("width", sched="lemon", seed=seed),
                  Run("width", at=0.3, sched="wsd", seed=seed)]
+    for seed in (0, 1):
+        runs += [Run("stackid4", seed=seed), Run("gstack4", seed=seed)]
+    for seed in (0, 1):
+        runs += [Run("scratch", lr=scale.lr, sched="wsd", seed=seed, corpus="code"), Run("stackid", at=0.3, sched="wsd", seed=seed, corpus="code")]
     return list(dict.fromkeys(runs))
 
 
@@ -727,8 +728,10 @@ def main() -> None:
         return
     if args.runs:
         todo = [parse(n.split(":", 1)[-1], n.split(":", 1)[0] if ":" in n else "docs") for n in args.runs.split(",")]
-    else:
-        todo = gpu_runs(scale) if args.preset.startswith("gpu") else final_runs(scale)
+    else:  # the preset's list, less the runs the results already hold (a run stopped part-way goes on)
+        done = json.loads(json_path.read_text())["corpora"] if json_path.is_file() else {}
+        todo = [r for r in (gpu_runs(scale) if args.preset.startswith("gpu") else final_runs(scale))
+                if r.name not in done.get(r.corpus, {}).get("results", {})]
     work = Path(args.work or f"/tmp/hfgrow-training-{args.preset}")
     for corpus in dict.fromkeys(r.corpus for r in todo):
         (work / corpus).mkdir(parents=True, exist_ok=True)
