@@ -7,7 +7,7 @@ the same big model trained from scratch at equal total FLOPs.
     python bench/training.py --preset gpu               # the key arms at ~12 M parameters on one GPU (≤ 8 min on an H100)
 
 The regime (issue 33's independent check, scaled to 2 CPU cores): byte-level text (vocabulary 256), the big model a
-Llama of hidden 32, 4 blocks, heads of 8, FFN 128 (~65 k parameters besides the embedding), ~20 tokens per parameter;
+Llama of hidden 32, 4 blocks, heads of 8, FFN 128 (~65 k parameters besides the embedding), ~15 tokens per parameter;
 the summary checks that it ends below the small models trained alone for the same FLOPs.
 
 Two texts, split by file (1 in 20 validation, 1 in 20 selection, the rest trains), each with its own runs:
@@ -69,8 +69,8 @@ class Scale:
     head_dim: int = 8
     ffn_mult: int = 4
     seq: int = 128
-    batch: int = 32
-    budget_steps: int = 360  # the budget, in steps of the big model (~1.5 M tokens, ~20 per big-model parameter)
+    batch: int = 8
+    budget_steps: int = 1100  # the budget, in steps of the big model (~1.1 M tokens, ~15 per big-model parameter)
     evals: int = 24  # evaluations over the budget
     eval_blocks: int = 128  # of each held-out split, spread evenly over it
     lr: float = 4e-3  # the small phase's peak lr, and the continuation's (times lrf)
@@ -79,7 +79,7 @@ class Scale:
     decay: float = 0.2  # wsd: the last fraction of the budget, decayed linearly to 10 %
     lemon_end: float = 0.8  # lemon: the continuation's cosine ends here
     weight_decay: float = 0.1
-    rewarm: int = 20
+    rewarm: int = 50
     workers: int = 2
     device: str = "cpu"
     select: bool = False  # evaluate the selection split too (a pilot's choices); the reported runs need only val
@@ -94,13 +94,14 @@ SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=24, evals=4, eval_blocks=8
 GROW_AT = 0.08  # the growth point of the cos runs (issue 33's independent check)
 WSD_AT = (0.1, 0.3, 0.6)  # growth points in the stable phase of the wsd runs
 LOSSY = ("gstack", "gstack4", "depthcopy")  # kinds whose growth is not function-preserving
+ALONE = ("scratch", "small", "smallw")  # trained alone over the whole budget: the big model, the depth and width paths' small ones
 
 
 def small_size(kind: str, scale: Scale) -> tuple[int, int]:
     """The small model of a path: (hidden, blocks)."""
     h, n = scale.hidden, scale.layers
     return {"width": (h // 2, n), "both": (h // 2, n // 2), "staged": (h // 2, n // 2), "stackid4": (h, n // 4),
-            "gstack4": (h, n // 4), "small": (h, n // 2)}.get(kind, (h, n // 2))
+            "gstack4": (h, n // 4), "small": (h, n // 2), "smallw": (h // 2, n)}.get(kind, (h, n // 2))
 
 
 def stages(kind: str, at: float, scale: Scale) -> list[tuple[float, list[str]]]:
@@ -310,7 +311,7 @@ class Run:
 
     @property
     def name(self) -> str:
-        if self.kind in ("scratch", "small"):
+        if self.kind in ALONE:
             return f"{self.kind}/lr={self.lr:g}/{self.sched}/s{self.seed}"
         conv = "orth" if self.convention == "orthogonal" else self.convention
         return f"{self.kind}@{self.at:g}/{self.continuation}/{self.symmetry}/{conv}/lrf{self.lrf:g}/{self.sched}/s{self.seed}"
@@ -324,7 +325,7 @@ class Run:
 def parse(name: str, corpus: str = "docs") -> Run:
     parts = name.split("/")
     seed = int(parts[-1][1:])
-    if parts[0] in ("scratch", "small"):
+    if parts[0] in ALONE:
         return Run(parts[0], lr=float(parts[1].split("=")[1]), sched=parts[2], seed=seed, corpus=corpus)
     kind, cont, sym, conv, lrf, sched = parts[:6]
     kind, _, at = kind.partition("@")
@@ -343,9 +344,9 @@ def run_one(run: Run, work_root: Path, scale: Scale) -> dict:
     data = {k: v.to(scale.device) for k, v in torch.load(work / "data.pt").items() if k != "select" or scale.select}
     budget = budget_flops(scale)
     start = time.perf_counter()
-    if run.kind in ("scratch", "small"):
+    if run.kind in ALONE:
         torch.manual_seed(run.seed)
-        hidden, layers = (scale.hidden, scale.layers) if run.kind == "scratch" else small_size("small", scale)
+        hidden, layers = (scale.hidden, scale.layers) if run.kind == "scratch" else small_size(run.kind, scale)
         model = LlamaForCausalLM(config(hidden, layers, scale)).to(scale.device)
         curve = [point(model, data, 0.0)]
         train(model, adamw(model.parameters(), run.lr, scale), Phase(0.0, 1.0, run.lr, run.sched), data, scale, budget, curve,
@@ -542,7 +543,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
         by_config.setdefault(parse(r["name"]).config_name, []).append(r)
     finals = {c: mean_spread([r["curve"][-1][column] for r in rs]) for c, rs in by_config.items()}
     scratch = {c: f for c, f in finals.items() if c.startswith("scratch/")}
-    small = {c: f for c, f in finals.items() if c.startswith("small/")}
+    small = {c: f for c, f in finals.items() if c.startswith(("small/", "smallw/"))}
     best = min(scratch, key=lambda c: (-len(by_config[c]), scratch[c][0]))  # of those with every seed run
     target = scratch[best][0]
     budget = max(r["curve"][-1][0] for r in results.values())
@@ -559,7 +560,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
         paired = [r for r in rs if r["seed"] in same_seed]
         if paired:
             row["final_delta_paired"] = mean_spread([r["curve"][-1][column] - same_seed[r["seed"]] for r in paired])[0]
-        if not c.startswith(("scratch/", "small/")):
+        if not c.startswith(tuple(k + "/" for k in ALONE)):
             row.update(growth_row(rs, same_seed, target, budget, column))
         summary["configs"][c] = row
     summary.update(done_when(summary))
@@ -625,7 +626,7 @@ def table(data: dict) -> str:
 
     def order(c: str) -> tuple:
         r = configs[c][first] or next(v for v in configs[c].values() if v)
-        return (c.startswith(("scratch/", "small/")), -(r.get("flops_saving_paired") or -1), r["final_loss"])
+        return (c.startswith(tuple(k + "/" for k in ALONE)), -(r.get("flops_saving_paired") or -1), r["final_loss"])
 
     for c in sorted(configs, key=order):
         cells = []
@@ -640,7 +641,7 @@ def table(data: dict) -> str:
             saved, rise = (pct(r["flops_saving_paired"]), f"{r['max_spike_nats']:+.3f}") if grown else ("—", "—")
             final = f"**{r['final_loss']:.4f}**" if best else f"{r['final_loss']:.4f}"
             cells.append(f"{r['seeds']} | {final} | {delta} | {saved} | {rise}")
-        lossy = "" if c.startswith(("scratch/", "small/")) or parse(c + "/s0").kind not in LOSSY else " (not exact)"
+        lossy = "" if c.startswith(tuple(k + "/" for k in ALONE)) or parse(c + "/s0").kind not in LOSSY else " (not exact)"
         rows.append(f"| {c}{lossy} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -690,6 +691,7 @@ def final_runs(scale: Scale) -> list[Run]:
                 + [Run("stackid", at=at, sched="wsd", seed=seed) for at in WSD_AT] + [Run("gstack", at=0.3, sched="wsd", seed=seed)])
 
     runs = cos(0, "docs") + cos(1, "docs") + cos(0, "code") + wsd(0) + cos(1, "code") + wsd(1)
+    runs += [Run("smallw", lr=scale.lr)]
     for seed in (0, 1):
         runs += [Run("width", seed=seed), Run("width", continuation="reset", seed=seed), Run("width", sched="lemon", seed=seed),
                  Run("width", at=0.3, sched="wsd", seed=seed)]
@@ -759,7 +761,7 @@ def save(mine: dict, scale: Scale, json_path: Path) -> None:
         results = section["results"]
         kinds = {r["kind"] for r in results.values()}
         section["text"] = text_version(corpus)
-        section["summary"] = summarise(results, scale) if "scratch" in kinds and kinds - {"scratch", "small"} else None
+        section["summary"] = summarise(results, scale) if "scratch" in kinds and kinds - set(ALONE) else None
         section["results"] = dict(sorted(results.items()))
     data = {"scale": asdict(scale), "corpora": dict(sorted(corpora.items()))}
     json_path.parent.mkdir(parents=True, exist_ok=True)
