@@ -677,28 +677,28 @@ def plot(data: dict, path: Path) -> None:
 
 
 def final_runs(scale: Scale) -> list[Run]:
-    """In order of importance (two run at a time): on the prose text, the cos scratch sweep, the small model alone and
-    the 2×2 (order × new blocks), seed by seed; the wsd scratch sweep and growth at three points of its stable phase,
-    and the code text's cos runs, seed by seed; then the width variants, G_stack's g = 4 and the code text's wsd."""
-    grow = [Run(k) for k in ("stackid", "gstack", "depth", "depthcopy")]
-
+    """In order of importance (two run at a time), as far as 2 shared CPU cores allow: on the prose text the cos
+    scratch sweep (seed 0; seed 1 at the sweep's centre), the small model alone and the 2×2 (order × new blocks); the
+    wsd scratch sweep and stacked growth at three points of its stable phase; the code text's 2×2; seed by seed; then
+    the width variants, G_stack's g = 4 and the rest of the sweeps."""
     def cos(seed: int, corpus: str) -> list[Run]:
-        return ([Run("scratch", lr=lr, seed=seed, corpus=corpus) for lr in scale.scratch_lrs]
-                + ([Run("small", lr=scale.lr, corpus=corpus)] if seed == 0 else []) + [replace(r, seed=seed, corpus=corpus) for r in grow])
+        lrs = scale.scratch_lrs if seed == 0 and corpus == "docs" else (scale.lr,)
+        return ([Run("scratch", lr=lr, seed=seed, corpus=corpus) for lr in lrs]
+                + ([Run("small", lr=scale.lr, corpus=corpus)] if seed == 0 else [])
+                + [Run(k, seed=seed, corpus=corpus) for k in ("stackid", "gstack", "depth", "depthcopy")])
 
     def wsd(seed: int) -> list[Run]:
-        return ([Run("scratch", lr=lr, sched="wsd", seed=seed) for lr in scale.scratch_lrs]
+        return ([Run("scratch", lr=lr, sched="wsd", seed=seed) for lr in (scale.scratch_lrs if seed == 0 else (scale.lr,))]
                 + [Run("stackid", at=at, sched="wsd", seed=seed) for at in WSD_AT] + [Run("gstack", at=0.3, sched="wsd", seed=seed)])
 
-    runs = cos(0, "docs") + cos(1, "docs") + cos(0, "code") + wsd(0) + cos(1, "code") + wsd(1)
-    runs += [Run("smallw", lr=scale.lr)]
+    runs = cos(0, "docs") + cos(1, "docs") + wsd(0) + cos(0, "code") + wsd(1) + cos(1, "code") + [Run("smallw", lr=scale.lr)]
     for seed in (0, 1):
         runs += [Run("width", seed=seed), Run("width", continuation="reset", seed=seed), Run("width", sched="lemon", seed=seed),
                  Run("width", at=0.3, sched="wsd", seed=seed)]
     for seed in (0, 1):
         runs += [Run("stackid4", seed=seed), Run("gstack4", seed=seed)]
-    for seed in (0, 1):
-        runs += [Run("scratch", lr=scale.lr, sched="wsd", seed=seed, corpus="code"), Run("stackid", at=0.3, sched="wsd", seed=seed, corpus="code")]
+    runs += [Run("scratch", lr=lr, seed=seed, sched=sched, corpus=corpus) for corpus, sched, seed in
+             (("docs", "cos", 1), ("docs", "wsd", 1), ("code", "cos", 0), ("code", "cos", 1)) for lr in scale.scratch_lrs]
     return list(dict.fromkeys(runs))
 
 
