@@ -525,10 +525,10 @@ def reach(curve: list, target: float, column: int = 1) -> float | None:
     return None
 
 
-def spike(curve: list, at: float, column: int) -> float:
-    """The largest rise of the loss above its value at the growth point, over the evaluations that follow it."""
-    after = [p[column] for p in curve if p[0] >= at - 1]
-    return max(0.0, max(after) - after[0])
+def spike(curve: list, at: float, column: int, before: float) -> float:
+    """The largest rise of the loss above ``before``, its value just before growth, at the growth point (a lossy
+    growth) and over the evaluations that follow it."""
+    return max(0.0, max(p[column] for p in curve if p[0] >= at * (1 - 1e-3)) - before)
 
 
 def mean_spread(xs: list[float]) -> tuple[float, float]:
@@ -579,7 +579,7 @@ def growth_row(rs: list[dict], same_seed: dict, target: float, budget: float, co
             "flops_saving_small_free": (mean_spread([1 - (f - first_growth) / budget for f in paired])[0]
                                         if None not in paired else None),
             "reached_before_growth": any(f is not None and f <= first_growth for f in paired),
-            "max_spike_nats": max(spike(r["curve"], g["at"] * budget, column) for r in rs for g in r["growths"]),
+            "max_spike_nats": max(spike(r["curve"], g["at"] * budget, column, g["pre"]) for r in rs for g in r["growths"]),
             "post_growth_jump": max(g["post"] - g["pre"] for r in rs for g in r["growths"]),
             "exact": parse(rs[0]["name"]).kind not in LOSSY,
             "effective_rank": mean_spread([r["curve"][-1][3] for r in rs])[0]}
