@@ -552,6 +552,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
     summary = {"column": "val" if column == 1 else "select", "best_scratch": best, "best_scratch_final_loss": target,
                "best_scratch_inside_sweep": lrs[0] < parse(best + "/s0").lr < lrs[-1], "budget_flops": budget, "configs": {}}
     same_seed = {r["seed"]: r["curve"][-1][column] for r in by_config[best]}
+    scratch_curves = {r["seed"]: r["curve"] for r in by_config[best]}
     if small:
         best_small = min(small, key=lambda c: small[c][0])
         summary["small_alone"] = {"best": best_small, "final_loss": small[best_small][0],
@@ -563,6 +564,7 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
             row["final_delta_paired"] = mean_spread([r["curve"][-1][column] - same_seed[r["seed"]] for r in paired])[0]
         if not c.startswith(tuple(k + "/" for k in ALONE)):
             row.update(growth_row(rs, same_seed, target, budget, column))
+            row["saving_ceiling"] = ceiling(rs, scratch_curves, budget, column)
         summary["configs"][c] = row
     summary.update(done_when(summary))
     return summary
@@ -583,6 +585,17 @@ def growth_row(rs: list[dict], same_seed: dict, target: float, budget: float, co
             "post_growth_jump": max(g["post"] - g["pre"] for r in rs for g in r["growths"]),
             "exact": parse(rs[0]["name"]).kind not in LOSSY,
             "effective_rank": mean_spread([r["curve"][-1][3] for r in rs])[0]}
+
+
+def ceiling(rs: list[dict], scratch_curves: dict, budget: float, column: int) -> float | None:
+    """What an exact growth can save if the grown model then learns at the pace of its seed's scratch run: the widest
+    gap, as a fraction of the budget, between a point of the small phase and the FLOPs scratch needs to reach its loss."""
+    gaps = []
+    for r in rs:
+        grown_at, curve = min(g["at"] for g in r["growths"]) * budget, scratch_curves.get(r["seed"])
+        if curve:
+            gaps += [((reach(curve, p[column], column) or budget) - p[0]) / budget for p in r["curve"] if 0 < p[0] <= grown_at * (1 + 1e-3)]
+    return max(gaps) if gaps else None
 
 
 def done_when(summary: dict) -> dict:
