@@ -7,7 +7,7 @@ the same big model trained from scratch at equal total FLOPs.
     python bench/training.py --preset gpu               # the key arms at ~10 M parameters on one GPU (sized for ≤ 8 min on an H100)
 
 The regime (issue 33's independent check, scaled to 2 CPU cores): byte-level text (vocabulary 256), the big model a
-Llama of hidden 32, 4 blocks, heads of 8, FFN 128 (~65 k parameters besides the embedding), ~15 tokens per parameter;
+Llama of hidden 32, 4 blocks, heads of 8, FFN 128 (74 k parameters besides the embedding), ~15 tokens per parameter;
 the summary checks that it ends below the small models trained alone for the same FLOPs.
 
 Two texts, split by file (1 in 20 validation, 1 in 20 selection, the rest trains), each with its own runs:
