@@ -693,8 +693,9 @@ def plot(data: dict, path: Path) -> None:
 def final_runs(scale: Scale) -> list[Run]:
     """In order of importance (two run at a time), as far as 2 shared CPU cores allow: on the prose text the cos
     scratch sweep (seed 0), the small model alone and the 2×2 (order × new blocks), and seed 1; wsd scratch and stacked
-    growth at three points of its stable phase; the code text's scratch and three of the 2×2; then the rest of the
-    wsd sweep, G_stack under wsd, the code text's rest and second seed, the width variants, G_stack's g = 4."""
+    growth at three points of its stable phase; the code text's scratch and three of the 2×2; the small model alone
+    under wsd, wsd's second seed and the rest of its sweep, G_stack under wsd, the code text's second seed and the
+    rest, the width variants, G_stack's g = 4."""
     def cos(seed: int, corpus: str, kinds: tuple[str, ...] = ("stackid", "gstack", "depth", "depthcopy")) -> list[Run]:
         return [Run("scratch", lr=scale.lr, seed=seed, corpus=corpus)] + [Run(k, seed=seed, corpus=corpus) for k in kinds]
 
@@ -702,10 +703,11 @@ def final_runs(scale: Scale) -> list[Run]:
         return [Run("scratch", lr=lr, sched="wsd", seed=seed) for lr in lrs] + [Run("stackid", at=at, sched="wsd", seed=seed) for at in WSD_AT]
 
     runs = ([Run("scratch", lr=lr) for lr in scale.scratch_lrs] + [Run("small", lr=scale.lr)] + cos(0, "docs") + cos(1, "docs")
-            + wsd(0, (scale.lr,)) + cos(0, "code", ("stackid", "gstack", "depth"))
-            + [Run("scratch", lr=lr, sched="wsd") for lr in scale.scratch_lrs] + [Run("gstack", at=0.3, sched="wsd")]
-            + [Run("depthcopy", corpus="code"), Run("small", lr=scale.lr, corpus="code")] + wsd(1, (scale.lr,))
-            + [Run("gstack", at=0.3, sched="wsd", seed=1)] + cos(1, "code") + [Run("smallw", lr=scale.lr)])
+            + wsd(0, (scale.lr,)) + cos(0, "code", ("stackid", "gstack", "depth")) + [Run("small", lr=scale.lr, sched="wsd")]
+            + wsd(1, (scale.lr,)) + [Run("scratch", lr=lr, sched="wsd") for lr in scale.scratch_lrs] + [Run("gstack", at=0.3, sched="wsd")]
+            + cos(1, "code", ("stackid", "gstack", "depth")) + [Run("small", lr=scale.lr, corpus="code")]
+            + [Run("depthcopy", corpus="code"), Run("gstack", at=0.3, sched="wsd", seed=1), Run("depthcopy", seed=1, corpus="code"),
+               Run("smallw", lr=scale.lr)])
     for seed in (0, 1):
         runs += [Run("width", seed=seed), Run("width", continuation="reset", seed=seed), Run("width", sched="lemon", seed=seed),
                  Run("width", at=0.3, sched="wsd", seed=seed)]
