@@ -553,6 +553,12 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
                "best_scratch_inside_sweep": lrs[0] < parse(best + "/s0").lr < lrs[-1], "budget_flops": budget, "configs": {}}
     same_seed = {r["seed"]: r["curve"][-1][column] for r in by_config[best]}
     scratch_curves = {r["seed"]: r["curve"] for r in by_config[best]}
+    schedule_best = {}  # per schedule, its best scratch configuration's final loss per seed
+    for sched in ("cos", "wsd"):
+        mine = [c for c in scratch if c.endswith("/" + sched)]
+        if mine:
+            top = min(mine, key=lambda c: (-len(by_config[c]), scratch[c][0]))
+            schedule_best[sched] = {r["seed"]: r["curve"][-1][column] for r in by_config[top]}
     if small:
         best_small = min(small, key=lambda c: small[c][0])
         summary["small_alone"] = {"best": best_small, "final_loss": small[best_small][0],
@@ -564,6 +570,9 @@ def summarise(results: dict, scale: Scale, column: int = 1) -> dict:
             row["final_delta_paired"] = mean_spread([r["curve"][-1][column] - same_seed[r["seed"]] for r in paired])[0]
         if not c.startswith(tuple(k + "/" for k in ALONE)):
             row.update(growth_row(rs, same_seed, target, budget, column))
+            own = schedule_best.get("cos" if c.endswith("/lemon") else c[-3:])  # the same schedule's best scratch runs
+            if own:
+                row["flops_saving_same_schedule"] = growth_row(rs, own, target, budget, column)["flops_saving_paired"]
             row["saving_ceiling"] = ceiling(rs, scratch_curves, budget, column)
         summary["configs"][c] = row
     summary.update(done_when(summary))
@@ -626,10 +635,11 @@ def done_when(summary: dict) -> dict:
 
 def table(data: dict) -> str:
     """docs/training.md's table: per configuration and text, the mean over seeds of the final loss, its gap to the same
-    seed's best scratch run (of either schedule), the FLOPs saved against that run and the largest rise after growth."""
+    seed's best scratch run (of either schedule), the FLOPs saved against that run and against the best scratch run of
+    its own schedule, and the largest rise after growth."""
     corpora = [c for c in CORPORA if data["corpora"].get(c, {}).get("summary")]
-    head = "| run | " + " | ".join(f"{c}: seeds | final | Δ vs scratch | saved | rise" for c in corpora) + " |"
-    rows = [head, "|---|" + "---|" * (5 * len(corpora))]
+    head = "| run | " + " | ".join(f"{c}: seeds | final | Δ vs scratch | saved | same schedule | rise" for c in corpora) + " |"
+    rows = [head, "|---|" + "---|" * (6 * len(corpora))]
 
     def pct(x: float | None) -> str:
         return "never" if x is None else f"{x:.1%}"
@@ -647,14 +657,15 @@ def table(data: dict) -> str:
         for t in corpora:
             r = configs[c][t]
             if r is None:
-                cells.append("— | — | — | — | —")
+                cells.append("— | — | — | — | — | —")
                 continue
             grown = "exact" in r
             best = c == data["corpora"][t]["summary"]["best_scratch"]
             delta = f"{r['final_delta_paired']:+.4f}" if "final_delta_paired" in r else "—"
-            saved, rise = (pct(r["flops_saving_paired"]), f"{r['max_spike_nats']:+.3f}") if grown else ("—", "—")
+            saved, own, rise = ((pct(r["flops_saving_paired"]), pct(r.get("flops_saving_same_schedule")), f"{r['max_spike_nats']:+.3f}")
+                                if grown else ("—", "—", "—"))
             final = f"**{r['final_loss']:.4f}**" if best else f"{r['final_loss']:.4f}"
-            cells.append(f"{r['seeds']} | {final} | {delta} | {saved} | {rise}")
+            cells.append(f"{r['seeds']} | {final} | {delta} | {saved} | {own} | {rise}")
         lossy = "" if c.startswith(tuple(k + "/" for k in ALONE)) or parse(c + "/s0").kind not in LOSSY else " (not exact)"
         rows.append(f"| {c}{lossy} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
