@@ -76,11 +76,14 @@ short warm-up (the loss rises for a while after a width growth), or the small mo
 weights (`hfgrow.grow_optimizer_state`, or `hfgrow.grow_trainer_checkpoint` for a Trainer checkpoint) with hfgrow's
 per-tensor learning rates (`hfgrow.param_groups`) relaxed to the plain rate over the first quarter of the continued
 run (`hfgrow.optim.RelaxedMultipliers`), which keeps the loss from rising. A lower learning rate after growth avoided
-the rise and ended clearly worse. Grow early: growth pays only while the small model is ahead of a big model trained
-from scratch for the same compute. On hfgrow's CPU benchmark, where the big model is the right model for the
-budget, exact growths at 7 % of the budget ended level with the big model trained from scratch, and depth by plain
-copies of the blocks (`--new-blocks stack`, not exact) saved 17.6 % of its FLOPs (see hfgrow's docs/training.md,
-"Does growth save compute?").
+the rise and ended clearly worse. For depth, grow in G_stack's order with `--new-blocks stack-identity` (exact):
+on hfgrow's CPU benchmark (docs/training.md, "Does growth save compute?", two texts, paired seeds) it ended lower
+than the interleaved identity blocks of the default and than G_stack's plain copies on prose, level with G_stack on
+code; keep the run's schedule and peak learning rate (a warmup-stable-decay schedule ended lower than a cosine one,
+for scratch and grown runs alike). Growth pays only where the big model is the right model for the budget: on the
+benchmark, whose budget was too small for the big model, growth saved up to 20 % of the FLOPs against the best big
+model trained from scratch (G_stack's four-fold stacking of one block; 15 % exact) but ended only level with the
+small model trained alone.
 """
     return ModelCard(body)
 
@@ -115,10 +118,14 @@ def _new_blocks(p: dict[str, Any]) -> str:
         return ("The new blocks are plain copies of the whole stack, repeated in order (`--new-blocks stack`, G_stack): "
                 "the grown model does not compute the original's function, so its loss starts higher; G_stack "
                 "(Du et al., 2024) was chosen for where training ends, not for where it starts.")
+    if p.get("new_blocks_kind") == "stack-identity" and p["layers"]:
+        return ("The new blocks are copies of blocks 0, 1, … appended after the stack in order (`--new-blocks "
+                "stack-identity`: G_stack's order), each with its writes into the residual stream zeroed, so the grown "
+                "model computes exactly the original's function and every new block starts from a trained one.")
     return ("New blocks (if any) start as the identity: their output projections are zero. For depth, `--new-blocks "
-            "stack` instead repeats the whole stack of blocks (G_stack, Du et al., 2024): not exact, the loss starts "
-            "higher, but the stacked blocks all start trained; on hfgrow's benchmark it ended lower than exact depth growth and "
-            "than training from scratch.")
+            "stack-identity` instead appends such copies of blocks 0, 1, … after the stack in G_stack's order (exact), "
+            "and `--new-blocks stack` repeats the whole stack as plain copies (G_stack, Du et al., 2024; not exact, the "
+            "loss starts higher).")
 
 
 def _bigger(p: dict[str, Any]) -> str:

@@ -130,9 +130,12 @@ def growth_options(f: Callable) -> Callable:
         click.option("--head-dim", type=int, default=None, help="Target head_dim (rotary models: whole multiples)."),
         click.option("--layers", type=int, default=None, help="Target number of blocks per stack; new blocks are exactly the identity (pre-norm)."),
         click.option("--insert-at", default=None, metavar="I,J", help="Original blocks after which the new blocks go, e.g. 1,3 [default: spread evenly]."),
-        click.option("--new-blocks", type=click.Choice(["identity", "stack"]), default="identity", show_default=True,
-                     help="identity: new blocks are exactly the identity. stack: the whole stack repeated in order "
-                          "(G_stack; --layers a multiple of the blocks; NOT exact, reported LOSSY)."),
+        click.option("--new-blocks", type=click.Choice(["identity", "stack-identity", "stack"]), default="identity",
+                     show_default=True,
+                     help="identity: new blocks, spread through the stack, are exactly the identity. stack-identity: "
+                          "copies of blocks 0, 1, ... appended after the stack in order, each exactly the identity "
+                          "(G_stack's order, exact). stack: the whole stack repeated in order (G_stack; --layers a "
+                          "multiple of the blocks; NOT exact, reported LOSSY)."),
         click.option("--symmetry", type=click.Choice(["split", "noise", "none"]), default="split", show_default=True,
                      help="Let copies diverge in training: split their input weights unevenly, perturb them, or keep plain copies."),
         click.option("--convention", type=click.Choice(["copy", "orthogonal"]), default="copy", show_default=True,

@@ -1,5 +1,6 @@
 """Depth: new blocks that are exactly the identity (``--layers``, ``--insert-at``), and the blocks renumbered around them;
-or the stack repeated whole (``--new-blocks stack``, G_stack: not exact)."""
+copies of the stack appended after it in order, each the identity (``--new-blocks stack-identity``: G_stack's order,
+exact); or the stack repeated whole (``--new-blocks stack``, G_stack: not exact)."""
 
 from __future__ import annotations
 
@@ -45,12 +46,13 @@ def insertions(n_old: int, n_new: int, at: tuple[int, ...] | None, stack: str) -
 
 def block_sources(recipe: Recipe, config: dict[str, Any], options: GrowthOptions) -> tuple[tuple[int, int], tuple[int, ...]]:
     """The first stack's blocks before and after, and the block each grown block copies (a new block: the one before
-    it; --new-blocks stack: block i mod n); no sources where the depth does not change (algebra.Widths.blocks)."""
+    it; --new-blocks stack or stack-identity: block i mod n); no sources where the depth does not change
+    (algebra.Widths.blocks)."""
     stack, field_name, fallback = recipe.stacks[0]
     n = config_int(config, field_name, config.get(fallback) if fallback else None)
     if not options.layers or (options.layers == n and options.insert_at is None):
         return (n, n), ()
-    if options.new_blocks == "stack":
+    if options.stacked:
         return (n, options.layers), tuple(i % n for i in range(options.layers))
     return (n, options.layers), tuple(sorted([*range(n), *insertions(n, options.layers, options.insert_at, stack)]))
 
@@ -62,8 +64,9 @@ STACKED = ("--new-blocks stack repeats whole blocks (G_stack): the grown model c
 def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
            cls: str | None) -> tuple[list[Any], dict, dict, dict[str, Any]]:
     """Renumber the blocks of every stack and add new ones: copies of the block before them whose
-    writes into the residual stream are zero, so that each new block is the identity (pre-norm); or, with
-    ``--new-blocks stack``, the whole stack repeated in order (not exact). ``tensors``: the plan's TensorPlans
+    writes into the residual stream are zero, so that each new block is the identity (pre-norm); with
+    ``--new-blocks stack-identity``, such copies of blocks 0, 1, … appended after the stack in order; or, with
+    ``--new-blocks stack``, the whole stack repeated in order (plain copies, not exact). ``tensors``: the plan's TensorPlans
     (plan.py, which imports this module). Returns them renamed and added to, each stack's blocks before and after,
     the new blocks' indices, and the config fields that change.
 
@@ -77,7 +80,7 @@ def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: 
         n_old = stack_depth(config, field_name, fallback)
         if n_old == options.layers and options.insert_at is None:
             continue  # this stack already has that many blocks
-        grow = _stacked if options.new_blocks == "stack" else _identities
+        grow = _stacked if options.stacked else _identities
         tensors, added, lists = grow(tensors, recipe, config, options, cfg, cls, stack, n_old)
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
@@ -131,67 +134,78 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
     for a in after:
         added.append(new_index[a] + 1 + before.get(a, 0))
         before[a] = before.get(a, 0) + 1
+    field_name = next(f for s, f, _ in recipe.stacks if s == stack)
+    copies = _copies(blocks, recipe, cls, cfg, {field_name: options.layers, **lists}, rx, list(zip(after, added)),
+                     _writes_into_stream(recipe))
+    return renamed + copies, added, lists
 
-    def zero(tp: Any) -> bool:  # a new block's writes into the stream (a rule's new_block sets what it holds instead)
+
+def _writes_into_stream(recipe: Recipe) -> Callable[[Any], bool]:
+    """Whether a new block's tensor writes into the residual stream, and is zeroed so that the block is the identity
+    (a rule's new_block sets what such a tensor holds instead)."""
+    def zero(tp: Any) -> bool:
         return tp.rule.new_block is None and tp.rule.norm_input is None and any(
             isinstance(ax, algebra.Axis) and not ax.reads and recipe.spaces[ax.space].kind is algebra.Kind.RESIDUAL
             for ax in tp.rule.axes)
-    field_name = next(f for s, f, _ in recipe.stacks if s == stack)
-    copies = _copies(blocks, recipe, cls, cfg, {field_name: options.layers, **lists}, rx, list(zip(after, added)), zero)
-    return renamed + copies, added, lists
+    return zero
 
 
 def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
              cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
-    """G_stack: blocks 0..n-1 repeated in order up to ``--layers`` (plain copies, nothing zeroed; not exact)."""
-    n_new = options.layers
+    """Blocks 0..n-1 copied after the stack in order up to ``--layers`` (block i copies block i mod n): with
+    ``--new-blocks stack`` plain copies (G_stack; not exact, a whole multiple), with ``stack-identity`` copies whose
+    writes into the residual stream are zero (exact, any number of blocks)."""
+    n_new, exact = options.layers, options.new_blocks == "stack-identity"
     insertions(n_old, n_new, None, stack)  # the same limits
-    if n_new % n_old:
+    if n_new % n_old and not exact:
         raise GrowthError(f"--new-blocks stack repeats the {n_old} blocks of {stack} whole: --layers must be a multiple "
-                          f"of {n_old}, got {n_new}")
+                          f"of {n_old}, got {n_new} (--new-blocks stack-identity takes any number)")
     rx = stack_regex(recipe, stack)
-    lists = _stacked_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, n_new // n_old)
+    lists = _stacked_lists(config, cfg if len(recipe.stacks) == 1 else None, n_old, n_new, options.new_blocks)
     added = list(range(n_old, n_new))
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)
     copies = _copies(_stored_blocks(tensors, rx), recipe, cls, cfg, {field_name: n_new, **lists}, rx,
-                     [(i % n_old, i) for i in added], lambda tp: False, same=True)
+                     [(i % n_old, i) for i in added], _writes_into_stream(recipe) if exact else lambda tp: False,
+                     same=not exact)
     return tensors + copies, added, lists
 
 
-def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, repeats: int) -> dict[str, Any]:
-    """The config fields that describe blocks by their position, for the stack repeated ``repeats`` times."""
+def _stacked_lists(config: dict[str, Any], cfg: Any, n_old: int, n_new: int, kind: str) -> dict[str, Any]:
+    """The config fields that describe blocks by their position, for block i of ``n_new`` a copy of block i mod n_old;
+    refused (``kind``: the --new-blocks value) where a kind of block must come first or last."""
     lists: dict[str, Any] = {}
     for name in map(lambda n: _stored(cfg, n), PER_LAYER_LISTS):
         values = getattr(cfg, name, None) if cfg is not None else config.get(name)
         if isinstance(values, list) and len(values) == n_old and not _derived(cfg, name):
-            lists[name] = list(values) * repeats
+            lists[name] = [values[i % n_old] for i in range(n_new)]
     for name in INDEX_LISTS:
         values = config.get(name) or getattr(cfg, name, None)  # stored, or as transformers derives it
         if isinstance(values, list) and all(isinstance(i, int) and 0 <= i < n_old for i in values):
-            lists[name] = sorted(i + r * n_old for i in values for r in range(repeats))
+            lists[name] = [i for i in range(n_new) if i % n_old in values]
     for name in PREFIX_COUNTS:
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and 0 < k < n_old:
-            raise GrowthError(f"--new-blocks stack: {name}={k} makes only the first blocks of their kind; repeated, "
-                              f"they would not come first (grow with --new-blocks identity)")
+            raise GrowthError(f"--new-blocks {kind}: {name}={k} makes only the first blocks of their kind; copied after "
+                              f"the stack, they would not come first (grow with --new-blocks identity)")
         if isinstance(k, int) and not isinstance(k, bool) and k >= n_old:
-            lists[name] = n_old * repeats
+            lists[name] = n_new
     for name in LAST_INDICES:
         last = config.get(name)
         if isinstance(last, int) and not isinstance(last, bool) and 0 <= last < n_old - 1:
-            raise GrowthError(f"--new-blocks stack: {name}={last} makes only the blocks up to it of their kind; repeated, "
-                              f"they would not come before it (grow with --new-blocks identity)")
+            raise GrowthError(f"--new-blocks {kind}: {name}={last} makes only the blocks up to it of their kind; copied "
+                              f"after the stack, they would not come before it (grow with --new-blocks identity)")
         if last == n_old - 1:
-            lists[name] = n_old * repeats - 1
+            lists[name] = n_new - 1
     for name in INDEX_DICTS:
         entries = config.get(name)
         if isinstance(entries, dict) and entries and all(str(i).isdigit() and int(i) < n_old for i in entries):
-            lists[name] = {str(int(i) + r * n_old): v for i, v in entries.items() for r in range(repeats)}
+            by_block = {int(i): v for i, v in entries.items()}
+            lists[name] = {str(i): by_block[i % n_old] for i in range(n_new) if i % n_old in by_block}
     for name in SUFFIX_COUNTS:
         k = config.get(name)
         if isinstance(k, int) and not isinstance(k, bool) and k > 0:
-            raise GrowthError(f"--new-blocks stack: {name}={k} makes only the last blocks of their kind; repeated, "
-                              f"they would not come last (grow with --new-blocks identity)")
+            raise GrowthError(f"--new-blocks {kind}: {name}={k} makes only the last blocks of their kind; copied after "
+                              f"the stack, they would not come last (grow with --new-blocks identity)")
     return lists
 
 

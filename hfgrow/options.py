@@ -28,7 +28,9 @@ VERIFY_MODES = ("auto", "full", "blockwise")
 HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")  # a Hub repository id: name or org/name
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch distributed checkpoint, one in torchtitan's names
-NEW_BLOCKS = ("identity", "stack")  # --layers: new blocks that are the identity, or the whole stack repeated (G_stack)
+# --layers: new blocks that are the identity, spread through the stack; copies of blocks 0, 1, … appended after it in
+# order, each the identity (G_stack's order, exact); or the whole stack repeated, plain copies (G_stack, not exact)
+NEW_BLOCKS = ("identity", "stack-identity", "stack")
 DENSE_OUT = ("keep", "grow")
 VISION_TOWER = ("keep", "grow")  # a vision-language model's vision tower: kept as it is, or grown by --factor  # sentence-transformers Dense modules: keep their output dimension, or grow it
 
@@ -71,7 +73,7 @@ class GrowthOptions:
     head_dim: int | None = None
     layers: int | None = None  # total blocks per stack after growth; new blocks are exactly the identity
     insert_at: tuple[int, ...] | str | None = None  # insert a new block after these original blocks
-    new_blocks: str = "identity"  # identity: exact new blocks; stack: the stack repeated in order (G_stack, not exact)
+    new_blocks: str = "identity"  # of NEW_BLOCKS: identity and stack-identity exact, stack not (G_stack)
     symmetry: str = "split"  # how copies are kept from training identically: split, noise or none
     convention: str = "copy"
     allow_lossy: bool = False  # accept a growth that is only approximately lossless (reported as such)
@@ -97,6 +99,11 @@ class GrowthOptions:
     dense_out: str = "keep"  # sentence-transformers Dense modules: keep their output dimension, or grow it
     adapters: tuple[str, ...] = ()
     vision_tower: str = "keep"  # a vision-language model's vision tower: kept as it is, or grown by --factor (in width)  # PEFT LoRA adapter folders of the small model, grown into <out>/adapters/<name>
+
+    @property
+    def stacked(self) -> bool:
+        """New blocks copied after the stack in order (--new-blocks stack or stack-identity), not spread through it."""
+        return self.new_blocks in ("stack", "stack-identity")
 
     def command(self, src: str, out: str) -> str:
         """The CLI command that does what these options do (for the model card)."""
@@ -155,10 +162,12 @@ class GrowthOptions:
                 raise GrowthError(f"--insert-at takes block numbers such as 1,3 — got {self.insert_at!r}") from None
         if self.insert_at is not None and self.layers is None:
             raise GrowthError("--insert-at needs --layers")
-        if self.new_blocks == "stack" and self.layers is None:
-            raise GrowthError("--new-blocks stack needs --layers (a whole multiple of the blocks there are)")
-        if self.new_blocks == "stack" and self.insert_at is not None:
-            raise GrowthError("--insert-at places identity blocks: --new-blocks stack repeats the whole stack in order")
+        if self.stacked and self.layers is None:
+            raise GrowthError(f"--new-blocks {self.new_blocks} needs --layers" +
+                              (" (a whole multiple of the blocks there are)" if self.new_blocks == "stack" else ""))
+        if self.stacked and self.insert_at is not None:
+            raise GrowthError(f"--insert-at places identity blocks among the others: --new-blocks {self.new_blocks} copies "
+                              f"the stack after it in order")
         if self.new_blocks == "stack" and self.adapters:
             raise GrowthError("--adapter with --new-blocks stack: the repeated blocks would hold no adapter weights")
 

@@ -297,8 +297,8 @@ class NewBlocksOnlyAfter(Constraint):
         o, kinds = growth.options, getattr(growth.cfg, self.field, None)
         if not o.layers or not isinstance(kinds, list) or (o.layers == len(kinds) and o.insert_at is None):
             return []
-        if o.new_blocks == "stack":
-            return [f"{self.reason}: the stack cannot be repeated"]
+        if o.stacked:
+            return [f"{self.reason}: the stack cannot be copied after itself (--new-blocks {o.new_blocks})"]
         bad = sorted({a for a in insertions(len(kinds), o.layers, o.insert_at, "the stack") if kinds[a] not in self.kinds})
         if bad:
             return [f"{self.reason}: a new block after block {bad[0]} ({kinds[bad[0]]}) would be one; insert new blocks only "
@@ -331,7 +331,7 @@ class SharedKeysValues(Constraint):
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         cfg, o = growth.cfg, growth.options
         modes, kinds = getattr(cfg, "kv_sharing_modes", None), getattr(cfg, "layer_types", None)
-        if not o.layers or not modes or not kinds or o.new_blocks == "stack":
+        if not o.layers or not modes or not kinds or o.stacked:  # stacked: refused by depth._stacked_lists
             return []
         reused = {kinds[i] for i, mode in enumerate(modes) if mode == "reuse"}
         after = insertions(len(modes), o.layers, o.insert_at, recipe.stacks[0][0])

@@ -192,3 +192,19 @@ def test_adapters_that_do_not_fit_their_base_are_refused(tmp_path, what, expecte
                                        "--adapter", str(adapter)])
     assert result.exit_code == 2 and expected in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
+
+
+def test_stacked_identity_blocks_carry_their_originals_adapter(tmp_path):
+    """--new-blocks stack-identity: each appended copy gets its original's LoRA A and B = 0, so it stays the identity."""
+    from safetensors.torch import load_file
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
+    report = check(src, adapter, tmp_path / "big", layers=4, new_blocks="stack-identity")
+    assert report["plan"]["new_blocks"]["layers"] == [2, 3]
+    small = load_file(adapter / "adapter_model.safetensors")
+    grown = load_file(tmp_path / "big" / "adapters" / "lora" / "adapter_model.safetensors")
+    for key, v in grown.items():
+        if ".layers.2." in key or ".layers.3." in key:
+            original = small[key.replace(".layers.2.", ".layers.0.").replace(".layers.3.", ".layers.1.")]
+            assert not v.any() if "lora_B" in key else v.equal(original), key
