@@ -254,7 +254,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
                           f"(every tower it has grows)")
     unsized = [t.sub for t in towers if t.recipe is not None and set(reader.config().get(t.sub) or {}) <= {"model_type"}]
     if unsized:  # transformers would fill in its defaults, which need not be these weights' sizes
-        why = " (--vision-tower grow)" if unsized[0] in {t.sub for t in towers if t.vision} else ""
+        why = " (--vision-tower grow)" if unsized[0] in {t.sub for t in towers if t.kept} else ""
         raise GrowthError(f"config.json has no {unsized[0]}: the sizes of the tower it describes are unknown, and it "
                           f"cannot grow{why}; save the model's whole config (model.config.save_pretrained)")
     kept = [t.sub for t in towers if t.recipe is None]
