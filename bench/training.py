@@ -90,6 +90,9 @@ SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=24, evals=4, eval_blocks=8
           # for ≤ 8 min (not yet run on a GPU: an estimate, see docs/training.md)
           "gpu": Scale(hidden=384, head_dim=64, seq=256, batch=64, budget_steps=4000, evals=24, eval_blocks=256, lr=2e-3,
                        scratch_lrs=(1e-3, 2e-3, 4e-3), rewarm=100, workers=5, device="cuda"),
+          # issue 33's independent regime on 2 CPU cores: hidden 64, 4 blocks, ~1.5e13 FLOPs (~8 M tokens, ~30 per big-model
+          # parameter), so that the big model ends below the small ones trained alone; ~10 min a run on one core
+          "long": Scale(hidden=64, head_dim=16, batch=16, budget_steps=3900),
           "gpu-smoke": Scale(hidden=64, head_dim=16, seq=64, batch=8, budget_steps=16, evals=2, eval_blocks=8, lr=2e-3,
                              scratch_lrs=(1e-3, 2e-3, 4e-3), rewarm=2, workers=1)}
 GROW_AT = 0.08  # the growth point of the cos runs (issue 33's independent check)
@@ -729,6 +732,20 @@ def final_runs(scale: Scale) -> list[Run]:
     return list(dict.fromkeys(runs))
 
 
+def long_runs(scale: Scale) -> list[Run]:
+    """The long regime, most important first: the prose text's cos sweep centre, the small model alone, stacked growth
+    exact and G_stack, the sweep's ends, seed 1, the interleaved order, wsd growth, g = 4 and the code text."""
+    docs0 = [Run("scratch", lr=scale.lr), Run("small", lr=scale.lr), Run("stackid"), Run("gstack"),
+             *(Run("scratch", lr=lr) for lr in scale.scratch_lrs)]
+    seed1 = [Run("scratch", lr=scale.lr, seed=1), Run("stackid", seed=1), Run("gstack", seed=1)]
+    more = [Run("depth"), Run("scratch", lr=scale.lr, sched="wsd"), Run("stackid", at=0.3, sched="wsd"),
+            Run("gstack", at=0.3, sched="wsd"), Run("stackid4"), Run("gstack4"), Run("depth", seed=1)]
+    code = [Run("scratch", lr=scale.lr, corpus="code"), Run("small", lr=scale.lr, corpus="code"), Run("stackid", corpus="code"),
+            Run("gstack", corpus="code"), Run("scratch", lr=scale.lr, seed=1, corpus="code"), Run("stackid", seed=1, corpus="code"),
+            Run("gstack", seed=1, corpus="code")]
+    return list(dict.fromkeys(docs0 + seed1 + more + code))
+
+
 def gpu_runs(scale: Scale) -> list[Run]:
     """The key arms on one GPU: three scratch lrs, the best exact growth (stacked order, copies the identity), G_stack."""
     return [*(Run("scratch", lr=lr) for lr in scale.scratch_lrs), Run("stackid"), Run("gstack")]
@@ -736,7 +753,8 @@ def gpu_runs(scale: Scale) -> list[Run]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=sorted(SCALES), default="cpu", help="cpu (the reported runs), gpu (the key arms on one GPU), smoke")
+    ap.add_argument("--preset", choices=sorted(SCALES), default="cpu", help="cpu (the reported runs), long (issue 33's regime: "
+                    "hidden 64, 1.5e13 FLOPs, hours), gpu (the key arms on one GPU), smoke")
     ap.add_argument("--device", default=None, help="cpu or cuda [default: the preset's]")
     ap.add_argument("--runs", default=None, help="comma-separated run names to (re)run instead of the preset's list, "
                     "each as text:name (e.g. code:scratch/lr=0.008/cos/s0; the text defaults to docs)")
@@ -759,7 +777,8 @@ def main() -> None:
         todo = [parse(n.split(":", 1)[-1], n.split(":", 1)[0] if ":" in n else "docs") for n in args.runs.split(",")]
     else:  # the preset's list, less the runs the results already hold (a run stopped part-way goes on)
         done = json.loads(json_path.read_text())["corpora"] if json_path.is_file() else {}
-        todo = [r for r in (gpu_runs(scale) if args.preset.startswith("gpu") else final_runs(scale))
+        todo = [r for r in (gpu_runs(scale) if args.preset.startswith("gpu") else long_runs(scale) if args.preset == "long"
+                                    else final_runs(scale))
                 if r.name not in done.get(r.corpus, {}).get("results", {})]
     work = Path(args.work or f"/tmp/hfgrow-training-{args.preset}")
     for corpus in dict.fromkeys(r.corpus for r in todo):
