@@ -264,7 +264,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"Both checkpoints reloaded through transformers (eager attention) on `{v['device']}`, inputs: {v['inputs']}. "
         f"Relative gap = max |Δ| / max |small|; hidden states are compared with the expansion of the small model's. "
-        f"The round-off floor is the same measure between the small model in float32 and in float64; the float64 rows "
+        f"The round-off floor is the same measure between each model in float32 and in float64 (small / grown: an exact "
+        f"growth's float32 gap is within about their sum); the float64 rows "
         f"show the transform itself, free of float32 round-off (every op runs in float64, those transformers writes in "
         f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. "
         f"PASS: the float32 gap is within {fmt(v['tolerance'])}"
@@ -291,6 +292,13 @@ def sizes_table(p: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def floor_text(m: dict[str, Any]) -> str:
+    """The round-off floors of a float32 row: the small model's, and the grown one's where measured."""
+    if "floor" not in m:
+        return "—"
+    return fmt(m["floor"]) + (f" / {fmt(m['floor_grown'])}" if "floor_grown" in m else "")
+
+
 def verification_table(v: dict[str, Any]) -> str:
     """The per-output table and the per-dtype notes (report and model card)."""
     out = [
@@ -301,7 +309,7 @@ def verification_table(v: dict[str, Any]) -> str:
     skipped = {k: s["skipped"] for k, s in v.items() if isinstance(s, dict) and "skipped" in s and k != "sentence_transformers"}
     for dtype, s in sections.items():
         for name, m in s["outputs"].items():
-            out.append(f"| {dtype} | {name} | {fmt(m['max_abs'])} | {gap_text(m)} | {fmt(m.get('floor', '—'))} | "
+            out.append(f"| {dtype} | {name} | {fmt(m['max_abs'])} | {gap_text(m)} | {floor_text(m)} | "
                        f"{fmt(m.get('top1_agreement', '—'))} | {fmt(m.get('kl', '—'))} |")
     out.append("")
     for dtype, s in sections.items():

@@ -497,7 +497,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     # one model at a time: a pass needs the larger of the two in memory, or (blockwise) a few blocks
     n_params = max(sum(t.numel for t in r.tensors.values()) for r in readers)
     del readers  # a .bin checkpoint's reader maps its tensors: none held while the models run
-    small_outs = {}
+    outs = {}  # per dtype: both models' outputs
     with _offload_folder(small, big) as offload:
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
             pass_mode = mode
@@ -505,7 +505,7 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
                 pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
                 if log:
                     log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
-                section, small_outs[dtype] = task.run((small, big), dtype, device, pass_mode, offload)
+                section, outs[dtype] = task.run((small, big), dtype, device, pass_mode, offload)
             except Exception as e:  # some models cannot run in float64 or 16-bit on this device: say so
                 if _out_of_memory(e):
                     e = GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
@@ -515,23 +515,24 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
                 result[_dtype_name(dtype)] = {"skipped": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", "mode": pass_mode}
                 continue
             result[_dtype_name(dtype)] = section
-    _add_floor(result, small_outs, recipe)
+    _add_floor(result, outs, recipe)
     return _decide(result, tolerance, rounding)
 
 
-def _add_floor(result: dict[str, Any], small_outs: Mapping[torch.dtype, Any], recipe: Recipe) -> None:
-    """The round-off floor beside each float32 gap: the small model itself, float32 against float64 (left out
-    when comparing them runs out of memory)."""
-    if small_outs.get(torch.float32) is None or small_outs.get(torch.float64) is None:
+def _add_floor(result: dict[str, Any], outs: Mapping[torch.dtype, Any], recipe: Recipe) -> None:
+    """The round-off floors beside each float32 gap: each model against itself, float32 against float64 (``floor``
+    the small one's, ``floor_grown`` the grown one's; left out when comparing them runs out of memory). When the
+    float64 gap is nil, the float32 gap is at most their sum (the triangle inequality), up to the expansion's scales."""
+    if outs.get(torch.float32) is None or outs.get(torch.float64) is None:
         return
     try:
-        floor = output_gaps(small_outs[torch.float64], small_outs[torch.float32], recipe, None)
+        floors = [output_gaps(outs[torch.float64][i], outs[torch.float32][i], recipe, None) for i in (0, 1)]
     except Exception as e:
         if not _out_of_memory(e):
             raise
         return
     for name, stats in result["float32"]["outputs"].items():
-        stats["floor"] = floor[name]["max_rel"]
+        stats["floor"], stats["floor_grown"] = floors[0][name]["max_rel"], floors[1][name]["max_rel"]
 
 
 def _decide(result: dict[str, Any], tolerance: float, rounding: float | None) -> dict[str, Any]:
@@ -560,8 +561,8 @@ class _Task:
             self.feeds = (self.feed, {**self.feed, "inputs_embeds": maps[recipe.embeds_input].expand(self.feed["inputs_embeds"], -1)})
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
-        """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and the
-        small model's outputs (None when the big one could not run)."""
+        """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and both
+        models' outputs (None when the big one could not run)."""
         outs, infos, params, narrow = [], [], [], set()  # narrow: what a float64 pass still ran in a narrower float
         for path, feed in zip(paths, self.feeds):
             model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
@@ -589,7 +590,7 @@ class _Task:
         section = self.compare(outs, missing, mode, counts)
         if narrow:  # named in the report: the float64 rows are not free of their round-off
             section["narrower_ops"] = sorted(narrow)
-        return section, outs[0]
+        return section, outs
 
     def compare(self, outs: list[dict[str, Any]], missing: list[str], mode: str, counts: dict[str, int]) -> dict[str, Any]:
         section: dict[str, Any] = {"mode": mode, "outputs": output_gaps(outs[0], outs[1], self.recipe, self.maps), "missing_keys": missing}

@@ -265,9 +265,11 @@ def check(src, out, k, **options):
     v = report["verification"]
     # logits within 1e-5; hidden states too, unless the small model's own float32 round-off is larger
     for name, stats in v["float32"]["outputs"].items():
-        # hidden states carry more float32 round-off than logits (routers with random score biases amplify it: Step 3.7's
-        # last_hidden_state reads 1.1e-5 against a floor of 2.4e-6, its float64 pass 1e-15)
-        assert stats["max_rel"] <= (1e-5 if "logits" in name else max(2e-5, 5 * stats.get("floor", 0))), (name, stats)
+        # hidden states carry more float32 round-off than logits: within 3 × the small model's floor, or within the sum
+        # of both models' floors (what two float32 runs of one function can differ by; Step 3.7's final norm divides
+        # small-norm tokens by their RMS: 1.1e-5 against floors of 2.4e-6 and 8e-6)
+        bound = max(1e-5, 3 * stats.get("floor", 0), 1.5 * (stats.get("floor", 0) + stats.get("floor_grown", 0)))
+        assert stats["max_rel"] <= (1e-5 if "logits" in name else bound), (name, stats)
     assert v["passed"]
     assert not v["float32"]["missing_keys"]
     small, big = logits(load(src)), logits(load(out))  # independently of hfgrow's own verification
