@@ -7,19 +7,21 @@ All of it runs on the same plan and the same algebra as the file path. This laye
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from . import hub, pipeline, sentence
+from . import hub, pipeline, sentence, training_state
 from .adapters import PeftAdapters
 from .components import Component, Log
 from .dcp import as_hf_folders, open_reader
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
+from .output import check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .relate import relate
 
@@ -35,10 +37,30 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
 
     Options come as a :class:`GrowthOptions` or as its fields by keyword:
     ``grow("small", "big", factor=2)``. Raises :class:`GrowthError` for bad input, leaving ``out``
-    as it was. A sentence-transformers folder's modules and the ``adapters`` grow with the weights.
+    as it was. A sentence-transformers folder's modules and the ``adapters`` grow with the weights; a training
+    checkpoint (a Trainer's ``checkpoint-N``, an accelerate ``save_state`` folder) grows whole, its optimizer state
+    with the weights, as the CLI grows it (:func:`hfgrow.optim.grow_trainer_checkpoint` has its options).
     """
     options = _options(options, kwargs)
+    if training_state.detect(src) is not None:
+        return grow_training(src, out, options, log=log, progress=progress)
     return pipeline.run(src, out, options, side_cars(options, out), log=log, progress=progress)
+
+
+def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False,
+                  small_model: Any = None, log: Log | None = None, progress: bool = False) -> dict[str, Any]:
+    """A training checkpoint grown whole: the weights and, riding along, its training state
+    (:mod:`hfgrow.training_state`; :func:`hfgrow.optim.grow_trainer_checkpoint` documents the options)."""
+    options.validate()
+    shown = os.fspath(out)  # as the user gave it: the report and card record it so
+    command = options.command(os.fspath(src), shown) + (" --multipliers" if multipliers else "")
+    src, out = Path(src), Path(os.path.abspath(out))
+    if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
+        options = dataclasses.replace(options, max_shard_size=1 << 62)
+    check_out(out, src, options.overwrite, training_state.owned_files(src))
+    state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
+    state.command = command
+    return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress)
 
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:

@@ -261,8 +261,8 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     failed_push: list[PushError] = []
 
     def action() -> dict[str, Any]:
-        if detect(src) is not None:
-            return grow_trainer_checkpoint(src, out, options=options, multipliers=multipliers, log=log, progress=not quiet)
+        if multipliers and detect(src) is not None:  # a training checkpoint without --multipliers: grow_checkpoint's
+            return grow_trainer_checkpoint(src, out, options=options, multipliers=True, log=log, progress=not quiet)
         if multipliers and dcp_parts(src):
             raise GrowthError("--multipliers splits the optimizer's param groups, which a torch distributed checkpoint stores "
                               "pickled and hfgrow copies without loading: grow without it (hfgrow.param_groups builds the groups)")

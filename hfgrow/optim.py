@@ -36,21 +36,18 @@ the mean of its copies', and the step is only close to the growth of the small o
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
-from . import pipeline, training_state
-from .api import side_cars
+from .api import grow_training
 from .components import Log
 from .errors import GrowthError
 from .optimizer_state import (  # noqa: F401 - the public API of hfgrow.optim
     OPTIMIZER_KINDS, SCALES_FILE, TensorScales, dual_maps, grow_optimizer_state, growth_plan, load_scales, optimizer_kind,
     save_scales, split_by_multipliers, tensor_scales, trainer_decay_names)
-from .output import check_out
 from .plan import GrowthOptions, GrowthPlan
 
 
@@ -215,15 +212,4 @@ def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, smal
     """
     options = options or GrowthOptions()
     options = GrowthOptions(**{**options.__dict__, **kwargs})
-    options.validate()
-    shown = os.fspath(out)  # as the user gave it: the report and card record it so
-    command = options.command(os.fspath(src), shown) + (" --multipliers" if multipliers else "")
-    src, out = Path(src), Path(os.path.abspath(out))
-    if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
-        options = dataclasses.replace(options, max_shard_size=1 << 62)
-    check_out(out, src, options.overwrite, training_state.owned_files(src))
-    state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
-    state.command = command
-    if log is not None:
-        log(f"{state.layout.name}: the optimizer state ({state.layout.optimizer}) grows with the weights")
-    return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress)
+    return grow_training(src, out, options, multipliers=multipliers, small_model=small_model, log=log, progress=progress)

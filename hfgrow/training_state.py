@@ -20,7 +20,6 @@ from files that lie in the checkpoint folder (a link that leads outside is refus
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,11 +28,11 @@ from typing import Any, Sequence
 
 import torch
 
-from .checkpoint import CheckpointReader, copy_files, source_path
+from .checkpoint import copy_files, source_path
 from .components import Component
 from .errors import GrowthError
 from .optimizer_state import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
-from .plan import GrowthOptions, GrowthPlan, make_plan
+from .plan import GrowthOptions, GrowthPlan
 
 
 @dataclass(frozen=True)
@@ -126,19 +125,35 @@ def scheduler_split(sched: dict[str, Any], split: Sequence[tuple[int, float]], n
 
 @dataclass
 class TrainingState(Component):
-    """A training checkpoint's state, read and grown in memory (:func:`read`); the pipeline's side-car that puts
-    it in the grown folder (:meth:`write`)."""
+    """A training checkpoint's state: checked by :func:`read`, grown in memory with the growth's own plan
+    (:meth:`prepare`), put in the grown folder (:meth:`write`) — the pipeline's side-car."""
 
     layout: Layout
     files: dict[str, Path]  # name → real path
-    kind: str
-    optimizer: dict[str, Any]
-    scheduler: dict[str, Any] | None  # grown (multipliers), else copied from ``files``
-    scales: dict[str, Any]
     multipliers: bool
     symmetry: str
+    small_model: torch.nn.Module
     command: str = ""
+    kind: str = ""
+    optimizer: dict[str, Any] = field(default_factory=dict)  # grown by prepare
+    scheduler: dict[str, Any] | None = None  # grown (multipliers), else copied from ``files``
+    scales: dict[str, Any] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)
+
+    def prepare(self, src: Path, plan: GrowthPlan) -> bool:
+        """The optimizer state (and with multipliers the scheduler's per-group lists) grown by the plan."""
+        state = load_plain(self.files[self.layout.optimizer], self.layout.optimizer)
+        self.kind = optimizer_kind(state)
+        self.optimizer = grow_optimizer_state(state, self.small_model, plan, multipliers=self.multipliers)
+        self.scales = tensor_scales(plan)
+        if self.multipliers and self.layout.scheduler in self.files:
+            scheduler = load_plain(self.files[self.layout.scheduler], self.layout.scheduler)
+            if not isinstance(scheduler, dict):
+                raise GrowthError(f"{self.layout.scheduler} is not a scheduler's state dict")
+            split = [(h["hfgrow_source_group"], h["hfgrow_lr_scale"]) for h in self.optimizer["param_groups"]]
+            self.scheduler = scheduler_split(scheduler, split, len(state["param_groups"]))
+        plan.notes.append(f"{self.layout.name}: the optimizer state ({self.layout.optimizer}) grows with the weights")
+        return True
 
     def owned_files(self, src: Path) -> set[str]:
         return {*self.files, SCALES_FILE}
@@ -166,7 +181,8 @@ class TrainingState(Component):
 
 
 def read(src: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False, small_model: Any = None) -> TrainingState:
-    """Read and grow the training state of the checkpoint ``src`` (checked, nothing written)."""
+    """The training state of the checkpoint ``src``, checked (nothing read beyond its file names and config, nothing
+    written): the pipeline grows it with the weights' plan."""
     src = Path(src)
     layout = detect(src)
     if layout is None:
@@ -174,22 +190,11 @@ def read(src: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = 
                           f"an accelerate save_state folder optimizer.bin and random_states_0.pkl)")
     _check(src, layout, options)
     files = _files(src, layout)
-    plan = make_plan(CheckpointReader(src), dataclasses.replace(options, verify=False))
     if small_model is None:
         small_model = meta_model(src)
     elif not isinstance(small_model, torch.nn.Module):
         small_model = meta_model(Path(small_model))
-    state = load_plain(files[layout.optimizer], layout.optimizer)
-    kind = optimizer_kind(state)
-    grown = grow_optimizer_state(state, small_model, plan, multipliers=multipliers)
-    scheduler = None
-    if multipliers and layout.scheduler in files:
-        scheduler = load_plain(files[layout.scheduler], layout.scheduler)
-        if not isinstance(scheduler, dict):
-            raise GrowthError(f"{layout.scheduler} is not a scheduler's state dict")
-        split = [(h["hfgrow_source_group"], h["hfgrow_lr_scale"]) for h in grown["param_groups"]]
-        scheduler = scheduler_split(scheduler, split, len(state["param_groups"]))
-    return TrainingState(layout, files, kind, grown, scheduler, tensor_scales(plan), multipliers, options.symmetry)
+    return TrainingState(layout, files, multipliers, options.symmetry, small_model)
 
 
 def _check(src: Path, layout: Layout, options: GrowthOptions) -> None:

@@ -197,3 +197,17 @@ def test_multipliers_only_for_training_checkpoints(tmp_path):
     result = cli(src, "--multipliers", "--no-verify", "--out", tmp_path / "out")
     assert result.exit_code == 2 and "--multipliers is for training checkpoints" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_python_grow_grows_a_training_checkpoint_whole(trainer_checkpoint, tmp_path):
+    """hfgrow.grow() on a Trainer folder does what the CLI does: the optimizer state grows with the weights (it
+    used to grow the weights alone), planned once, and equals the CLI's."""
+    checkpoint, _ = trainer_checkpoint
+    report = hfgrow.grow(checkpoint, tmp_path / "api", factor=2, symmetry="none", verify=False)
+    assert report["training_state"]["format"] == "Trainer checkpoint" and report["optimizer"]["kind"] == "adamw"
+    assert cli(checkpoint, "--factor", "2", "--symmetry", "none", "--no-verify", "--out", tmp_path / "cli").exit_code == 0
+    api, by_cli = (torch.load(tmp_path / d / "optimizer.pt", weights_only=True) for d in ("api", "cli"))
+    assert api["param_groups"] == by_cli["param_groups"]
+    for i, s in by_cli["state"].items():
+        for key, value in s.items():
+            torch.testing.assert_close(api["state"][i][key], value)
