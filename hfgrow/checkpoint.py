@@ -247,10 +247,12 @@ def inferred_class(config: dict, names: Iterable[str], path: Path, folder: Path)
 
 
 def check_config(folder: Path) -> None:
-    """The source's config.json, where there is one, is a file hfgrow may read (:func:`source_problem`)."""
-    path = folder / "config.json"
-    if path.exists() or path.is_symlink():
-        source_path(folder, path)
+    """The source's config.json and generation_config.json (which transformers' from_pretrained reads beside the
+    weights: verification loads through it), where there are, are files hfgrow may read (:func:`source_problem`)."""
+    for name in ("config.json", "generation_config.json"):
+        path = folder / name
+        if path.exists() or path.is_symlink():
+            source_path(folder, path)
 
 
 def read_config(path: Path) -> dict:

@@ -219,6 +219,21 @@ def test_custom_code_is_never_run_nor_copied(llama, tmp_path):
     assert set(report["not_copied"]) >= {"configuration_evil.py", "modeling_evil.py", "tokenization_evil.py"}
 
 
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json", "generation_config.json"])
+def test_verify_reads_nothing_through_a_link_out(llama, tmp_path, name):
+    """`hfgrow verify` loads both folders through transformers, which reads the weights, config.json and
+    generation_config.json: each under the source-file policy (generation_config.json was read through a link out)."""
+    src, out = fresh(llama, tmp_path)
+    assert run(src, out).exit_code == 0
+    assert (out / name).is_file()
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(out / name, tmp_path / "elsewhere" / name)
+    (out / name).symlink_to(tmp_path / "elsewhere" / name)
+    result = CliRunner().invoke(main, ["verify", str(src), str(out)])
+    assert result.exit_code == 2 and "outside the checkpoint folder: refused" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
 def test_legit_index_and_hub_links_still_work(llama, tmp_path):
     """The guards refuse only what leaves the folder: a sharded checkpoint whose shards are links into a
     Hub-style blobs folder grows."""
