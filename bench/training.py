@@ -92,7 +92,7 @@ SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=24, evals=4, eval_blocks=8
                        scratch_lrs=(1e-3, 2e-3, 4e-3), rewarm=100, workers=5, device="cuda"),
           # issue 33's independent regime on 2 CPU cores: hidden 64, 4 blocks, ~1.5e13 FLOPs (~8 M tokens, ~30 per big-model
           # parameter), so that the big model ends below the small ones trained alone; ~10 min a run on one core
-          "long": Scale(hidden=64, head_dim=16, batch=16, budget_steps=3900),
+          "long": Scale(hidden=64, head_dim=16, batch=16, budget_steps=3900, scratch_lrs=(1e-3, 2e-3, 4e-3, 8e-3)),
           "gpu-smoke": Scale(hidden=64, head_dim=16, seq=64, batch=8, budget_steps=16, evals=2, eval_blocks=8, lr=2e-3,
                              scratch_lrs=(1e-3, 2e-3, 4e-3), rewarm=2, workers=1)}
 GROW_AT = 0.08  # the growth point of the cos runs (issue 33's independent check)
@@ -733,17 +733,19 @@ def final_runs(scale: Scale) -> list[Run]:
 
 
 def long_runs(scale: Scale) -> list[Run]:
-    """The long regime, most important first: the prose text's cos sweep centre, the small model alone, stacked growth
-    exact and G_stack, the sweep's ends, seed 1, the interleaved order, wsd growth, g = 4 and the code text."""
-    docs0 = [Run("scratch", lr=scale.lr), Run("small", lr=scale.lr), Run("stackid"), Run("gstack"),
-             *(Run("scratch", lr=lr) for lr in scale.scratch_lrs)]
-    seed1 = [Run("scratch", lr=scale.lr, seed=1), Run("stackid", seed=1), Run("gstack", seed=1)]
-    more = [Run("depth"), Run("scratch", lr=scale.lr, sched="wsd"), Run("stackid", at=0.3, sched="wsd"),
-            Run("gstack", at=0.3, sched="wsd"), Run("stackid4"), Run("gstack4"), Run("depth", seed=1)]
-    code = [Run("scratch", lr=scale.lr, corpus="code"), Run("small", lr=scale.lr, corpus="code"), Run("stackid", corpus="code"),
-            Run("gstack", corpus="code"), Run("scratch", lr=scale.lr, seed=1, corpus="code"), Run("stackid", seed=1, corpus="code"),
-            Run("gstack", seed=1, corpus="code")]
-    return list(dict.fromkeys(docs0 + seed1 + more + code))
+    """The long regime, in the order run: the prose text's cos scratch at lr 4e-3, the small model alone, stacked
+    growth exact and G_stack, the sweep's ends (2e-3 was best, at the edge: 1e-3 added); then, the big model's best lr
+    being half the small one's, seed 1 at the best lr and the growths' continuations at half the lr (lrf 0.5); the
+    interleaved order; g = 4. Seed 1 of the interleaved order, wsd and the code text follow where time allows."""
+    first = [Run("scratch", lr=scale.lr), Run("small", lr=scale.lr), Run("stackid"), Run("gstack"),
+             *(Run("scratch", lr=lr) for lr in (2e-3, 8e-3))]
+    then = [Run("scratch", lr=2e-3, seed=1), Run("stackid", seed=1), Run("scratch", lr=1e-3), Run("stackid", lrf=0.5),
+            Run("gstack", seed=1), Run("gstack", lrf=0.5), Run("depth"), Run("stackid4"), Run("gstack4"),
+            Run("stackid", lrf=0.5, seed=1)]
+    later = [Run("gstack", lrf=0.5, seed=1), Run("depth", seed=1), Run("scratch", lr=2e-3, sched="wsd"),
+             Run("stackid", at=0.3, sched="wsd"), Run("scratch", lr=2e-3, corpus="code"), Run("small", lr=scale.lr, corpus="code"),
+             Run("stackid", corpus="code"), Run("gstack", corpus="code")]
+    return list(dict.fromkeys(first + then + later))
 
 
 def gpu_runs(scale: Scale) -> list[Run]:
