@@ -109,15 +109,19 @@ def read_wide(model: torch.nn.Module, folder: Path | None) -> None:
     read again from the checkpoint where it stores them wider (tensors offloaded to disk are read as stored)."""
     if folder is None:
         return
+    narrow = {name: t for name, t in [*model.named_parameters(), *model.named_buffers()]
+              if t.dtype is F32 and t.device.type != "meta"}
+    if not narrow:
+        return
     from .checkpoint import CheckpointReader
+    from .consistency import loaded_names
 
-    reader = None
-    for name, t in [*model.named_parameters(), *model.named_buffers()]:
-        if t.dtype is F32 and t.device.type != "meta":
-            reader = reader or CheckpointReader(folder)
-            info = reader.tensors.get(name)
-            if info is not None and info.dtype is F64 and tuple(info.shape) == tuple(t.shape):
-                t.data = reader.get(name).to(t.device)
+    reader, loaded = CheckpointReader(folder), loaded_names(model)
+    for stored, info in reader.tensors.items():  # by the name transformers loads it as (Nemotron-H: backbone. → model.)
+        name, merged = loaded(stored)
+        t = narrow.get(name)
+        if t is not None and not merged and info.dtype is F64 and tuple(info.shape) == tuple(t.shape):
+            t.data = reader.get(stored).to(t.device)
 
 
 @contextlib.contextmanager
