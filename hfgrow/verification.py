@@ -557,8 +557,10 @@ class _Task:
         masked, self.where, self.labels = _mask(inputs, mask_id, seed) if "input_ids" in inputs else (inputs, None, None)
         self.feed = masked if self.mlm_output else inputs
         self.feeds = (self.feed, self.feed)  # the small model's and the grown one's
-        if recipe.embeds_input and maps is not None:  # input embeddings: the grown model reads their expansion
-            self.feeds = (self.feed, {**self.feed, "inputs_embeds": maps[recipe.embeds_input].expand(self.feed["inputs_embeds"], -1)})
+        if recipe.embeds_input and maps is not None:  # input embeddings: the grown model reads their expansion, computed
+            # in float64 (a scale such as √(2/3) rounded in float32 would be a gap of the float64 pass); each pass casts it
+            wide = maps[recipe.embeds_input].expand(self.feed["inputs_embeds"].double(), -1)
+            self.feeds = (self.feed, {**self.feed, "inputs_embeds": wide})
 
     def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
         """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and both
