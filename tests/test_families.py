@@ -126,6 +126,13 @@ CLASSES = {
     "flint": ["FlintModel", "FlintForCausalLM"],
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
+    "hunyuan_v1_dense": ["HunYuanDenseV1Model", "HunYuanDenseV1ForCausalLM", "HunYuanDenseV1ForSequenceClassification"],
+    "hunyuan_vl_text": ["HunYuanVLTextModel"],
+    "qwen3_vl_text": ["Qwen3VLTextModel"],
+    "emu3_text_model": ["Emu3TextModel", "Emu3ForCausalLM"],
+    "exaone": ["LlamaModel", "LlamaForCausalLM"],  # run with Llama's classes, stored in EXAONE's own names
+    "apertus1p5_text": ["Apertus1p5TextModel", "Apertus1p5TextForCausalLM"],
+    "lfm3": ["Lfm3Model", "Lfm3ForCausalLM"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
     "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
@@ -281,8 +288,9 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "esmc": "q_norm and k_norm are LayerNorms over the whole query",
     "cosmos3_edge_text": "rotary sections .* interleave the position streams",
+    "hunyuan_vl_text": "q/k norms after a rotation whose pairs",  # tests/test_multimodal_text.py
     # sections interleaved by the code: ×2 and ×3 refused, tests/test_multimodal_text.py grows ×4
-    **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text")},
+    **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_vl_text")},
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
