@@ -162,9 +162,9 @@ def _attribute_map(model_type: str) -> dict[str, str]:
 
 def _scaled_sections(params: dict[str, Any], k: int) -> dict[str, Any]:
     """Rope parameters with every ``mrope_section`` (Qwen2-VL's and GLM-4V's split of the frequency slots among the
-    temporal, height and width positions; HunYuan-VL's legacy name ``xdrope_section``) k times larger, nested per layer
-    type too: small slot p is big slot k·p, in the same section."""
-    return {key: [k * s for s in value] if key in ("mrope_section", "xdrope_section") and isinstance(value, list)
+    temporal, height and width positions) k times larger, nested per layer type too: small slot p is big slot k·p, in
+    the same section."""
+    return {key: [k * s for s in value] if key == "mrope_section" and isinstance(value, list)
             else _scaled_sections(value, k) if isinstance(value, dict) else value for key, value in params.items()}
 
 
