@@ -828,3 +828,14 @@ def test_bart_decoder_ffn_of_its_own(tmp_path, cls, k):
         assert report["plan"]["decoder_intermediate_size"] == [32, 64] and report["plan"]["hidden_size"] == [16, 16]
         with pytest.raises(hfgrow.GrowthError, match="--intermediate-size 40 is ambiguous.*give --factor"):
             hfgrow.grow(src, tmp_path / "c", intermediate_size=40)
+
+
+@pytest.mark.exhaustive
+def test_hunyuan_released_rotary_grows_heads_and_refuses_head_dim(tmp_path):
+    """Hunyuan's checkpoints label their rotary "dynamic" with a fixed alpha: NTK scaling whose base is
+    theta · alpha^(d/(d-2)), a function of head_dim. Heads growth keeps every head: exact; head_dim growth is refused."""
+    rope = {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 10000.0, "factor": 1.0}
+    src = build_model(tmp_path / "small", "HunYuanDenseV1ForCausalLM", rope_parameters=rope)
+    check(src, tmp_path / "big", 2)
+    with pytest.raises(hfgrow.GrowthError, match="rope type dynamic depends on head_dim"):
+        hfgrow.grow(src, tmp_path / "big-d", factor=2, attention="head-dim")
