@@ -224,6 +224,8 @@ TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_expert
 TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
                                                                   for t in ("sliding_attention", "full_attention")})
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
+TINY["hunyuan_v1_dense"] = TINY["emu3_text_model"] = TINY["exaone"] = TINY["llama"]  # exaone: run with Llama's classes
+TINY["apertus1p5_text"] = dict(TINY["llama"], output_vocab_size=90)  # an LM head pruned to the first 90 tokens
 # Llama 4's text model: a dense block (MLP of intermediate_size_mlp), then a sparse one (routed experts and a shared expert of
 # intermediate_size); block 1 without rotary (NoPE, temperature-tuned queries: floor_scale 2 makes it vary over 9 tokens),
 # block 0 rotary, chunked (chunks of 4) and with weightless L2 q/k norms
@@ -303,6 +305,9 @@ TINY["glm"] = TINY["glm4"] = dict(TINY["llama"], bos_token_id=1, eos_token_id=2)
 MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 0, 1]}  # the 2 frequency slots of head_dim 4
 TINY["qwen2_vl_text"] = TINY["qwen2_5_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE, bos_token_id=1, eos_token_id=2)
 TINY["qwen2_5_omni_text"] = TINY["qwen2_vl_text"]
+TINY["qwen3_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE)  # its code interleaves the sections
+# HunYuan-VL (text): sections in contiguous chunks of 2·section dims over the whole head (streams T, H, W by chunk)
+TINY["hunyuan_vl_text"] = dict(TINY["llama"], rope_parameters=MROPE)
 TINY["paddleocr_vl_text"] = dict(TINY["qwen2_vl_text"], use_bias=True)  # biases on q, k, v and o
 # sections interleaved by the code: 6 frequency slots, streams T H W T H W
 TINY["qwen3_omni_moe_text"] = dict(TINY["qwen3_moe"], head_dim=12, rope_parameters=dict(MROPE, mrope_section=[2, 2, 2]))
@@ -397,6 +402,10 @@ TINY["lfm2"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hid
 TINY["lfm2_moe"] = {k: v for k, v in TINY["lfm2"].items() if k != "block_auto_adjust_ff_dim"} | dict(
     num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], num_dense_layers=1, num_experts=3, num_experts_per_tok=2,
     moe_intermediate_size=12)
+# LFM3: a short-convolution block, a sliding-window one (default rotary) and a full-attention one (proportional rotary on
+# half of each head), each branch's output normalised before the stream, a sigmoid gate per query head
+TINY["lfm3"] = {k: v for k, v in TINY["lfm2"].items() if k != "block_auto_adjust_ff_dim"} | dict(
+    num_hidden_layers=3, layer_types=["conv", "sliding_attention", "full_attention"], sliding_window=4, head_dim=4)
 
 # speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
 TINY["whisper"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,

@@ -163,6 +163,19 @@ LFM2 = dataclasses.replace(LFM2, body=tuple(r for r in LFM2.body if not r.patter
     *linear(f"{SHORT_CONV}.out_proj", "hidden", "short_conv"),
 ))
 
+# LFM3: LFM2's blocks (short convolutions, full-attention and sliding-window attention layers) with Qwen3's attention names
+# (o_proj, q_norm / k_norm), a sigmoid gate per query head on the attention output (stored as gate_proj; one logit per head,
+# copied with its head), RMS norms on each branch's output before it enters the stream (use_sandwich_norm) and an MLP of
+# intermediate_size itself (no derived width); proportional rotary on a part of each head in the full-attention layers
+LFM3 = LFM2.extend(
+    name="lfm3", model_types=("lfm3",), classes=("Lfm3Model", "Lfm3ForCausalLM"), requires={},
+    spaces={**LFM2.spaces, **PER_HEAD},
+    body=(*linear(f"{LAYER}.self_attn.o_proj", "hidden", "o", bias=False),
+          *norm(f"{LAYER}.self_attn.q_norm", "head", bias=False), *norm(f"{LAYER}.self_attn.k_norm", "head", bias=False),
+          *linear(f"{LAYER}.self_attn.gate_proj", "per_head", "hidden", bias=False),
+          *norm(f"{LAYER}.post_operator_norm", "hidden", bias=False), *norm(f"{LAYER}.post_ffn_norm", "hidden", bias=False)),
+)
+
 # LFM2-MoE: LFM2's blocks, dense MLPs of intermediate_size in the first num_dense_layers, then routed experts of
 # moe_intermediate_size behind a router with a per-expert bias (kept: it biases the choice among experts, not a width)
 FF = f"{LAYER}.feed_forward"

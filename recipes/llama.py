@@ -104,10 +104,33 @@ APERTUS = QWEN3.extend(  # Qwen3's attention; pre-norms under other names; an up
     body=(*norm(f"{LAYER}.attention_layernorm", "hidden", bias=False), *norm(f"{LAYER}.feedforward_layernorm", "hidden", bias=False),
           *keep(f"{LAYER}.mlp.act_fn.alpha_(p|n)"), *keep(f"{LAYER}.mlp.act_fn.(beta|eps)", ndim=0)),
 )
+# Apertus 1.5's text model: Apertus's blocks over a vocabulary extended by visual and audio codes; its LM head may be pruned
+# to the text prefix of that vocabulary (output_vocab_size rows), which no growth touches
+APERTUS1P5_TEXT = APERTUS.extend(name="apertus1p5_text", model_types=("apertus1p5_text",),
+                                 classes=("Apertus1p5TextModel", "Apertus1p5TextForCausalLM"))
 # Qwen2-VL's and Qwen2.5-VL's text models: Qwen2's blocks with multimodal rotary sections (mrope_section, scaled with
 # head_dim); base models only
 QWEN2_VL_TEXT = RECIPE.extend(name="qwen2_vl_text", model_types=("qwen2_vl_text",), classes=("Qwen2VLTextModel",))
 QWEN2_5_VL_TEXT = RECIPE.extend(name="qwen2_5_vl_text", model_types=("qwen2_5_vl_text",), classes=("Qwen2_5_VLTextModel",))
+# Qwen3-VL's text model: Qwen3's blocks with multimodal rotary sections that its code interleaves whatever the config says
+# (head_dim growth only ×4, ×7, ...); Emu3's: Llama's blocks (its images enter as VQ-VAE codes, tokens of the vocabulary)
+QWEN3_VL_TEXT = QWEN3.extend(name="qwen3_vl_text", model_types=("qwen3_vl_text",), classes=("Qwen3VLTextModel",),
+                             constraints=(RotaryHeadDim(interleaved=True),))
+EMU3_TEXT = RECIPE.extend(name="emu3_text_model", model_types=("emu3_text_model",), classes=("Emu3TextModel", "Emu3ForCausalLM"))
+# Hunyuan (v1, dense): per-head q/k norms after the rotation (query_layernorm / key_layernorm), sharing rms_norm_eps; its
+# released rotary ("dynamic" with a fixed alpha, NTK by alpha^(d/(d-2))) depends on head_dim: heads growth there. HunYuan-VL's
+# text model: the same blocks with multimodal sections in contiguous chunks (2·section dims each, over the whole head)
+HUNYUAN_V1_DENSE = QWEN3.extend(
+    name="hunyuan_v1_dense", model_types=("hunyuan_v1_dense",),
+    classes=("HunYuanDenseV1Model", "HunYuanDenseV1ForCausalLM", "HunYuanDenseV1ForSequenceClassification"),
+    body=(*norm(f"{LAYER}.self_attn.query_layernorm", "head", bias=False), *norm(f"{LAYER}.self_attn.key_layernorm", "head", bias=False)),
+)
+HUNYUAN_VL_TEXT = HUNYUAN_V1_DENSE.extend(
+    name="hunyuan_vl_text", model_types=("hunyuan_vl_text",), classes=("HunYuanVLTextModel",),
+    constraints=(HeadDimFixed("its q/k norms after a rotation whose pairs (j, j + head_dim/2) may turn by two position streams "
+                              "(mrope_section's chunks span the whole head): no rotation, so the key copies in a longer head "
+                              "change the keys' mean square on image positions"), *RECIPE.constraints),
+)
 # the same under other names: Qwen2.5-Omni's thinker text model and PaddleOCR-VL's (ERNIE 4.5's layout with Qwen2-VL's
 # rotate-half multimodal sections; optional biases on every attention projection, o_proj's included)
 QWEN2_5_OMNI_TEXT = RECIPE.extend(name="qwen2_5_omni_text", model_types=("qwen2_5_omni_text",), classes=("Qwen2_5OmniThinkerTextModel",))
@@ -115,6 +138,21 @@ PADDLEOCR_VL_TEXT = RECIPE.extend(name="paddleocr_vl_text", model_types=("paddle
 # configurations of their own that transformers runs with Llama's classes (auto-mapped to LlamaModel / LlamaForCausalLM)
 INTERNLM3 = RECIPE.extend(name="internlm3", model_types=("internlm3",), classes=("LlamaModel", "LlamaForCausalLM"))
 IQUESTCODER = RECIPE.extend(name="iquestcoder", model_types=("iquestcoder",), classes=("LlamaModel", "LlamaForCausalLM"))
+# EXAONE 3: Llama's blocks, run with Llama's classes, stored in its own names (transformers renames them on load and back
+# on save): wte, h.*.attn.attention.{q,k,v,out}_proj, ln_1 / ln_2, mlp.c_fc_0 (gate) / c_fc_1 (up) / c_proj, ln_f; the base
+# model alone keeps embed_tokens, layers and norm
+EXAONE_BLOCK = "(h|layers).*"
+EXAONE = RECIPE.extend(
+    name="exaone", model_types=("exaone",), classes=("LlamaModel", "LlamaForCausalLM"),
+    stacks=(("h", "num_hidden_layers", None), ("layers", "num_hidden_layers", None)),
+    body=(*embedding("wte", "hidden"), *norm("ln_f", "final", input="hidden", bias=False),
+          *norm(f"{EXAONE_BLOCK}.ln_1", "hidden", bias=False), *norm(f"{EXAONE_BLOCK}.ln_2", "hidden", bias=False),
+          *(r for name, space in (("q", "q"), ("k", "k"), ("v", "v"))
+            for r in linear(f"{EXAONE_BLOCK}.attn.attention.{name}_proj", space, "hidden")),
+          *linear(f"{EXAONE_BLOCK}.attn.attention.out_proj", "hidden", "o"),
+          *linear(f"{EXAONE_BLOCK}.mlp.c_fc_0", "ffn", "hidden"), *linear(f"{EXAONE_BLOCK}.mlp.c_fc_1", "ffn", "hidden"),
+          *linear(f"{EXAONE_BLOCK}.mlp.c_proj", "hidden", "ffn")),
+)
 SEED_OSS = RECIPE.extend(name="seed_oss", model_types=("seed_oss",), classes=tuple(f"SeedOss{h}" for h in HEADS))
 ULTRABERT = RECIPE.extend(  # an encoder; its MLM head puts an activation between the last projection and the tied decoder,
     # which the tied output's 1/k copies cannot pass: UltrabertForMaskedLM is not supported

@@ -25,8 +25,8 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
 
 GROUPS: dict[str, tuple[str, ...]] = {
     MERGER: ("glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr", "exaone4_5", "cohere_compass", "granite_docling",
-             "qwen3_5", "qwen3_5_moe", "qwen3_vl_moe"),
-    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
+             "qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "hunyuan_vl"),
+    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni", "qwen3_vl"),
     AUDIO: ("qwen2_audio", "voxtral", "fun_asr_nano", "glmasr", "moss_transcribe_diarize", "omniasr", "qwen3_asr",
             "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"),
     AUDIO + "; its projector is a Q-Former (blip_2_qformer) with learned queries": ("granite_speech", "granite_speech_plus"),
@@ -37,18 +37,19 @@ GROUPS: dict[str, tuple[str, ...]] = {
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),
-    TEXT.format("qwen3_vl_text has no recipe; its vision merger also writes the text width"): ("qwen3_vl",),
     TEXT.format("persimmon has no recipe; the image patches enter by a linear layer into the text width"): ("fuyu",),
     TEXT.format("hyper-connections: several residual streams mixed by weights read from all of them"): ("qwen4_exp", "hy_v4_vl"),
     TEXT.format("glm5_next_text is refused"): ("glm5_next",),
     TEXT.format("dots3_note_text is refused; an audio tower too"): ("dots3_note",),
     TEXT.format("ernie4_5_vl_moe_text is refused"): ("ernie4_5_vl_moe",),
     TEXT.format("voxtral_realtime_text is refused; an audio tower too"): ("voxtral_realtime",),
-    TEXT.format("lfm3 has no recipe"): ("lfm3_vl",),
-    TEXT.format("hunyuan_vl_text has no recipe"): ("hunyuan_vl",),
-    TEXT.format("inkling2_text / inkling2_loop_text / inkling_text have no recipe"): ("inkling2", "inkling2_loop", "inkling_mm_model"),
-    TEXT.format("apertus1p5_text has no recipe; images and audio enter as tokenizers' discrete codes"): ("apertus1p5",),
-    TEXT.format("emu3_text_model has no recipe; images enter as VQ-VAE codes"): ("emu3",),
+    TEXT.format("inkling_text, inkling2_text or inkling2_loop_text: not done yet, layouts no recipe declares"): ("inkling2", "inkling2_loop", "inkling_mm_model"),
+    NOT_DECLARED + "its images enter as VQ-VAE codes, tokens of the text vocabulary (the VQ-VAE never reads or writes the "
+    "text width): a join would keep it and grow the text model, and none is written": ("emu3",),
+    NOT_DECLARED + "its images and audio enter as the discrete codes of tokenizer models (vision_tokenizer, audio_tokenizer), "
+    "tokens of the text vocabulary: a join would keep them and grow the text model, and none is written": ("apertus1p5",),
+    PROJECTOR.format("a LayerNorm and two layers over the vision tower's merged patches (spatial_merge_size² of them side by "
+                     "side)"): ("lfm3_vl",),
     TEXT.format("Chameleon's decoder is the model itself (no text sub-config) and has no recipe; images enter as VQ-VAE "
                 "codes"): ("chameleon",),
     "its vision tower is a timm model (vision_config: timm_wrapper, config.architecture names a timm architecture): no "

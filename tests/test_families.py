@@ -126,6 +126,12 @@ CLASSES = {
     "flint": ["FlintModel", "FlintForCausalLM"],
     "laguna": ["LagunaModel", "LagunaForCausalLM"],
     "hunyuan_v1_moe": ["HunYuanMoEV1Model", "HunYuanMoEV1ForCausalLM"],
+    "hunyuan_v1_dense": ["HunYuanDenseV1Model", "HunYuanDenseV1ForCausalLM", "HunYuanDenseV1ForSequenceClassification"],
+    "hunyuan_vl_text": ["HunYuanVLTextModel"],
+    "qwen3_vl_text": ["Qwen3VLTextModel"],
+    "emu3_text_model": ["Emu3TextModel", "Emu3ForCausalLM"],
+    "exaone": ["LlamaModel", "LlamaForCausalLM"],  # run with Llama's classes, stored in EXAONE's own names
+    "apertus1p5_text": ["Apertus1p5TextModel", "Apertus1p5TextForCausalLM"],
     "llama4_text": ["Llama4TextModel", "Llama4ForCausalLM"],
     "minicpm3": ["MiniCPM3Model", "MiniCPM3ForCausalLM", "MiniCPM3ForSequenceClassification"],
     "doge": ["DogeModel", "DogeForCausalLM", "DogeForSequenceClassification"],
@@ -231,6 +237,12 @@ FAST = {(family, MAIN[family], 2, "heads") for family in CLASSES} | {(family, MA
 # class's heads ×3 in turn
 FAST = {case for case in FAST if case[0] not in ENCODERS} | {
     (family, MAIN[family], 3, "head-dim") if i % 2 else (family, other_classes()[family], 3, "heads") for i, family in enumerate(ENCODERS)}
+# the text decoders of issue 32 that are their families' layouts under other names: one growth each in the default run
+DECODERS_32 = ("hunyuan_v1_dense", "hunyuan_vl_text", "qwen3_vl_text", "emu3_text_model", "exaone", "apertus1p5_text")
+FAST = {case for case in FAST if case[0] not in DECODERS_32} | {
+    ("hunyuan_v1_dense", "HunYuanDenseV1ForSequenceClassification", 3, "heads"), ("hunyuan_vl_text", "HunYuanVLTextModel", 3, "heads"),
+    ("qwen3_vl_text", "Qwen3VLTextModel", 2, "head-dim"), ("emu3_text_model", "Emu3ForCausalLM", 2, "heads"),
+    ("exaone", "LlamaForCausalLM", 3, "head-dim"), ("apertus1p5_text", "Apertus1p5TextForCausalLM", 2, "heads")}
 
 
 def representative(cases, fast):
@@ -283,8 +295,9 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "ministral3": "rope type yarn depends on head_dim",  # YaRN by default
     "esmc": "q_norm and k_norm are LayerNorms over the whole query",
     "cosmos3_edge_text": "rotary sections .* interleave the position streams",
+    "hunyuan_vl_text": "q/k norms after a rotation whose pairs",  # tests/test_multimodal_text.py
     # sections interleaved by the code: ×2 and ×3 refused, tests/test_multimodal_text.py grows ×4
-    **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text")},
+    **{family: "interleaved multimodal rotary sections" for family in ("qwen3_vl_moe_text", "qwen3_omni_moe_text", "qwen3_vl_text")},
     "deepseek_v3": "multi-head latent attention keeps its per-head sizes",  # tests/test_mla.py
     **{family: "multi-head latent attention keeps its per-head sizes"
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
@@ -689,7 +702,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 
 
-@pytest.mark.parametrize("family", list(CLASSES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.exhaustive) if f in DECODERS_32 else f for f in CLASSES])
 def test_non_multiple_width_and_depth(tmp_path, family):
     """Every family's main class grown to hidden ×1.5 (FFN ×1.5) with one more block: exact, or refused with its reason."""
     cls = MAIN[family]
@@ -817,3 +830,14 @@ def test_bart_decoder_ffn_of_its_own(tmp_path, cls, k):
         assert report["plan"]["decoder_intermediate_size"] == [32, 64] and report["plan"]["hidden_size"] == [16, 16]
         with pytest.raises(hfgrow.GrowthError, match="--intermediate-size 40 is ambiguous.*give --factor"):
             hfgrow.grow(src, tmp_path / "c", intermediate_size=40)
+
+
+@pytest.mark.exhaustive
+def test_hunyuan_released_rotary_grows_heads_and_refuses_head_dim(tmp_path):
+    """Hunyuan's checkpoints label their rotary "dynamic" with a fixed alpha: NTK scaling whose base is
+    theta · alpha^(d/(d-2)), a function of head_dim. Heads growth keeps every head: exact; head_dim growth is refused."""
+    rope = {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 10000.0, "factor": 1.0}
+    src = build_model(tmp_path / "small", "HunYuanDenseV1ForCausalLM", rope_parameters=rope)
+    check(src, tmp_path / "big", 2)
+    with pytest.raises(hfgrow.GrowthError, match="rope type dynamic depends on head_dim"):
+        hfgrow.grow(src, tmp_path / "big-d", factor=2, attention="head-dim")

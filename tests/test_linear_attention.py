@@ -20,9 +20,11 @@ CLASSES = {
     "olmo_hybrid": ["OlmoHybridModel", "OlmoHybridForCausalLM"],
     "lfm2": ["Lfm2Model", "Lfm2ForCausalLM"],
     "lfm2_moe": ["Lfm2MoeModel", "Lfm2MoeForCausalLM"],
+    "lfm3": ["Lfm3Model", "Lfm3ForCausalLM"],
 }
 MAIN = {"qwen3_next": "Qwen3NextForCausalLM", "qwen3_5_text": "Qwen3_5ForCausalLM", "qwen3_5_moe_text": "Qwen3_5MoeForCausalLM",
-        "olmo_hybrid": "OlmoHybridForCausalLM", "lfm2": "Lfm2ForCausalLM", "lfm2_moe": "Lfm2MoeForCausalLM"}
+        "olmo_hybrid": "OlmoHybridForCausalLM", "lfm2": "Lfm2ForCausalLM", "lfm2_moe": "Lfm2MoeForCausalLM",
+        "lfm3": "Lfm3ForCausalLM"}
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 # ×2, ×3 (key heads 2 → 6), head_dim ×2 of the attention (the delta net's heads still grow by copies), a hidden size that
 # is not a multiple (3 key heads from 2: uneven copies), one more block (a new delta-net block, the identity)
@@ -97,3 +99,16 @@ def test_lfm2_refuses_a_derived_mlp_width(tmp_path):
     assert len(err.splitlines()) == 1 and "block_auto_adjust_ff_dim" in err and "Traceback" not in result.output, err
     assert "derived from intermediate_size" in err, err  # says what blocks, not only which value
     assert not (tmp_path / "big").exists()
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("after", [1, 2])
+def test_lfm3_new_blocks_after_attention_are_the_identity(tmp_path, after):
+    """A new block after the sliding-window or the full-attention block: its kind follows in layer_types, and its
+    branches write zeros into their sandwich norms (an RMS norm of zeros is zero), so it adds nothing."""
+    src = build_model(tmp_path / "small", "Lfm3ForCausalLM")
+    check(src, tmp_path / "big", factor=2, layers=4, insert_at=(after,))
+    kinds = ["conv", "sliding_attention", "full_attention"]
+    assert json.loads((tmp_path / "big" / "config.json").read_text())["layer_types"] == kinds[:after + 1] + kinds[after:]
+    new = load(tmp_path / "big").model.layers[after + 1]
+    assert new.self_attn.o_proj.weight.abs().max() == 0 and new.feed_forward.w2.weight.abs().max() == 0

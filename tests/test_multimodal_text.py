@@ -16,6 +16,7 @@ CASES = [
     pytest.param("paddleocr_vl_text", "PaddleOCRTextModel", 8, [2, 1, 1], 3, marks=pytest.mark.exhaustive),
     ("qwen3_omni_moe_text", "Qwen3OmniMoeThinkerTextModel", 12, [2, 2, 2], 4),
     pytest.param("qwen3_vl_moe_text", "Qwen3VLMoeTextModel", 12, [2, 2, 2], 4, marks=pytest.mark.exhaustive),
+    pytest.param("qwen3_vl_text", "Qwen3VLTextModel", 12, [2, 2, 2], 4, marks=pytest.mark.exhaustive),
 ]
 
 
@@ -36,12 +37,28 @@ def test_head_dim_growth_keeps_multimodal_positions(tmp_path, model_type, cls, h
     src = build_model(tmp_path / "small", cls, model_type=model_type, head_dim=head_dim,
                       rope_parameters=dict(MROPE, mrope_section=sections))
     hfgrow.grow(src, tmp_path / "big", factor=k, attention="head-dim")
-    small, big = load(src), load(tmp_path / "big")
+    assert_exact_on_image_positions(load(src), load(tmp_path / "big"))
+
+
+def assert_exact_on_image_positions(small, big):
     image, text = streams(0)
     # the expansion of the hidden stream, a linear map, found on text positions (where every rotary layout is exact)
     expand = torch.linalg.lstsq(hidden(small, text), hidden(big, text)).solution
     want, got = hidden(small, image) @ expand, hidden(big, image)
     assert ((want - got).abs().max() / got.abs().max()).item() < 1e-5
+
+
+def test_hunyuan_vl_text_grows_heads_and_refuses_head_dim_growth(tmp_path):
+    """HunYuan-VL's sections are contiguous chunks of 2·section dims over the whole head (T T H H W W W W at head_dim 8),
+    so a rotate-half pair (j, j + d/2) turns by two streams' positions, which is no rotation: the per-head key norm after
+    it would see the key copies in the grown head's other slots at other angles (measured: 1e-1 on image positions).
+    head_dim growth is refused; heads grow exactly."""
+    src = build_model(tmp_path / "small", "HunYuanVLTextModel", model_type="hunyuan_vl_text", head_dim=8,
+                      rope_parameters=dict(MROPE, mrope_section=[1, 1, 2]))
+    with pytest.raises(hfgrow.GrowthError, match="q/k norms after a rotation whose pairs"):
+        hfgrow.grow(src, tmp_path / "big", factor=3, attention="head-dim")
+    hfgrow.grow(src, tmp_path / "big", factor=3)
+    assert_exact_on_image_positions(load(src), load(tmp_path / "big"))
 
 
 def test_interleaved_sections_refuse_head_dim_growth_by_other_factors(tmp_path):
