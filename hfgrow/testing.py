@@ -109,6 +109,9 @@ TINY = {
                   pad_token_id=0, tie_word_embeddings=False),
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
+# GPT-J: heads of 8, rotary on the first 4 dims of each (interleaved pairs); the FFN 4 × hidden (n_inner None)
+TINY["gptj"] = dict(vocab_size=97, n_embd=16, n_layer=2, n_head=2, rotary_dim=4, n_positions=32, layer_norm_epsilon=0.05,
+                    resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=3)
 TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = TINY["data2vec-text"] = dict(  # positions start after the padding index (1)
     {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=1)
 TINY["bart"] = TINY["mbart"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
@@ -195,6 +198,7 @@ TINY["qwen2_moe"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 MOE = dict(TINY["llama"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=12, n_group=1, topk_group=1)
 TINY["solar_open"] = dict(MOE, n_shared_experts=2)
 TINY["glm4_moe"] = dict(MOE, n_shared_experts=2, first_k_dense_replace=1, use_qk_norm=True)  # rotary on half of each head
+TINY["sarvam_moe"] = dict(TINY["glm4_moe"], attention_bias=True)  # GLM-4.5's classes; rotary on the whole head, q/k/v biases
 TINY["exaone_moe"] = dict(MOE, num_experts=3, num_shared_experts=2, mlp_layer_types=["dense", "sparse"], sliding_window=4,
                           layer_types=["sliding_attention", "full_attention"])
 TINY["hy_v3"] = dict(MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_types=["sparse", "dense"])
@@ -223,6 +227,12 @@ TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_expert
                                   routed_scaling_factor=2.5, bos_token_id=1, eos_token_id=2)
 TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
                                                                   for t in ("sliding_attention", "full_attention")})
+# GPT-OSS: sliding and full attention blocks with attention sinks, 3 experts (top 2) of clamped SwiGLUs with biases, the
+# router with a bias; YaRN as released (head_dim growth refused)
+TINY["gpt_oss"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.5,
+                       layer_types=["sliding_attention", "full_attention"],
+                       rope_parameters=dict(rope_type="yarn", factor=4.0, beta_fast=32.0, beta_slow=1.0, truncate=False,
+                                            original_max_position_embeddings=16, rope_theta=10000.0))
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 # Llama 4's text model: a dense block (MLP of intermediate_size_mlp), then a sparse one (routed experts and a shared expert of
 # intermediate_size); block 1 without rotary (NoPE, temperature-tuned queries: floor_scale 2 makes it vary over 9 tokens),
@@ -237,6 +247,7 @@ TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, nu
                            n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1, routed_scaling_factor=2.5,
                            norm_topk_prob=True)
 TINY["deepseek_v2"] = dict(TINY["deepseek_v3"], topk_method="group_limited_greedy")
+TINY["sarvam_mla"] = TINY["deepseek_v3"]  # run with DeepSeek-V3's classes
 TINY["glm4_moe_lite"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
                              mlp_layer_types=["dense", "sparse"])
 TINY["mistral4"] = dict(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)  # YaRN by default

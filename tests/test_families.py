@@ -198,7 +198,16 @@ ENCODERS = {
     "roc_bert": [f"RoCBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
                                          "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
 }
+# the text decoders of issue 32 (transformers 5.24 lists them with tensor-parallel plans): every class each ships (Sarvam's
+# model types run with DeepSeek-V3's and GLM-4.5's classes), one growth of each in the default run (see FAST)
+DECODERS = {
+    "gptj": ["GPTJModel", "GPTJForCausalLM", "GPTJForSequenceClassification", "GPTJForQuestionAnswering"],
+    "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
+    "sarvam_mla": ["DeepseekV3Model", "DeepseekV3ForCausalLM"],
+    "sarvam_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
+}
 CLASSES.update(ENCODERS)
+CLASSES.update(DECODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
                      classes[0]) for family, classes in CLASSES.items()}
@@ -231,6 +240,11 @@ FAST = {(family, MAIN[family], 2, "heads") for family in CLASSES} | {(family, MA
 # class's heads ×3 in turn
 FAST = {case for case in FAST if case[0] not in ENCODERS} | {
     (family, MAIN[family], 3, "head-dim") if i % 2 else (family, other_classes()[family], 3, "heads") for i, family in enumerate(ENCODERS)}
+# the decoders of issue 32: one growth each, the one its quirk needs (GPT-J's rotary_dim rewritten under head_dim growth,
+# Sarvam-MoE's fused q|k|v as stored; GPT-OSS's YaRN and Sarvam-MLA's latents keep head_dim: heads)
+FAST = {case for case in FAST if case[0] not in DECODERS} | {
+    ("gptj", "GPTJForCausalLM", 3, "head-dim"), ("gpt_oss", "GptOssForCausalLM", 2, "heads"),
+    ("sarvam_mla", "DeepseekV3ForCausalLM", 2, "heads"), ("sarvam_moe", "Glm4MoeForCausalLM", 3, "head-dim")}
 
 
 def representative(cases, fast):
@@ -288,6 +302,8 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
                       "mistral_large4_text", "axk2", "longcat_flash")},
     "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
+    "sarvam_mla": "multi-head latent attention keeps its per-head sizes",
+    "gpt_oss": "rope type yarn depends on head_dim",  # YaRN as released; test_gpt_oss_default_rope_grows_head_dim
     "esm": "ESM stores its rotary frequencies",
     "yoso": "YOSO's attention reads the angle between the normalised q and k",
 }
@@ -687,7 +703,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
 
 
-@pytest.mark.parametrize("family", list(CLASSES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.exhaustive) if f in DECODERS else f for f in CLASSES])
 def test_non_multiple_width_and_depth(tmp_path, family):
     """Every family's main class grown to hidden ×1.5 (FFN ×1.5) with one more block: exact, or refused with its reason."""
     cls = MAIN[family]
@@ -815,3 +831,12 @@ def test_bart_decoder_ffn_of_its_own(tmp_path, cls, k):
         assert report["plan"]["decoder_intermediate_size"] == [32, 64] and report["plan"]["hidden_size"] == [16, 16]
         with pytest.raises(hfgrow.GrowthError, match="--intermediate-size 40 is ambiguous.*give --factor"):
             hfgrow.grow(src, tmp_path / "c", intermediate_size=40)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("k", [2, 3])
+def test_gpt_oss_default_rope_grows_head_dim(tmp_path, k):
+    """GPT-OSS with rotary of frequency alone (YaRN, as released, refuses head_dim growth): the head grows, its sinks and
+    clamped SwiGLU experts with it."""
+    src = build_model(tmp_path / "small", "GptOssForCausalLM", seed=k, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    check(src, tmp_path / "big", k, attention="head-dim")
