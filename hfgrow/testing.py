@@ -399,6 +399,12 @@ TINY["bailing_hybrid"] = dict({k: v for k, v in TINY["kimi_linear"].items() if k
                               head_dim=4, short_conv_kernel_size=3, first_k_dense_replace=1, num_mtp_layers=0, rope_theta=10000.0)
 TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
 TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
+# Lara-4-Mini: a delta-net block, a sliding-window block (rotary) and a full-attention block (no rotary), experts in each
+TINY["lara_mini"] = dict(TINY["qwen3_5_moe_text"], num_hidden_layers=3, sliding_window=4,
+                         layer_types=["linear_attention", "sliding_attention", "full_attention"])
+# Higgs Audio v2: 2 codebooks of 7 codes; token 5 marks an audio position (its embedding the codebooks' sum); Llama 3's rotary
+TINY["higgs_audio_v2"] = dict(TINY["llama"], num_codebooks=2, codebook_size=7, audio_token_id=5, audio_bos_token_id=6,
+                              audio_delay_token_id=7, audio_stream_bos_id=5, audio_stream_eos_id=6, bos_token_id=1, eos_token_id=2)
 TINY["olmo_hybrid"] = {k: v for k, v in TINY["qwen3_5_text"].items() if k not in ("head_dim", "num_labels")} | dict(num_attention_heads=2,
                                                                                                                   num_key_value_heads=2,
     linear_num_value_heads=2, linear_value_head_dim=4)  # stored as three equal convolutions: q, k and v of one width

@@ -205,6 +205,8 @@ DECODERS = {
     "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
     "sarvam_mla": ["DeepseekV3Model", "DeepseekV3ForCausalLM"],
     "sarvam_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
+    "lara_mini": ["LaraMiniModel", "LaraMiniForCausalLM"],
+    "higgs_audio_v2": ["HiggsAudioV2ForConditionalGeneration"],  # its default run: test_higgs_audio_v2_audio_tokens_…
 }
 CLASSES.update(ENCODERS)
 CLASSES.update(DECODERS)
@@ -241,10 +243,11 @@ FAST = {(family, MAIN[family], 2, "heads") for family in CLASSES} | {(family, MA
 FAST = {case for case in FAST if case[0] not in ENCODERS} | {
     (family, MAIN[family], 3, "head-dim") if i % 2 else (family, other_classes()[family], 3, "heads") for i, family in enumerate(ENCODERS)}
 # the decoders of issue 32: one growth each, the one its quirk needs (GPT-J's rotary_dim rewritten under head_dim growth,
-# Sarvam-MoE's fused q|k|v as stored; GPT-OSS's YaRN and Sarvam-MLA's latents keep head_dim: heads)
+# Sarvam-MoE's fused q|k|v as stored, Lara-Mini's fused delta-net in_proj; GPT-OSS's YaRN and Sarvam-MLA's latents keep head_dim: heads)
 FAST = {case for case in FAST if case[0] not in DECODERS} | {
     ("gptj", "GPTJForCausalLM", 3, "head-dim"), ("gpt_oss", "GptOssForCausalLM", 2, "heads"),
-    ("sarvam_mla", "DeepseekV3ForCausalLM", 2, "heads"), ("sarvam_moe", "Glm4MoeForCausalLM", 3, "head-dim")}
+    ("sarvam_mla", "DeepseekV3ForCausalLM", 2, "heads"), ("sarvam_moe", "Glm4MoeForCausalLM", 3, "head-dim"),
+    ("lara_mini", "LaraMiniForCausalLM", 2, "heads")}
 
 
 def representative(cases, fast):
@@ -840,3 +843,21 @@ def test_gpt_oss_default_rope_grows_head_dim(tmp_path, k):
     clamped SwiGLU experts with it."""
     src = build_model(tmp_path / "small", "GptOssForCausalLM", seed=k, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
     check(src, tmp_path / "big", k, attention="head-dim")
+
+
+@pytest.mark.parametrize("options", [dict(factor=2), pytest.param(dict(factor=3, attention="head-dim"), marks=pytest.mark.exhaustive),
+                                     pytest.param(dict(hidden_size=24, intermediate_size=36, layers=3), marks=pytest.mark.exhaustive)])
+def test_higgs_audio_v2_audio_tokens_take_their_own_path_exactly(tmp_path, options):
+    """Higgs Audio v2 on text and audio tokens at once: the audio positions (token 5) read the codebook embeddings' sum and
+    go through the audio norms and MLP, the others through the text ones; the audio logits of the grown model are the
+    small one's."""
+    src = build_model(tmp_path / "small", "HiggsAudioV2ForConditionalGeneration", seed=1)
+    assert hfgrow.grow(src, tmp_path / "big", **options)["verification"]["passed"]
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(8, 97, (2, 9), generator=g)
+    ids[:, 2:5] = 5  # three audio positions per row
+    feed = dict(input_ids=ids, audio_input_ids=torch.randint(0, 7, (2, 3, 2), generator=g), attention_mask=torch.ones_like(ids))
+    with torch.no_grad():
+        small, big = load(src)(**feed).logits, load(tmp_path / "big")(**feed).logits
+    assert small.shape == big.shape and rel_gap(small, big) <= 1e-5
+    assert rel_gap(small[:, 2:5], big[:, 2:5]) <= 1e-5
