@@ -182,7 +182,7 @@ FLINT = QWEN3_MOE.extend(
 # GPT-OSS: attention sinks (one logit per query head), q/k/v/o with biases, sliding and full attention blocks, YaRN as released;
 # experts with biases, stored transposed ([experts, hidden, 2 × intermediate]) with gate and up interleaved unit by unit
 # ([g₀ u₀ g₁ u₁ …]: a per-unit Packed); the SwiGLU is clamped (gate ≤ limit, |up| ≤ limit) and adds 1 to up, all unit by
-# unit, so copied units clamp alike and an extra unit (gate 0) writes 0; the router has a bias (per expert: kept)
+# unit, so copied units clamp alike (and a unit at zero writes 0); the router has a bias (per expert: kept)
 GATE_UP = Packed((writes("ffn"), writes("ffn")), per_head="ffn")
 GPT_OSS = LLAMA.extend(
     name="gpt_oss", model_types=("gpt_oss",), classes=tuple(f"GptOss{h}" for h in HEADS[:4]),

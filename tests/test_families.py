@@ -704,6 +704,7 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     **dict.fromkeys(("megatron-bert", "xlm-roberta-xl", "esm"), "masked-LM head's LayerNorm normalises a GELU"),
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
+DEPTH = {"lara_mini": 4}  # one more block than the tiny model's (three: one of each kind); 3 elsewhere
 
 
 @pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.exhaustive) if f in DECODERS else f for f in CLASSES])
@@ -714,7 +715,7 @@ def test_non_multiple_width_and_depth(tmp_path, family):
     config = json.loads((src / "config.json").read_text())
     fields = hfgrow.plan.find_recipe(config)[0].config
     hidden, ffn = config[fields.hidden], config_int(config, fields.ffn, fields.ffn_default and fields.ffn_default * config[fields.hidden])
-    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
+    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=DEPTH.get(family, 3))
     if family in WHOLE_WIDTH_QK_NORM:
         options.update(num_heads=8, num_kv_heads=4)
     if family in WIDTH_DEPTH_REFUSED:
