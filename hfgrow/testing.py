@@ -109,6 +109,9 @@ TINY = {
                   pad_token_id=0, tie_word_embeddings=False),
 }
 TINY["mt5"] = dict(TINY["t5"], feed_forward_proj="gated-gelu")
+# GPT-J: heads of 8, rotary on the first 4 dims of each (interleaved pairs); the FFN 4 × hidden (n_inner None)
+TINY["gptj"] = dict(vocab_size=97, n_embd=16, n_layer=2, n_head=2, rotary_dim=4, n_positions=32, layer_norm_epsilon=0.05,
+                    resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=3)
 TINY["roberta"] = TINY["xlm-roberta"] = TINY["camembert"] = TINY["data2vec-text"] = dict(  # positions start after the padding index (1)
     {k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40, pad_token_id=1)
 TINY["bart"] = TINY["mbart"] = dict(vocab_size=97, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
@@ -195,6 +198,7 @@ TINY["qwen2_moe"] = dict(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
 MOE = dict(TINY["llama"], n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=12, n_group=1, topk_group=1)
 TINY["solar_open"] = dict(MOE, n_shared_experts=2)
 TINY["glm4_moe"] = dict(MOE, n_shared_experts=2, first_k_dense_replace=1, use_qk_norm=True)  # rotary on half of each head
+TINY["sarvam_moe"] = dict(TINY["glm4_moe"], attention_bias=True)  # GLM-4.5's classes; rotary on the whole head, q/k/v biases
 TINY["exaone_moe"] = dict(MOE, num_experts=3, num_shared_experts=2, mlp_layer_types=["dense", "sparse"], sliding_window=4,
                           layer_types=["sliding_attention", "full_attention"])
 TINY["hy_v3"] = dict(MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_types=["sparse", "dense"])
@@ -223,6 +227,12 @@ TINY["minimax_m3_vl_text"] = dict(TINY["llama"], num_local_experts=3, num_expert
                                   routed_scaling_factor=2.5, bos_token_id=1, eos_token_id=2)
 TINY["cohere_compass_text"] = dict(TINY["cohere2"], rope_parameters={t: {"rope_type": "default", "rope_theta": 10000.0}
                                                                   for t in ("sliding_attention", "full_attention")})
+# GPT-OSS: sliding and full attention blocks with attention sinks, 3 experts (top 2) of clamped SwiGLUs with biases, the
+# router with a bias; YaRN as released (head_dim growth refused)
+TINY["gpt_oss"] = dict(TINY["llama"], num_local_experts=3, num_experts_per_tok=2, sliding_window=4, swiglu_limit=0.5,
+                       layer_types=["sliding_attention", "full_attention"],
+                       rope_parameters=dict(rope_type="yarn", factor=4.0, beta_fast=32.0, beta_slow=1.0, truncate=False,
+                                            original_max_position_embeddings=16, rope_theta=10000.0))
 TINY["hunyuan_v1_moe"] = dict(TINY["llama"], num_experts=3, moe_topk=2, use_qk_norm=True)
 TINY["hunyuan_v1_dense"] = TINY["emu3_text_model"] = TINY["exaone"] = TINY["llama"]  # exaone: run with Llama's classes
 TINY["apertus1p5_text"] = dict(TINY["llama"], output_vocab_size=90)  # an LM head pruned to the first 90 tokens
@@ -239,6 +249,7 @@ TINY["deepseek_v3"] = dict({k: v for k, v in MOE.items() if k != "head_dim"}, nu
                            n_group=2, topk_group=1, n_shared_experts=2, first_k_dense_replace=1, routed_scaling_factor=2.5,
                            norm_topk_prob=True)
 TINY["deepseek_v2"] = dict(TINY["deepseek_v3"], topk_method="group_limited_greedy")
+TINY["sarvam_mla"] = TINY["deepseek_v3"]  # run with DeepSeek-V3's classes
 TINY["glm4_moe_lite"] = dict({k: v for k, v in TINY["deepseek_v3"].items() if k != "first_k_dense_replace"},
                              mlp_layer_types=["dense", "sparse"])
 TINY["mistral4"] = dict(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)  # YaRN by default
@@ -393,6 +404,12 @@ TINY["bailing_hybrid"] = dict({k: v for k, v in TINY["kimi_linear"].items() if k
                               head_dim=4, short_conv_kernel_size=3, first_k_dense_replace=1, num_mtp_layers=0, rope_theta=10000.0)
 TINY["qwen3_5_text"] = {k: v for k, v in TINY["qwen3_next"].items() if "expert" not in k and k != "mlp_only_layers"}
 TINY["qwen3_5_moe_text"] = {k: v for k, v in TINY["qwen3_next"].items() if k not in ("mlp_only_layers", "intermediate_size")}
+# Lara-4-Mini: a delta-net block, a sliding-window block (rotary) and a full-attention block (no rotary), experts in each
+TINY["lara_mini"] = dict(TINY["qwen3_5_moe_text"], num_hidden_layers=3, sliding_window=4,
+                         layer_types=["linear_attention", "sliding_attention", "full_attention"])
+# Higgs Audio v2: 2 codebooks of 7 codes; token 5 marks an audio position (its embedding the codebooks' sum); Llama 3's rotary
+TINY["higgs_audio_v2"] = dict(TINY["llama"], num_codebooks=2, codebook_size=7, audio_token_id=5, audio_bos_token_id=6,
+                              audio_delay_token_id=7, audio_stream_bos_id=5, audio_stream_eos_id=6, bos_token_id=1, eos_token_id=2)
 TINY["olmo_hybrid"] = {k: v for k, v in TINY["qwen3_5_text"].items() if k not in ("head_dim", "num_labels")} | dict(num_attention_heads=2,
                                                                                                                   num_key_value_heads=2,
     linear_num_value_heads=2, linear_value_head_dim=4)  # stored as three equal convolutions: q, k and v of one width

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, ast, bart, bert, bert_like, clip, clip_like, cohere, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
+from . import (albert, ast, bart, bert, bert_like, clip, clip_like, cohere, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gptj, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -39,7 +39,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deberta.RECIPE, bart.MVP, bert_like.REMBERT,
            xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT,
            wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
-           ast.RECIPE, wav2vec2.SEW)
+           ast.RECIPE, wav2vec2.SEW,
+           deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -96,6 +97,24 @@ REFUSED = {
                         "transformers and reads the encoder's outputs, and T5Gemma 2 itself is not supported yet",
     "phi4_multimodal": "Phi-4-multimodal's image and audio embedders live inside its text model's embedding module, with the "
                        "text sizes the config's own (no text sub-config): not a text model beside towers",
+    # text decoders (issue 32: transformers 5.24 gave them tensor-parallel plans, so the sweep lists them)
+    "codegen": "not done yet: CodeGen fuses q, v and k in one qkv_proj laid out over mp_num = 4 model-parallel shards "
+               "(hard-coded: [q | v | k] per shard of heads/4 heads), a packing over a fixed shard count no recipe space "
+               "declares yet; the rest is GPT-J's layout (recipes/gptj.py)",
+    "diffllama": "differential attention pairs query head h with head h + heads/2 (values and outputs are split in halves "
+                 "over the head axis), so whole-head copies must keep the pairs, a head order no recipe space declares; "
+                 "its λ is a dot product of vectors over head_dim and λ_init follows each block's index (not done yet)",
+    "minimax": "not done yet: lightning-attention blocks (linear attention whose per-head decays transformers derives from "
+               "num_attention_heads and each block's index over num_hidden_layers and stores as buffers, an RMSNorm over "
+               "the whole attention width, a sigmoid output gate) beside softmax-attention blocks and Mixtral's experts",
+    "dory": "Dory (nGPT) keeps every hidden state on the unit sphere: weightless L2 norms (x/‖x‖, not RMS) on the stream, "
+            "q, k and each branch's output, which the copy convention changes by √k, and scales of √head_dim, "
+            "hidden^¼ and √hidden in its learned sqk, s_gate and suv gains; exact growth needs an isometric expansion "
+            "(not done yet)",
+    "deepseek_ocr2_encoder": "the vision encoder sub-config of DeepSeek-OCR 2 (deepseek_ocr2): a Qwen2-style stack over "
+                             "inputs_embeds that the SAM tower's projection and DeepseekOcr2VisionModel's learned queries "
+                             "write at its width, so it grows only with that tower; no class of transformers is a "
+                             "checkpoint of it alone, and DeepSeek-OCR 2 itself is not joined yet",
     # speech (issue 32): the real obstacle where one is known; "not done yet" where the layout is growable but unwritten
     "speech_to_text": "Speech2Text's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "speecht5": "SpeechT5's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact) (its text decoder's and its scaled speech encodings alike)",

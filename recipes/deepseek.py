@@ -60,6 +60,8 @@ RECIPE = dataclasses.replace(
     ),
     heads=(*linear("lm_head", None, "final", bias=False), *linear("score", None, "final")),
 )
+# Sarvam-105B (sarvam_mla): DeepSeek-V3's classes under a configuration of its own (the original config's names aliased)
+SARVAM_MLA = RECIPE.extend(name="sarvam_mla", model_types=("sarvam_mla",), classes=("DeepseekV3Model", "DeepseekV3ForCausalLM"))
 DEEPSEEK_V2 = RECIPE.extend(name="deepseek_v2", model_types=("deepseek_v2",), classes=tuple(f"DeepseekV2{h}" for h in HEADS[:3]))
 
 # the same layout under other names, each measured exact in every class (tests/test_families.py, tests/test_mla.py)

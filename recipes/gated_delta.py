@@ -271,3 +271,18 @@ BAILING_HYBRID = dataclasses.replace(
     body=(*(r for r in DEEPSEEK_V3.body if not r.pattern.startswith(f"{ATTN}.")), *BAILING_DELTA, *BAILING_LATENT,
           *embedding("word_embeddings", "hidden"), *keep(f"{LAYER}.mlp.gate.expert_bias")),
 )
+
+# Lara-4-Mini (lara_mini): Qwen3.5's delta nets, stored with their input projections fused in one in_proj (rows [q | k | v |
+# z | β | a] over all heads, as transformers saves them) and the gated norm under out_norm; Qwen3's attention (per-head
+# q/k norms, no output gate) with rotary on the sliding-window blocks and none on the full-attention ones; plain RMSNorms
+# (weight, not 1 + weight); Flint's experts with an ungated shared expert of its own size
+LARA_MINI_MIXER = (
+    TensorRule(f"{GDN}.in_proj.weight", (Packed((*Q_K_V, writes("lin_v"), writes("lin_v_heads"), writes("lin_v_heads"))), reads("hidden"))),
+    *(r for r in QWEN3_5_MIXER if "in_proj" not in r.pattern and ".norm." not in r.pattern),
+    TensorRule(f"{GDN}.(out_)?norm.weight", (None,), norm_input="kept"),
+)
+LARA_MINI = QWEN3.extend(
+    name="lara_mini", model_types=("lara_mini",), classes=("LaraMiniModel", "LaraMiniForCausalLM"),
+    config=QWEN3_5_MOE_TEXT.config, spaces={k: v for k, v in SPACES.items() if k != "gate"},
+    body=(*LARA_MINI_MIXER, *experts("expert"), *gated("shared_expert", "shared")),
+)

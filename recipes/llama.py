@@ -239,3 +239,15 @@ MUSE_GLIMMER_TEXT = RECIPE.extend(
     body=(*CENTERED, *linear(f"{LAYER}.self_attn.gate_proj", "gate", "hidden", bias=False)),
     constraints=(WeightlessNorms("the embedding norm and the per-head q/k norms"), *RECIPE.constraints),
 )
+
+# Higgs Audio v2: Llama's blocks with a second MLP and its own two norms for audio tokens (each token takes the text or
+# the audio path by its id), audio codebook embeddings (num_codebooks × codebook_size rows of the hidden width, summed
+# over the codebooks) and an audio LM head over every codebook (the text LM head only when built with use_text_head)
+HIGGS_AUDIO_V2 = RECIPE.extend(
+    name="higgs_audio_v2", model_types=("higgs_audio_v2",), classes=("HiggsAudioV2ForConditionalGeneration",),
+    body=(*embedding("embed_audio_tokens.embed_audio_tokens", "hidden"),
+          *norm(f"{LAYER}.audio_input_layernorm", "hidden", bias=False), *norm(f"{LAYER}.audio_post_attention_layernorm", "hidden", bias=False),
+          *(r for p in ("gate", "up") for r in linear(f"{LAYER}.audio_mlp.{p}_proj", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.audio_mlp.down_proj", "hidden", "ffn", bias=False)),
+    heads=(*linear("audio_lm_head", None, "final", bias=False), *linear("text_lm_head", None, "final", bias=False)),
+)

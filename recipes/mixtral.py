@@ -145,6 +145,18 @@ GLM4_MOE = QWEN3.extend(
     name="glm4_moe", model_types=("glm4_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
     config=dataclasses.replace(QWEN3.config, **DEEPSEEK), spaces={**QWEN3.spaces, **EXPERT_SPACES}, body=shared_moe(),
 )
+# Sarvam-30B (sarvam_moe): GLM-4.5's classes under a configuration of its own, rotary over the whole head by default; stored
+# under Sarvam's names (transformers renames them on load and back on save): word_embeddings, q|k|v fused in
+# attention.query_key_value (grouped-query: each part of its own width), attention.dense, query_/key_layernorm, gate.expert_bias
+SARVAM_ATTN = f"{LAYER}.attention"
+SARVAM_MOE = GLM4_MOE.extend(
+    name="sarvam_moe", model_types=("sarvam_moe",), classes=("Glm4MoeModel", "Glm4MoeForCausalLM"),
+    body=(*embedding("word_embeddings", "hidden"),
+          TensorRule(f"{SARVAM_ATTN}.query_key_value.weight", (Packed((writes("q"), writes("k"), writes("v"))), reads("hidden"))),
+          TensorRule(f"{SARVAM_ATTN}.query_key_value.bias", (Packed((writes("q"), writes("k"), writes("v"))),)),
+          *linear(f"{SARVAM_ATTN}.dense", "hidden", "o"), *norm(f"{SARVAM_ATTN}.query_layernorm", "head", bias=False),
+          *norm(f"{SARVAM_ATTN}.key_layernorm", "head", bias=False), *keep(f"{LAYER}.mlp.gate.expert_bias")),
+)
 # dots.llm1: GLM-4.5's layout with per-head q/k norms always, DeepSeek-V3's group-limited sigmoid routing (score correction
 # bias, routed scaling factor); sliding-window layers from max_window_layers on (layer_types)
 DOTS1 = GLM4_MOE.extend(name="dots1", model_types=("dots1",), classes=("Dots1Model", "Dots1ForCausalLM"))
@@ -166,6 +178,20 @@ FLINT = QWEN3_MOE.extend(
     name="flint", model_types=("flint",), classes=("FlintModel", "FlintForCausalLM"),
     config=dataclasses.replace(QWEN3_MOE.config, shared_ffn="shared_expert_intermediate_size"),
     spaces={**QWEN3_MOE.spaces, **EXPERT_SPACES, **PER_HEAD}, body=(*sinks("sinks|softmax_offset"), *gated("shared_expert", "shared")),
+)
+# GPT-OSS: attention sinks (one logit per query head), q/k/v/o with biases, sliding and full attention blocks, YaRN as released;
+# experts with biases, stored transposed ([experts, hidden, 2 × intermediate]) with gate and up interleaved unit by unit
+# ([g₀ u₀ g₁ u₁ …]: a per-unit Packed); the SwiGLU is clamped (gate ≤ limit, |up| ≤ limit) and adds 1 to up, all unit by
+# unit, so copied units clamp alike (and a unit at zero writes 0); the router has a bias (per expert: kept)
+GATE_UP = Packed((writes("ffn"), writes("ffn")), per_head="ffn")
+GPT_OSS = LLAMA.extend(
+    name="gpt_oss", model_types=("gpt_oss",), classes=tuple(f"GptOss{h}" for h in HEADS[:4]),
+    spaces={**LLAMA.spaces, **PER_HEAD},
+    body=(*sinks(), *linear(f"{LAYER}.mlp.router", None, "hidden", split=False),
+          TensorRule(f"{LAYER}.mlp.experts.gate_up_proj", (None, reads("hidden"), GATE_UP)),
+          TensorRule(f"{LAYER}.mlp.experts.gate_up_proj_bias", (None, GATE_UP)),
+          TensorRule(f"{LAYER}.mlp.experts.down_proj", (None, reads("ffn"), writes("hidden"))),
+          TensorRule(f"{LAYER}.mlp.experts.down_proj_bias", (None, writes("hidden")))),
 )
 # Laguna: per-head q/k norms, a softplus gate per head on the attention output (g_proj), a shared expert of its own size,
 # mlp_layer_types, per-layer head counts (all equal); partial rotary on its full-attention layers

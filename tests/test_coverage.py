@@ -102,3 +102,20 @@ def test_every_text_encoder_type_has_a_recipe_or_is_refused_in_one_line():
         with pytest.raises(hfgrow.GrowthError) as e:
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and why in str(e.value), model_type
+
+
+def test_the_decoders_of_issue_32_grow_or_name_their_obstacle():
+    """The text decoders transformers 5.24 lists with tensor-parallel plans (GPT-J, CodeGen and GPT-OSS among them, which
+    had none before): each has a recipe (tests/test_families.py proves its classes) or is refused in one line with the
+    obstacle, never with the generic list of recipes."""
+    from hfgrow.recipes import REFUSED
+
+    supported = {t for r in RECIPES for t in r.model_types}
+    for model_type in ("codegen", "gptj", "gpt_oss", "minimax", "diffllama", "dory", "lara_mini", "sarvam_mla", "sarvam_moe",
+                       "higgs_audio_v2", "deepseek_ocr2_encoder"):
+        assert model_type in CONFIG_MAPPING_NAMES, model_type
+        if model_type in supported:
+            continue
+        with pytest.raises(hfgrow.GrowthError) as e:
+            find_recipe({"model_type": model_type})
+        assert "\n" not in str(e.value) and REFUSED[model_type] in str(e.value) and "supported:" not in str(e.value), model_type

@@ -204,7 +204,18 @@ ENCODERS = {
     "roc_bert": [f"RoCBert{h}" for h in ("Model", "ForMaskedLM", "ForCausalLM", "ForPreTraining", "ForSequenceClassification",
                                          "ForMultipleChoice", "ForTokenClassification", "ForQuestionAnswering")],
 }
+# the text decoders of issue 32 (transformers 5.24 lists them with tensor-parallel plans): every class each ships (Sarvam's
+# model types run with DeepSeek-V3's and GLM-4.5's classes), one growth of each in the default run (see FAST)
+DECODERS = {
+    "gptj": ["GPTJModel", "GPTJForCausalLM", "GPTJForSequenceClassification", "GPTJForQuestionAnswering"],
+    "gpt_oss": ["GptOssModel", "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification"],
+    "sarvam_mla": ["DeepseekV3Model", "DeepseekV3ForCausalLM"],
+    "sarvam_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
+    "lara_mini": ["LaraMiniModel", "LaraMiniForCausalLM"],
+    "higgs_audio_v2": ["HiggsAudioV2ForConditionalGeneration"],  # its default run: test_higgs_audio_v2_audio_tokens_…
+}
 CLASSES.update(ENCODERS)
+CLASSES.update(DECODERS)
 ALL = [(family, cls) for family, classes in CLASSES.items() for cls in classes]
 MAIN = {family: next((c for c in classes if c.endswith(("ForCausalLM", "ForConditionalGeneration", "ForMaskedLM", "LMHeadModel"))),
                      classes[0]) for family, classes in CLASSES.items()}
@@ -243,6 +254,12 @@ FAST = {case for case in FAST if case[0] not in DECODERS_32} | {
     ("hunyuan_v1_dense", "HunYuanDenseV1ForSequenceClassification", 3, "heads"), ("hunyuan_vl_text", "HunYuanVLTextModel", 3, "heads"),
     ("qwen3_vl_text", "Qwen3VLTextModel", 2, "head-dim"), ("emu3_text_model", "Emu3ForCausalLM", 2, "heads"),
     ("exaone", "LlamaForCausalLM", 3, "head-dim"), ("apertus1p5_text", "Apertus1p5TextForCausalLM", 2, "heads")}
+# the decoders of issue 32: one growth each, the one its quirk needs (GPT-J's rotary_dim rewritten under head_dim growth,
+# Sarvam-MoE's fused q|k|v as stored, Lara-Mini's fused delta-net in_proj; GPT-OSS's YaRN and Sarvam-MLA's latents keep head_dim: heads)
+FAST = {case for case in FAST if case[0] not in DECODERS} | {
+    ("gptj", "GPTJForCausalLM", 3, "head-dim"), ("gpt_oss", "GptOssForCausalLM", 2, "heads"),
+    ("sarvam_mla", "DeepseekV3ForCausalLM", 2, "heads"), ("sarvam_moe", "Glm4MoeForCausalLM", 3, "head-dim"),
+    ("lara_mini", "LaraMiniForCausalLM", 2, "heads")}
 
 
 def representative(cases, fast):
@@ -303,6 +320,8 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
        for family in ("deepseek_v2", "glm4_moe_lite", "mistral4", "axk1", "youtu", "deepseek_v32", "glm_moe_dsa", "minicpm3",
                       "mistral_large4_text", "axk2", "longcat_flash")},
     "deepseek_v4": "deepseek_v4 keeps its attention heads",  # tests/test_mla.py
+    "sarvam_mla": "multi-head latent attention keeps its per-head sizes",
+    "gpt_oss": "rope type yarn depends on head_dim",  # YaRN as released; test_gpt_oss_default_rope_grows_head_dim
     "esm": "ESM stores its rotary frequencies",
     "yoso": "YOSO's attention reads the angle between the normalised q and k",
 }
@@ -700,9 +719,10 @@ WIDTH_DEPTH_REFUSED = {  # the reason each family gives for hidden ×1.5 with on
     **dict.fromkeys(("megatron-bert", "xlm-roberta-xl", "esm"), "masked-LM head's LayerNorm normalises a GELU"),
 }
 WHOLE_WIDTH_QK_NORM = ("olmo2", "olmo3", "minimax_m2")  # heads by whole multiples: 4 → 8 heads on 4 KV heads
+DEPTH = {"lara_mini": 4}  # one more block than the tiny model's (three: one of each kind); 3 elsewhere
 
 
-@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.exhaustive) if f in DECODERS_32 else f for f in CLASSES])
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.exhaustive) if f in DECODERS_32 or f in DECODERS else f for f in CLASSES])
 def test_non_multiple_width_and_depth(tmp_path, family):
     """Every family's main class grown to hidden ×1.5 (FFN ×1.5) with one more block: exact, or refused with its reason."""
     cls = MAIN[family]
@@ -710,7 +730,7 @@ def test_non_multiple_width_and_depth(tmp_path, family):
     config = json.loads((src / "config.json").read_text())
     fields = hfgrow.plan.find_recipe(config)[0].config
     hidden, ffn = config[fields.hidden], config_int(config, fields.ffn, fields.ffn_default and fields.ffn_default * config[fields.hidden])
-    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=3)
+    options = dict(hidden_size=hidden * 3 // 2, intermediate_size=ffn * 3 // 2, layers=DEPTH.get(family, 3))
     if family in WHOLE_WIDTH_QK_NORM:
         options.update(num_heads=8, num_kv_heads=4)
     if family in WIDTH_DEPTH_REFUSED:
@@ -841,3 +861,30 @@ def test_hunyuan_released_rotary_grows_heads_and_refuses_head_dim(tmp_path):
     check(src, tmp_path / "big", 2)
     with pytest.raises(hfgrow.GrowthError, match="rope type dynamic depends on head_dim"):
         hfgrow.grow(src, tmp_path / "big-d", factor=2, attention="head-dim")
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("k", [2, 3])
+def test_gpt_oss_default_rope_grows_head_dim(tmp_path, k):
+    """GPT-OSS with rotary of frequency alone (YaRN, as released, refuses head_dim growth): the head grows, its sinks and
+    clamped SwiGLU experts with it."""
+    src = build_model(tmp_path / "small", "GptOssForCausalLM", seed=k, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    check(src, tmp_path / "big", k, attention="head-dim")
+
+
+@pytest.mark.parametrize("options", [dict(factor=2), pytest.param(dict(factor=3, attention="head-dim"), marks=pytest.mark.exhaustive),
+                                     pytest.param(dict(hidden_size=24, intermediate_size=36, layers=3), marks=pytest.mark.exhaustive)])
+def test_higgs_audio_v2_audio_tokens_take_their_own_path_exactly(tmp_path, options):
+    """Higgs Audio v2 on text and audio tokens at once: the audio positions (token 5) read the codebook embeddings' sum and
+    go through the audio norms and MLP, the others through the text ones; the audio logits of the grown model are the
+    small one's."""
+    src = build_model(tmp_path / "small", "HiggsAudioV2ForConditionalGeneration", seed=1)
+    assert hfgrow.grow(src, tmp_path / "big", **options)["verification"]["passed"]
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(8, 97, (2, 9), generator=g)
+    ids[:, 2:5] = 5  # three audio positions per row
+    feed = dict(input_ids=ids, audio_input_ids=torch.randint(0, 7, (2, 3, 2), generator=g), attention_mask=torch.ones_like(ids))
+    with torch.no_grad():
+        small, big = load(src)(**feed).logits, load(tmp_path / "big")(**feed).logits
+    assert small.shape == big.shape and rel_gap(small, big) <= 1e-5
+    assert rel_gap(small[:, 2:5], big[:, 2:5]) <= 1e-5
