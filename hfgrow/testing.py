@@ -427,6 +427,18 @@ TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
 TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
                                                use_mean_pooling=False, vocab_size=11)
 
+# hierarchical: two stages over 8×8 images (4 × 4 patches of 2×2 pixels, merged to 2 × 2), windows of 2
+TINY["swin"] = dict(
+    image_size=8, patch_size=2, num_channels=3, embed_dim=8, depths=[1, 2], num_heads=[2, 4], window_size=2, mlp_ratio=2.0,
+    layer_norm_eps=0.05, encoder_stride=4, use_absolute_embeddings=True, hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0, drop_path_rate=0.0, num_labels=3, out_features=["stage1", "stage2"])
+# (Swin v2's and Donut's absolute position tables hold one position more than the patches, which their forward cannot add: 5.24)
+TINY["swinv2"] = TINY["donut-swin"] = dict(TINY["swin"], use_absolute_embeddings=False)
+# two stages of 8 and 16 channels over 8×8 images (a 2×2 stem: 4 × 4, downsampled to 2 × 2)
+TINY["convnext"] = TINY["convnextv2"] = dict(image_size=8, patch_size=2, num_channels=3, num_stages=2, hidden_sizes=[8, 16],
+                                             depths=[1, 2], layer_norm_eps=0.05, drop_path_rate=0.0, layer_scale_init_value=0.5,
+                                             num_labels=3, out_features=["stage1", "stage2"])
+
 # ImageGPT: 96 colour clusters (and a start token), 16 pixels
 TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)
 # Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter

@@ -18,17 +18,9 @@ def stages(widths: str, extra: str = "") -> str:
 
 PATCH_MERGING = ", each stage's width twice the last, patch merging a LayerNorm over 4 neighbours and a linear to the next"
 REFUSED = {
-    "swin": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; per-head relative position bias tables"),
-    "donut-swin": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; per-head relative position bias tables"),
-    "swinv2": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; cosine attention with a per-head logit scale "
-                     "and a continuous position bias MLP per stage"),
     "dinat": stages("embed_dim·2^i, num_heads per stage", "; neighbourhood attention runs in natten's kernels"),
     "hiera": stages("embed_dim·2^i, num_heads per stage", "; mask-unit attention and query pooling between stages"),
     "focalnet": stages("embed_dim·2^i", "; focal modulation gates per level, layer scale"),
-    "convnext": stages("hidden_sizes", "; depthwise convolutions, channel LayerNorms, layer scale, downsampling by a "
-                       "LayerNorm and a strided convolution"),
-    "convnextv2": stages("hidden_sizes", "; global response normalisation (its mean over channels of per-channel norms "
-                         "is kept by whole copies)"),
     "resnet": stages("embedding_size, hidden_sizes", "; batch norms and a ReLU after each residual sum (plain copies only)"),
     "regnet": stages("embedding_size, hidden_sizes, groups_width", "; grouped convolutions and squeeze-excitation"),
     "bit": "BiT's weight-standardised convolutions normalise each filter over its inputs, so the reader's 1/k cannot sit "
