@@ -21,6 +21,7 @@ from .algebra import Axis, Kind, Packed, Role, Space, held_at
 
 __all__ = [
     "Axis",
+    "By",
     "ConfigFields",
     "Constraint",
     "Kind",
@@ -186,6 +187,21 @@ def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tup
 
 
 @dataclass(frozen=True)
+class By:
+    """A number chosen by a config value (ResNet's bottleneck width: a quarter of the stage's for layer_type "bottleneck",
+    the whole for "basic"); a value not in ``table`` gives None."""
+
+    field: str
+    table: Mapping[Any, float]
+
+    def get(self, value: Any) -> float | None:
+        return self.table.get(value)
+
+    def __str__(self) -> str:
+        return f"by {self.field}: {dict(self.table)}"
+
+
+@dataclass(frozen=True)
 class Stages:
     """The stages of a hierarchical model (Swin, ConvNeXt: docs/design.md §Stages), each with a width of its own, all grown
     by one whole factor. Its dimensions, for the recipe's spaces: ``stage{i}`` (stage i's channels), ``stage{i}.heads``
@@ -195,8 +211,9 @@ class Stages:
     widths: str  # per-stage widths: a list field (hidden_sizes), or a number doubled at each stage (Swin's embed_dim)
     count: str | None = None  # with a doubled number: the per-stage list whose length is the number of stages (depths)
     heads: str | None = None  # per-stage numbers of heads (a list field)
-    # sizes in proportion to a stage's width: name → a config field (a number, or a per-stage list) or a number (4: ConvNeXt's MLP)
-    ratios: Mapping[str, str | float] = field(default_factory=dict)
+    # sizes in proportion to a stage's width: name → a config field (a number, or a per-stage list), a number (4: ConvNeXt's
+    # MLP) or a By (ResNet's bottleneck)
+    ratios: Mapping[str, "str | float | By"] = field(default_factory=dict)
     # other fields (a number, or a list) that grow by the factor: dimension name → field (ResNet's embedding_size)
     grown: Mapping[str, str] = field(default_factory=dict)
 

@@ -408,9 +408,11 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
 
 
 def stage_map(recipe: Recipe, maps: Mapping[str, Expansion], width: int) -> Expansion:
-    """The expansion of the stage of this width (an output in ``STAGE``: every stage's layout is whole adjacent copies)."""
+    """The expansion of the stage (or other grown stage field: ResNet's stem) of this width, for an output in ``STAGE``:
+    every such layout is whole adjacent copies of one factor, so any of this width is the one."""
+    grown = set(recipe.config.stages.grown) if recipe.config.stages else set()
     for name, space in recipe.spaces.items():
-        if re.fullmatch(r"(.*\.)?stage\d+", space.dim) and maps[name].small == width:
+        if (re.fullmatch(r"stage\d+", space.dim) or space.dim in grown) and maps[name].small == width:
             return maps[name]
     raise GrowthError(f"no stage of {recipe.name} is {width} wide")
 

@@ -9,7 +9,7 @@ from typing import Any
 from .algebra import Widths
 from .errors import GrowthError
 from .options import GrowthOptions
-from .recipe import Recipe
+from .recipe import By, Recipe
 
 
 def config_int(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
@@ -135,8 +135,10 @@ def _stages(config: dict[str, Any], stages: Any, hidden: int, big_hidden: int) -
                 raise GrowthError(f"config.json: stage {i}'s width {w} is not a multiple of its {h!r} heads ({stages.heads})")
             out += [(f"stage{i}.heads", h, k * h, 1), (f"stage{i}.attention", w, k * w, w // h)]
         for name, r in stages.ratios.items():
-            ratio = config.get(r) if isinstance(r, str) else r
+            ratio = config.get(r) if isinstance(r, str) else r.get(config.get(r.field)) if isinstance(r, By) else r
             ratio = ratio[i] if isinstance(ratio, list) else ratio
+            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
+                raise GrowthError(f"config.json: stage {i}'s {name} ratio should be a positive number, got {ratio!r} ({r})")
             size, big = int(w * ratio), int(k * w * ratio)
             if big != k * size:
                 raise GrowthError(f"stage {i}'s {name} width {w} × {ratio} does not grow by the factor {k} (int({k * w} × "
