@@ -456,7 +456,7 @@ TINY["segformer"] = dict(num_channels=3, num_encoder_blocks=2, depths=[1, 2], sr
 TINY["pvt_v2"] = dict({k: v for k, v in TINY["segformer"].items() if not k.startswith(("decoder", "classifier_"))},
                       out_features=["stage1", "stage2"])
 TINY["pvt"] = dict({k: v for k, v in TINY["pvt_v2"].items() if k not in ("sr_ratios", "out_features")},
-                   sequence_reduction_ratios=[2, 1], patch_sizes=[2, 2])
+                   sequence_reduction_ratios=[2, 1], image_size=16, patch_sizes=[4, 2], strides=[4, 2])  # (PVT's tables assume a first stride of 4)
 
 # ImageGPT: 96 colour clusters (and a start token), 16 pixels
 TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)

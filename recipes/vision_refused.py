@@ -29,14 +29,7 @@ REFUSED = {
     "hgnet_v2": stages("stem_channels, stage_in/mid/out_channels", "; learnable affine blocks and light convolutions"),
     "textnet": stages("stem and hidden_sizes", "; convolutions with batch norms fused per branch"),
     "pp_lcnet": stages("channels derived from a scale by make_divisible", "; squeeze-excitation and depthwise convolutions"),
-    "poolformer": stages("hidden_sizes", "; pooling token mixers, GroupNorms, layer scale"),
     "swiftformer": stages("embed_dims", "; efficient additive attention with a learned query weight vector, batch norms"),
-    "pvt": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention (a strided convolution and "
-                  "a LayerNorm over the keys' tokens), a LayerNorm after each patch embedding"),
-    "pvt_v2": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention, depthwise convolutions "
-                     "in the MLP, overlapping patch embeddings followed by a LayerNorm"),
-    "segformer": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention, depthwise "
-                        "convolutions in the MLP, an all-MLP decode head"),
     "cvt": stages("embed_dim, num_heads per stage", "; convolutional q/k/v projections (a depthwise convolution and a "
                   "batch norm each) and convolutional token embeddings"),
     "levit": stages("hidden_sizes, num_attention_heads, key_dim per stage", "; linear layers followed by batch norms, "
