@@ -1,22 +1,17 @@
 """The vision model types of the coverage sweep that hfgrow refuses, each with what blocks it (listed in REFUSED).
 
 Most are hierarchical: stages of widths of their own (a list such as ``hidden_sizes``, or ``embed_dim`` doubled per
-stage) with a head count per stage. Nothing in their algebra forbids growth: a convolution's channels are an activation
-space like a linear layer's, a batch norm's running mean, variance and affine are per-channel values that copies repeat,
-and a ReLU after the residual sum (ResNet's) is exact with plain copies (whole multiples, the copy convention). What is
-not done is the vocabulary: a recipe declares one hidden width and one head count, and these need one per stage, grown
-by one factor, plus the maps between stages (patch merging reads 4 neighbours of a stage's width, a strided convolution
-or norm-then-linear downsampling writes the next). Those that have an obstacle of their own say so.
+stage) with a head count per stage. The vocabulary for them exists (``recipe.Stages``, docs/design.md §Stages: Swin,
+ConvNeXt, ResNet, PVT and SegFormer grow with it); what is not done is each remaining family's own layers, named in its
+message. Those that have an obstacle of their own say so.
 """
 
 
 def stages(widths: str, extra: str = "") -> str:
-    return (f"hierarchical stages of widths of their own ({widths}){extra}: a recipe declares one hidden width and one "
-            f"head count, so per-stage widths and the maps between stages are not done yet (the channels, batch norms "
-            f"and activations themselves would grow exactly by whole copies)")
+    return (f"hierarchical stages of widths of their own ({widths}){extra}: not done yet (per-stage widths are declared "
+            f"with recipe.Stages, docs/design.md §Stages, but these layers have no rules)")
 
 
-PATCH_MERGING = ", each stage's width twice the last, patch merging a LayerNorm over 4 neighbours and a linear to the next"
 REFUSED = {
     "dinat": stages("embed_dim·2^i, num_heads per stage", "; neighbourhood attention runs in natten's kernels"),
     "hiera": stages("embed_dim·2^i, num_heads per stage", "; mask-unit attention and query pooling between stages"),
