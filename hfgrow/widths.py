@@ -47,7 +47,7 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
     ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
     if not f.heads and (o.num_heads or o.head_dim or o.num_kv_heads or o.attention != "heads"):
         why = f"keeps its attention heads ({f.heads_kept})" if f.heads_kept else "has no attention"
-        why = "grows each stage's heads by --factor, keeping head_dim" if f.stages else why
+        why = "grows each stage's heads by --factor, keeping head_dim" if f.stages and f.stages.heads else why
         raise GrowthError(f"{recipe.name} {why}: --num-heads, --head-dim, --num-kv-heads and --attention do not apply")
     heads = config_int(config, f.heads) if f.heads else hidden  # no attention: widths per unit, any hidden size
     single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
