@@ -212,7 +212,7 @@ class Stages:
     count: str | None = None  # with a doubled number: the per-stage list whose length is the number of stages (depths)
     heads: str | None = None  # per-stage numbers of heads (a list field)
     # sizes in proportion to a stage's width: name → a config field (a number, or a per-stage list), a number (4: ConvNeXt's
-    # MLP) or a By (ResNet's bottleneck)
+    # MLP; it gives each of ``grown`` the size too, ``{grown}.{name}``) or a By (ResNet's bottleneck)
     ratios: Mapping[str, "str | float | By"] = field(default_factory=dict)
     # other fields (a number, or a list) that grow by the factor: dimension name → field (ResNet's embedding_size)
     grown: Mapping[str, str] = field(default_factory=dict)

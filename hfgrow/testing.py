@@ -445,6 +445,9 @@ TINY["convnext"] = TINY["convnextv2"] = dict(image_size=8, patch_size=2, num_cha
 # ResNet: bottleneck blocks (a quarter of the stage's width inside), batch norms, a ReLU after each residual sum
 TINY["resnet"] = dict(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 2], layer_type="bottleneck",
                       downsample_in_bottleneck=True, num_labels=3, out_features=["stage1", "stage2"])
+# RegNet Y: grouped 3×3 convolutions of 4 channels per group, squeeze-excitation at a quarter of the block's input width
+TINY["regnet"] = dict(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 2], groups_width=4, layer_type="y",
+                      num_labels=3)
 # PoolFormer: overlapping patch convolutions per stage, GroupNorms, pooling token mixers, layer scale
 TINY["poolformer"] = dict(num_channels=3, hidden_sizes=[8, 16], depths=[1, 2], patch_sizes=[3, 3], strides=[2, 2], padding=[1, 1],
                           num_encoder_blocks=2, mlp_ratio=2.0, layer_scale_init_value=0.5, num_labels=3)

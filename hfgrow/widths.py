@@ -147,6 +147,9 @@ def _stages(config: dict[str, Any], stages: Any, hidden: int, big_hidden: int) -
     for name, field_name in stages.grown.items():
         size = config_int(config, field_name)
         out.append((name, size, k * size, 1))
+        # a plain number ratio applies to a grown field too (RegNet's squeeze-excitation reads a quarter of the stem's width)
+        out += [(f"{name}.{r_name}", int(size * r), k * int(size * r), 1) for r_name, r in stages.ratios.items()
+                if isinstance(r, (int, float)) and int(k * size * r) == k * int(size * r)]
     return tuple(out)
 
 

@@ -16,7 +16,6 @@ REFUSED = {
     "dinat": stages("embed_dim·2^i, num_heads per stage", "; neighbourhood attention runs in natten's kernels"),
     "hiera": stages("embed_dim·2^i, num_heads per stage", "; mask-unit attention and query pooling between stages"),
     "focalnet": stages("embed_dim·2^i", "; focal modulation gates per level, layer scale"),
-    "regnet": stages("embedding_size, hidden_sizes, groups_width", "; grouped convolutions and squeeze-excitation"),
     "bit": "BiT's weight-standardised convolutions normalise each filter over its inputs, so the reader's 1/k cannot sit "
            "in the filter: it would have to ride on the activation before it (a ReLU is positively homogeneous, the "
            "GroupNorm's γ and β could carry it), which no recipe space declares yet; and its stages have widths of their "
