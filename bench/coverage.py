@@ -38,7 +38,7 @@ import hfgrow  # noqa: E402
 from hfgrow.config_rewrite import sizes_of, sub_config  # noqa: E402
 from hfgrow.towers import tower_subs  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
-from hfgrow.widths import config_int  # noqa: E402
+from hfgrow.widths import config_int, stage_widths  # noqa: E402
 from hfgrow.recipes import RECIPES, REFUSED  # noqa: E402
 from hfgrow.testing import TINY, build_bert, build_model  # noqa: E402
 from hfgrow.widths import stack_depth  # noqa: E402
@@ -234,7 +234,7 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
     whole = json.loads((src / "config.json").read_text())  # a composite's sizes: its (first tower's) sub-config's
     config = sub_config(whole, tower_subs(recipe)[0]) if recipe.towers else sizes_of(whole, recipe)
     fields = recipe.config
-    hidden = config[fields.hidden]
+    hidden = config_int(config, fields.hidden, stage_widths(config, fields.stages)[-1] if fields.stages else None)  # ConvNeXt: none
     ffn = config_int(config, fields.ffn, (fields.ffn_default or 0) * hidden) if fields.ffn else 0  # Mamba: no FFN
     depth = stack_depth(config, *recipe.stacks[0][1:]) if recipe.stacks else 2  # the tiny models' blocks (Nemotron-H: 4)
     cells = {}

@@ -405,6 +405,9 @@ class Widths:
     linear_k_heads: tuple[int, int] = (0, 0)
     linear_v_heads: tuple[int, int] = (0, 0)
     linear_dims: tuple[int, int] = (0, 0)
+    # the sizes of a hierarchical model's stages (Swin, ConvNeXt: docs/design.md §Stages), each grown by one whole factor:
+    # (dimension, small, big, unit), big unit-block J copying small block J // k (whole heads where unit is a head_dim)
+    stages: tuple[tuple[str, int, int, int], ...] = ()
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -451,6 +454,9 @@ class Widths:
             return n * size, big * size
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
+        stage = next((s for s in self.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
+        if stage:  # (a stage the model does not have: none)
+            return stage[1], stage[2]
         return self.mixer if dim == "mixer_by_head" else getattr(self, dim)
 
 
@@ -552,6 +558,17 @@ def copies_and_extras(n: int, big: int, what: str = "a dimension") -> torch.Tens
         raise GrowthError(f"cannot shrink {what} from {n} to {big}")
     k = big // n
     return torch.cat([torch.arange(n).repeat_interleave(k), torch.full((big - k * n,), -1)])
+
+
+def whole_copies(n: int, big: int, unit: int = 1) -> torch.Tensor:
+    """A stage's layout (docs/design.md §Stages): blocks of ``unit`` units (a head's dims, or 1), each copied k = big/n
+    times side by side, so that a grouped convolution's groups and a depthwise one's channels stay whole."""
+    if n == 0:
+        return torch.zeros(0, dtype=torch.long)
+    if big % n or n % unit:
+        raise GrowthError(f"a stage of {n} units cannot grow to {big}: stages grow by whole factors only")
+    k = big // n
+    return ((torch.arange(big // unit) // k) * unit).repeat_interleave(unit) + torch.arange(big) % unit
 
 
 def _head_layout(d: int, big_d: int, rope: str | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -711,6 +728,11 @@ class _Layouts:
             return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
         if dim in ("linear_k", "linear_v", "linear_k_heads", "linear_v_heads"):
             return _linear_layout(widths, dim)
+        stage = next((s for s in widths.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
+        if stage:  # a stage's channels, heads or attention: whole copies of each block of ``unit`` units, adjacent (a
+            _, n, big, unit = stage  # stage the model does not have: none)
+            src = whole_copies(n, big, unit)
+            return n, src, torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in dict(widths.fixed):  # kept as it is
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)

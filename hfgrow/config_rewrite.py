@@ -61,9 +61,13 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
            if fields.linear_heads else {}),
         **({fields.shared_ffn: (widths.shared_ffn[1], None)} if isinstance(fields.shared_ffn, str) else {}),
     }
+    if fields.stages and config.get(fields.hidden) is None:  # the last stage's width, derived from the stages
+        derived.pop(fields.hidden)
     for name, (value, default) in derived.items():
         if name and (config.get(name) is not None or value != default):
             new_config[name] = value
+    if fields.stages:
+        new_config.update(_stage_fields(config, fields.stages, widths.hidden[1] // widths.hidden[0]))
     for name, (part, key) in fields.nested.items():  # where transformers reads it: the object's key, rewritten with the field
         if isinstance(config.get(part), dict) and key in config[part]:
             new_config[part] = {**new_config[part], key: new_config.get(name, config[part][key])}
@@ -108,6 +112,14 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     new_config.pop("auto_map", None)
     check_config(new_config, widths, options)
     return new_config
+
+
+def _stage_fields(config: dict[str, Any], stages: Any, k: int) -> dict[str, Any]:
+    """A hierarchical model's stage fields, grown by the whole factor ``k``: the widths (a list, or the number doubled per
+    stage), the heads per stage and the other grown fields (numbers or lists); head_dim and ratios are kept."""
+    names = (stages.widths, stages.heads, *stages.grown.values())
+    return {name: [k * v for v in config[name]] if isinstance(config[name], list) else k * config[name]
+            for name in names if name and config.get(name) is not None}
 
 
 def _ratios(config: dict[str, Any], new_config: dict[str, Any], recipe: Recipe, widths: Widths) -> None:

@@ -21,14 +21,17 @@ from .algebra import Axis, Kind, Packed, Role, Space, held_at
 
 __all__ = [
     "Axis",
+    "By",
     "ConfigFields",
     "Constraint",
     "Kind",
     "Packed",
     "Recipe",
     "Repeated",
+    "STAGE",
     "STREAM_FROM_NORM",
     "Space",
+    "Stages",
     "TensorRule",
     "Tower",
     "block_scalar",
@@ -51,6 +54,11 @@ __all__ = [
 # a reason for policy.WholeMultiplesOnly: mBART, ModernBERT
 STREAM_FROM_NORM = ("pre-norm from an embedding LayerNorm: that norm's output starts the residual stream, and extra units "
                     "would have to carry its token-dependent mean (docs/design.md §Widths)")
+
+
+# an output of a hierarchical model in the stage whose width it has (Recipe.outputs; the stages' layouts are alike), its
+# channels on the last axis of a sequence [batch, tokens, channels], on axis 1 of a feature map [batch, channels, h, w]
+STAGE = "stage*"
 
 
 def block_spaces(rope: str | None = None, grouped: bool = False) -> dict[str, Space]:
@@ -179,6 +187,38 @@ def _override(rules: tuple[TensorRule, ...], new: tuple[TensorRule, ...]) -> tup
 
 
 @dataclass(frozen=True)
+class By:
+    """A number chosen by a config value (ResNet's bottleneck width: a quarter of the stage's for layer_type "bottleneck",
+    the whole for "basic"); a value not in ``table`` gives None."""
+
+    field: str
+    table: Mapping[Any, float]
+
+    def get(self, value: Any) -> float | None:
+        return self.table.get(value)
+
+    def __str__(self) -> str:
+        return f"by {self.field}: {dict(self.table)}"
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The stages of a hierarchical model (Swin, ConvNeXt: docs/design.md §Stages), each with a width of its own, all grown
+    by one whole factor. Its dimensions, for the recipe's spaces: ``stage{i}`` (stage i's channels), ``stage{i}.heads``
+    and ``stage{i}.attention`` (its heads, and its heads × head_dim: the heads grow, head_dim is kept),
+    ``stage{i}.{name}`` for each of ``ratios`` (a size in proportion to the width), and each of ``grown``."""
+
+    widths: str  # per-stage widths: a list field (hidden_sizes), or a number doubled at each stage (Swin's embed_dim)
+    count: str | None = None  # with a doubled number: the per-stage list whose length is the number of stages (depths)
+    heads: str | None = None  # per-stage numbers of heads (a list field)
+    # sizes in proportion to a stage's width: name → a config field (a number, or a per-stage list), a number (4: ConvNeXt's
+    # MLP; it gives each of ``grown`` the size too, ``{grown}.{name}``) or a By (ResNet's bottleneck)
+    ratios: Mapping[str, "str | float | By"] = field(default_factory=dict)
+    # other fields (a number, or a list) that grow by the factor: dimension name → field (ResNet's embedding_size)
+    grown: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ConfigFields:
     """Which config fields hold which dimension."""
 
@@ -241,6 +281,8 @@ class ConfigFields:
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None
+    # a hierarchical model's stages, each with a width of its own (Swin, ConvNeXt): Stages
+    stages: Stages | None = None
 
 
 class Constraint:

@@ -115,6 +115,9 @@ def forward_inputs(cls: str | None) -> set[str]:
     return set(inspect.signature(model.forward).parameters) if model is not None else set()
 
 
+ANY_IMAGE_SIZE = 32
+
+
 def _side(size: Any) -> tuple[int, int]:
     """An image_size field (one side, or height and width) as (height, width)."""
     return (int(size[0]), int(size[1])) if isinstance(size, (list, tuple)) else (int(size), int(size))
@@ -123,7 +126,8 @@ def _side(size: Any) -> tuple[int, int]:
 def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
     """``n`` random images of the config's size and channels (its vision_config where it has one), and a description."""
     vision = getattr(config, "vision_config", None) or config
-    height, width = _side(vision.image_size)
+    # a convolutional network reads images of any size (ResNet's config has none): 32×32, which every stride divides
+    height, width = _side(getattr(vision, "image_size", ANY_IMAGE_SIZE))
     channels = int(getattr(vision, "num_channels", 3))
     g = torch.Generator().manual_seed(seed + 2)  # apart from the token ids' and the masks' generators
     return torch.randn(n, channels, height, width, generator=g), f"random pixel values ({n} images, {channels}×{height}×{width})"

@@ -29,8 +29,10 @@ TINY_BERT = dict(
 
 
 # trained values kept in buffers or frozen parameters, by name, with the centre they are drawn around (± 0.3): Gemma 4's
-# per-block scalar, and the routing biases that shift which experts a token picks (DeepSeek-V3's score correction)
-LEARNED_BUFFERS = {"layer_scalar": 1.0, "e_score_correction_bias": 0.0, "expert_bias": 0.0, "router_bias": 0.0}
+# per-block scalar, and the routing biases that shift which experts a token picks (DeepSeek-V3's score correction); batch
+# norms' running statistics (a variance stays at least 0.1)
+LEARNED_BUFFERS = {"layer_scalar": 1.0, "e_score_correction_bias": 0.0, "expert_bias": 0.0, "router_bias": 0.0,
+                   "running_mean": 0.0, "running_var": 1.0}
 
 
 @torch.no_grad()
@@ -53,6 +55,8 @@ def randomize_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
         centre = LEARNED_BUFFERS.get(name.rsplit(".", 1)[-1])
         if centre is not None:
             b.copy_(centre + 0.3 * torch.randn(b.shape, generator=g, dtype=torch.float32))
+            if name.endswith("running_var"):
+                b.clamp_(min=0.1)
     return model
 
 
@@ -452,6 +456,36 @@ TINY["dinov2_with_registers"] = dict(TINY["dinov2"], num_register_tokens=2)
 # relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
 TINY["beit"] = TINY["data2vec-vision"] = dict(TINY["vit"], use_relative_position_bias=True, use_absolute_position_embeddings=True,
                                                use_mean_pooling=False, vocab_size=11)
+
+# hierarchical: two stages over 8×8 images (4 × 4 patches of 2×2 pixels, merged to 2 × 2), windows of 2
+TINY["swin"] = dict(
+    image_size=8, patch_size=2, num_channels=3, embed_dim=8, depths=[1, 2], num_heads=[2, 4], window_size=2, mlp_ratio=2.0,
+    layer_norm_eps=0.05, encoder_stride=4, use_absolute_embeddings=True, hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0, drop_path_rate=0.0, num_labels=3, out_features=["stage1", "stage2"])
+# (Swin v2's and Donut's absolute position tables hold one position more than the patches, which their forward cannot add: 5.24)
+TINY["swinv2"] = TINY["donut-swin"] = dict(TINY["swin"], use_absolute_embeddings=False)
+# two stages of 8 and 16 channels over 8×8 images (a 2×2 stem: 4 × 4, downsampled to 2 × 2)
+TINY["convnext"] = TINY["convnextv2"] = dict(image_size=8, patch_size=2, num_channels=3, num_stages=2, hidden_sizes=[8, 16],
+                                             depths=[1, 2], layer_norm_eps=0.05, drop_path_rate=0.0, layer_scale_init_value=0.5,
+                                             num_labels=3, out_features=["stage1", "stage2"])
+# ResNet: bottleneck blocks (a quarter of the stage's width inside), batch norms, a ReLU after each residual sum
+TINY["resnet"] = dict(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 2], layer_type="bottleneck",
+                      downsample_in_bottleneck=True, num_labels=3, out_features=["stage1", "stage2"])
+# RegNet Y: grouped 3×3 convolutions of 4 channels per group, squeeze-excitation at a quarter of the block's input width
+TINY["regnet"] = dict(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 2], groups_width=4, layer_type="y",
+                      num_labels=3)
+# PoolFormer: overlapping patch convolutions per stage, GroupNorms, pooling token mixers, layer scale
+TINY["poolformer"] = dict(num_channels=3, hidden_sizes=[8, 16], depths=[1, 2], patch_sizes=[3, 3], strides=[2, 2], padding=[1, 1],
+                          num_encoder_blocks=2, mlp_ratio=2.0, layer_scale_init_value=0.5, num_labels=3)
+# Mix Transformers: two stages of 1 and 2 heads, spatial reduction 2 in the first, depthwise convolutions in the MLPs
+TINY["segformer"] = dict(num_channels=3, num_encoder_blocks=2, depths=[1, 2], sr_ratios=[2, 1], hidden_sizes=[8, 16],
+                         patch_sizes=[3, 3], strides=[2, 2], num_attention_heads=[1, 2], mlp_ratios=[2, 2], layer_norm_eps=0.05,
+                         decoder_hidden_size=8, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                         classifier_dropout_prob=0.0, drop_path_rate=0.0, num_labels=3, image_size=8)
+TINY["pvt_v2"] = dict({k: v for k, v in TINY["segformer"].items() if not k.startswith(("decoder", "classifier_"))},
+                      out_features=["stage1", "stage2"])
+TINY["pvt"] = dict({k: v for k, v in TINY["pvt_v2"].items() if k not in ("sr_ratios", "out_features")},
+                   sequence_reduction_ratios=[2, 1], image_size=16, patch_sizes=[4, 2], strides=[4, 2])  # (PVT's tables assume a first stride of 4)
 
 # ImageGPT: 96 colour clusters (and a start token), 16 pixels
 TINY["imagegpt"] = dict(n_embd=16, n_layer=2, n_head=2, vocab_size=97, n_positions=16, layer_norm_epsilon=0.05, num_labels=3)

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import sys
 import math
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -19,7 +20,7 @@ from .errors import GrowthError, first_line
 from .memory import available_memory
 from .plan import VERIFY_MODES, find_recipe
 from .precision import float64_everywhere
-from .recipe import Recipe
+from .recipe import STAGE, Recipe
 
 SENTENCES = (
     "The quick brown fox jumps over the lazy dog.",
@@ -406,6 +407,16 @@ def expert_agreement(ref: Mapping[str, Any], got: Mapping[str, Any], k: int) -> 
             "from": "the routers' choices" if source == "expert_choices" else "the router logits' top-k"}
 
 
+def stage_map(recipe: Recipe, maps: Mapping[str, Expansion], width: int) -> Expansion:
+    """The expansion of the stage (or other grown stage field: ResNet's stem) of this width, for an output in ``STAGE``:
+    every such layout is whole adjacent copies of one factor, so any of this width is the one."""
+    grown = set(recipe.config.stages.grown) if recipe.config.stages else set()
+    for name, space in recipe.spaces.items():
+        if (re.fullmatch(r"stage\d+", space.dim) or space.dim in grown) and maps[name].small == width:
+            return maps[name]
+    raise GrowthError(f"no stage of {recipe.name} is {width} wide")
+
+
 def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, maps: Mapping[str, Expansion] | None) -> dict[str, Any]:
     """Gaps of every comparable output; ``ref`` is first grown by ``maps`` when the output lives in a grown space."""
 
@@ -414,7 +425,12 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
             return x
         x = x if x.dtype in (torch.float32, torch.float64) else x.float()
         fold = recipe.folded.get(name, 1)  # m values per unit: expanded unit by unit
-        return maps[space].expand(x.unflatten(-1, (-1, fold)), -2).flatten(-2) if fold > 1 else maps[space].expand(x, -1)
+        if fold > 1:
+            return maps[space].expand(x.unflatten(-1, (-1, fold)), -2).flatten(-2)
+        if space != STAGE:
+            return maps[space].expand(x, -1)
+        axis = 1 if x.dim() == 4 else -1  # a feature map's channels, or a sequence's
+        return stage_map(recipe, maps, x.shape[axis]).expand(x, axis)
 
     gaps = {}
     for name, a in ref.items():

@@ -9,7 +9,7 @@ from typing import Any
 from .algebra import Widths
 from .errors import GrowthError
 from .options import GrowthOptions
-from .recipe import Recipe
+from .recipe import By, Recipe
 
 
 def config_int(config: dict[str, Any], name: str | None, default: int | None = None) -> int:
@@ -41,12 +41,13 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
     if o.num_kv_heads is not None and not f.kv_heads:
         raise GrowthError(f"--num-kv-heads does not apply to {recipe.name}: every head of its attention has its own keys and "
                           f"values (no key/value heads to set apart from --num-heads)")
-    hidden = config_int(config, f.hidden)
+    hidden = config_int(config, f.hidden, stage_widths(config, f.stages)[-1] if f.stages else None)
     if not f.ffn and o.intermediate_size:
         raise GrowthError(f"{recipe.name} has no FFN: --intermediate-size does not apply (its mixer grows with the hidden size)")
     ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
     if not f.heads and (o.num_heads or o.head_dim or o.num_kv_heads or o.attention != "heads"):
         why = f"keeps its attention heads ({f.heads_kept})" if f.heads_kept else "has no attention"
+        why = "grows each stage's heads by --factor, keeping head_dim" if f.stages and f.stages.heads else why
         raise GrowthError(f"{recipe.name} {why}: --num-heads, --head-dim, --num-kv-heads and --attention do not apply")
     heads = config_int(config, f.heads) if f.heads else hidden  # no attention: widths per unit, any hidden size
     single = f.one_kv_head_when and all(getattr(cfg, k, None) == v for k, v in f.one_kv_head_when.items())
@@ -96,7 +97,60 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
-                  **_mixer(config, f, hidden, big_hidden), **_linear_heads(config, f, hidden, big_hidden))
+                  **_mixer(config, f, hidden, big_hidden), **_linear_heads(config, f, hidden, big_hidden),
+                  stages=_stages(config, f.stages, hidden, big_hidden))
+
+
+def stage_widths(config: dict[str, Any], stages: Any) -> list[int]:
+    """Each stage's width: a list field, or a number doubled at each stage (as many as ``stages.count`` lists)."""
+    value = config.get(stages.widths)
+    if isinstance(value, list):
+        widths = value
+    else:
+        count = config.get(stages.count) if stages.count else None
+        widths = [config_int(config, stages.widths) * 2 ** i for i in range(len(count) if isinstance(count, list) else 0)]
+    if not widths or any(not isinstance(w, int) or isinstance(w, bool) or w <= 0 for w in widths):
+        raise GrowthError(f"config.json: '{stages.widths}' should give each stage a positive width, got {value!r}")
+    return widths
+
+
+def _stages(config: dict[str, Any], stages: Any, hidden: int, big_hidden: int) -> tuple[tuple[str, int, int, int], ...]:
+    """A hierarchical model's stage sizes (docs/design.md §Stages): every stage's channels, heads (head_dim kept) and
+    sizes in proportion to its width, grown by the hidden size's factor, which must be whole."""
+    if not stages:
+        return ()
+    if big_hidden % hidden:
+        raise GrowthError(f"the stages' widths grow by one whole factor: {hidden} → {big_hidden} is not one "
+                          f"(give --factor 2, 3, … or a multiple of {hidden})")
+    k, widths = big_hidden // hidden, stage_widths(config, stages)
+    heads = config.get(stages.heads) if stages.heads else None
+    if stages.heads and (not isinstance(heads, list) or len(heads) < len(widths)):
+        raise GrowthError(f"config.json: '{stages.heads}' should give each of the {len(widths)} stages its heads, got {heads!r}")
+    out: list[tuple[str, int, int, int]] = []
+    for i, w in enumerate(widths):
+        out.append((f"stage{i}", w, k * w, 1))
+        if heads:
+            h = heads[i]
+            if not isinstance(h, int) or h <= 0 or w % h:
+                raise GrowthError(f"config.json: stage {i}'s width {w} is not a multiple of its {h!r} heads ({stages.heads})")
+            out += [(f"stage{i}.heads", h, k * h, 1), (f"stage{i}.attention", w, k * w, w // h)]
+        for name, r in stages.ratios.items():
+            ratio = config.get(r) if isinstance(r, str) else r.get(config.get(r.field)) if isinstance(r, By) else r
+            ratio = ratio[i] if isinstance(ratio, list) else ratio
+            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
+                raise GrowthError(f"config.json: stage {i}'s {name} ratio should be a positive number, got {ratio!r} ({r})")
+            size, big = int(w * ratio), int(k * w * ratio)
+            if big != k * size:
+                raise GrowthError(f"stage {i}'s {name} width {w} × {ratio} does not grow by the factor {k} (int({k * w} × "
+                                  f"{ratio}) = {big})")
+            out.append((f"stage{i}.{name}", size, big, 1))
+    for name, field_name in stages.grown.items():
+        size = config_int(config, field_name)
+        out.append((name, size, k * size, 1))
+        # a plain number ratio applies to a grown field too (RegNet's squeeze-excitation reads a quarter of the stem's width)
+        out += [(f"{name}.{r_name}", int(size * r), k * int(size * r), 1) for r_name, r in stages.ratios.items()
+                if isinstance(r, (int, float)) and int(k * size * r) == k * int(size * r)]
+    return tuple(out)
 
 
 def _own_attention(cfg: Any, kind: str | None, heads: tuple[int, int], kv: tuple[int, int],

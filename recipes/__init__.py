@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, ast, bart, bert, bert_like, clip, clip_like, cohere, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gptj, gpt_neox, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, prenorm_bert, roberta, roformer, rotary_bert, siglip, starcoder2, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
+from . import (albert, ast, bart, bert, bert_like, clip, clip_like, cohere, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -25,6 +25,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
            vit.DEIT, vit.VIT_MSN, vit.IJEPA,
            layer_scale.DINOV2, layer_scale.DINOV2_WITH_REGISTERS, layer_scale.BEIT, layer_scale.DATA2VEC_VISION,
+           swin.SWIN, swin.SWINV2, swin.DONUT_SWIN, convnext.CONVNEXT, convnext.CONVNEXTV2, resnet.RESNET, resnet.REGNET,
+           poolformer.POOLFORMER, pvt.PVT, pvt.PVT_V2, pvt.SEGFORMER,
            clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
            clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
            clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,

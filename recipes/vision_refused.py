@@ -1,36 +1,21 @@
 """The vision model types of the coverage sweep that hfgrow refuses, each with what blocks it (listed in REFUSED).
 
 Most are hierarchical: stages of widths of their own (a list such as ``hidden_sizes``, or ``embed_dim`` doubled per
-stage) with a head count per stage. Nothing in their algebra forbids growth: a convolution's channels are an activation
-space like a linear layer's, a batch norm's running mean, variance and affine are per-channel values that copies repeat,
-and a ReLU after the residual sum (ResNet's) is exact with plain copies (whole multiples, the copy convention). What is
-not done is the vocabulary: a recipe declares one hidden width and one head count, and these need one per stage, grown
-by one factor, plus the maps between stages (patch merging reads 4 neighbours of a stage's width, a strided convolution
-or norm-then-linear downsampling writes the next). Those that have an obstacle of their own say so.
+stage) with a head count per stage. The vocabulary for them exists (``recipe.Stages``, docs/design.md §Stages: Swin,
+ConvNeXt, ResNet, PVT and SegFormer grow with it); what is not done is each remaining family's own layers, named in its
+message. Those that have an obstacle of their own say so.
 """
 
 
 def stages(widths: str, extra: str = "") -> str:
-    return (f"hierarchical stages of widths of their own ({widths}){extra}: a recipe declares one hidden width and one "
-            f"head count, so per-stage widths and the maps between stages are not done yet (the channels, batch norms "
-            f"and activations themselves would grow exactly by whole copies)")
+    return (f"hierarchical stages of widths of their own ({widths}){extra}: not done yet (per-stage widths are declared "
+            f"with recipe.Stages, docs/design.md §Stages, but these layers have no rules)")
 
 
-PATCH_MERGING = ", each stage's width twice the last, patch merging a LayerNorm over 4 neighbours and a linear to the next"
 REFUSED = {
-    "swin": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; per-head relative position bias tables"),
-    "donut-swin": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; per-head relative position bias tables"),
-    "swinv2": stages("embed_dim·2^i, num_heads per stage", PATCH_MERGING + "; cosine attention with a per-head logit scale "
-                     "and a continuous position bias MLP per stage"),
     "dinat": stages("embed_dim·2^i, num_heads per stage", "; neighbourhood attention runs in natten's kernels"),
     "hiera": stages("embed_dim·2^i, num_heads per stage", "; mask-unit attention and query pooling between stages"),
     "focalnet": stages("embed_dim·2^i", "; focal modulation gates per level, layer scale"),
-    "convnext": stages("hidden_sizes", "; depthwise convolutions, channel LayerNorms, layer scale, downsampling by a "
-                       "LayerNorm and a strided convolution"),
-    "convnextv2": stages("hidden_sizes", "; global response normalisation (its mean over channels of per-channel norms "
-                         "is kept by whole copies)"),
-    "resnet": stages("embedding_size, hidden_sizes", "; batch norms and a ReLU after each residual sum (plain copies only)"),
-    "regnet": stages("embedding_size, hidden_sizes, groups_width", "; grouped convolutions and squeeze-excitation"),
     "bit": "BiT's weight-standardised convolutions normalise each filter over its inputs, so the reader's 1/k cannot sit "
            "in the filter: it would have to ride on the activation before it (a ReLU is positively homogeneous, the "
            "GroupNorm's γ and β could carry it), which no recipe space declares yet; and its stages have widths of their "
@@ -38,14 +23,7 @@ REFUSED = {
     "hgnet_v2": stages("stem_channels, stage_in/mid/out_channels", "; learnable affine blocks and light convolutions"),
     "textnet": stages("stem and hidden_sizes", "; convolutions with batch norms fused per branch"),
     "pp_lcnet": stages("channels derived from a scale by make_divisible", "; squeeze-excitation and depthwise convolutions"),
-    "poolformer": stages("hidden_sizes", "; pooling token mixers, GroupNorms, layer scale"),
     "swiftformer": stages("embed_dims", "; efficient additive attention with a learned query weight vector, batch norms"),
-    "pvt": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention (a strided convolution and "
-                  "a LayerNorm over the keys' tokens), a LayerNorm after each patch embedding"),
-    "pvt_v2": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention, depthwise convolutions "
-                     "in the MLP, overlapping patch embeddings followed by a LayerNorm"),
-    "segformer": stages("hidden_sizes, num_attention_heads per stage", "; spatial-reduction attention, depthwise "
-                        "convolutions in the MLP, an all-MLP decode head"),
     "cvt": stages("embed_dim, num_heads per stage", "; convolutional q/k/v projections (a depthwise convolution and a "
                   "batch norm each) and convolutional token embeddings"),
     "levit": stages("hidden_sizes, num_attention_heads, key_dim per stage", "; linear layers followed by batch norms, "

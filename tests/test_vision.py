@@ -230,7 +230,7 @@ def test_vision_types_not_grown_are_refused_in_one_line(tmp_path):
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and why in str(e.value), model_type
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "swin", "architectures": ["SwinModel"]}))
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "hiera", "architectures": ["HieraModel"]}))
     from safetensors.torch import save_file
 
     save_file({"embeddings.norm.weight": torch.ones(4)}, tmp_path / "src" / "model.safetensors")
