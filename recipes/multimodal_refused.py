@@ -27,8 +27,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     MERGER: ("glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr", "exaone4_5", "cohere_compass", "granite_docling",
              "qwen3_5", "qwen3_5_moe", "qwen3_vl_moe"),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
-    AUDIO: ("qwen2_audio", "voxtral", "fun_asr_nano", "glmasr", "moss_transcribe_diarize", "omniasr", "qwen3_asr",
-            "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"),
+    AUDIO: ("fun_asr_nano", "moss_transcribe_diarize", "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker",
+            "qwen3_omni_moe_thinker"),
     AUDIO + "; its projector is a Q-Former (blip_2_qformer) with learned queries": ("granite_speech", "granite_speech_plus"),
     AUDIO + "; its decoder reads Mimi codec tokens (codec mimi, no recipe)": ("kyutai_speech_to_text",),
     NOT_DECLARED + "a thinker (audio, vision and text: not joined) and a talker that reads the thinker's hidden states "
