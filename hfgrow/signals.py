@@ -10,7 +10,9 @@ random inputs show a wrong one as well as real ones, and need no processor):
   channels the (vision) config declares;
 - a vision-language model (keyed on its model type, ``IMAGE_LAYOUTS``) reads one image per sentence in its processor's
   layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
-  family's markers), so that the projected image features are merged into the text stream the model reads.
+  family's markers), so that the projected image features are merged into the text stream the model reads;
+- an audio-language model (keyed on its model type, ``AUDIO_LAYOUTS``) reads one recording per sentence, of the length
+  its encoder takes, and each sentence holds that recording's audio placeholder tokens.
 """
 
 from __future__ import annotations
@@ -399,8 +401,15 @@ def _omniasr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
     return {"input_values": torch.randn(n, 1, length, generator=g)}, FRAMES
 
 
+def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
+    frames a feature (the last group padded)."""
+    frames, merge = 2 * _positive(config.audio_config, "max_source_positions"), _positive(config, "audio_merge_size")
+    return _mels(config, n, g, frames, "input_features_mask"), -(-halved(frames, 1) // merge)
+
+
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
-                                         "omniasr": _omniasr}
+                                         "omniasr": _omniasr, "moss_transcribe_diarize": _moss}
 
 
 def audio_token(config: Any) -> int:

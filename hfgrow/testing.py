@@ -544,6 +544,10 @@ TINY["glmasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
 TINY["qwen3_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), audio_token_id=5, timestamp_token_id=6, pad_token_id=0, eos_token_id=2, audio_config=dict(
     num_mel_bins=8, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=24, d_model=16, n_window=50, n_window_infer=100,
     downsample_hidden_size=4, output_dim=16, max_position_embeddings=13, model_type="qwen3_asr_encoder"))
+# MOSS Transcribe-Diarize: Whisper's encoder, its 12 frames merged 4 at a time into 3 audio tokens
+TINY["moss_transcribe_diarize"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), audio_token_id=5, audio_merge_size=4,
+                                       audio_config=dict(_MELS, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                                                         num_attention_heads=2, model_type="moss_transcribe_diarize_audio"))
 TINY["omniasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
     hidden_size=16, conv_dim=[6, 5], conv_kernel=[4, 3], conv_stride=[3, 2], num_attention_heads=2, num_hidden_layers=2,
     num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=4, intermediate_size=24, hidden_dropout=0.0, layerdrop=0.0,

@@ -9,11 +9,17 @@ projected audio features replace the embeddings of the audio placeholder tokens,
   the text width; GLM-ASR: the same with biases, its hidden layer twice the text width.
 * Qwen3-ASR: two layers within the encoder's width, the last into output_dim (the text width: a twin).
 * OmniASR: one linear layer from the encoder's width into the text width.
+* MOSS Transcribe-Diarize: two layers over audio_merge_size encoder frames side by side, their hidden layer of the text
+  width, then a LayerNorm over the text width (eps: text_config.rms_norm_eps) whose output is the embedding row. With
+  copies of every unit alike it normalises the copies of the small input and writes the copies of the small output
+  (eps scaled as the text model's norms' are: one factor); extra units would have to carry the norm's token-dependent
+  output, so only whole multiples of the text width are exact.
 """
 
 import dataclasses
 
-from hfgrow.recipe import Packed, TensorRule, Tower, linear, reads, writes
+from hfgrow.policy import WholeMultiplesOnly
+from hfgrow.recipe import Packed, TensorRule, Tower, linear, norm, reads, writes
 
 from .vlm import FIELDS, LANGUAGE_MODEL, OUTPUTS
 from .vlm_joins import PROJECTED, joined
@@ -46,4 +52,12 @@ QWEN3_ASR = audio_join("qwen3_asr", ("Qwen3ASRModel", "Qwen3ASRForConditionalGen
                        config=dataclasses.replace(FIELDS, twins={"audio_config.output_dim": "text_config.hidden_size"}))
 OMNIASR = audio_join("omniasr", ("OmniASRModel", "OmniASRForConditionalGeneration"), linear(P, "text_config.hidden", None))
 
-RECIPES = (QWEN2_AUDIO, VOXTRAL, GLMASR, QWEN3_ASR, OMNIASR)
+MOSS_NORM = ("MOSS Transcribe-Diarize's projector ends in a LayerNorm over the text width, whose output starts the text "
+             "model's stream: extra units would have to carry its token-dependent output (docs/design.md §Widths)")
+MOSS_TRANSCRIBE_DIARIZE = joined(
+    "moss_transcribe_diarize", ("MossTranscribeDiarizeModel", "MossTranscribeDiarizeForConditionalGeneration"),
+    (Tower("text_config", LANGUAGE_MODEL, spaces=PROJECTED, constraints=(WholeMultiplesOnly(MOSS_NORM),)), AUDIO),
+    (*linear(f"{P}.linear_1", "text_config.projected", None), *linear(f"{P}.linear_2", "text_config.hidden", "text_config.projected"),
+     *norm(f"{P}.norm", "text_config.hidden")), outputs=AUDIO_OUTPUTS)
+
+RECIPES = (QWEN2_AUDIO, VOXTRAL, GLMASR, QWEN3_ASR, OMNIASR, MOSS_TRANSCRIBE_DIARIZE)
