@@ -408,8 +408,16 @@ def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tens
     return _mels(config, n, g, frames, "input_features_mask"), -(-halved(frames, 1) // merge)
 
 
+def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Granite Speech: [n, window_size frames, input_dim] (a window of the Q-Former's), window_size / downsample_rate
+    features (its queries)."""
+    window, dim = _positive(config, "window_size"), _positive(config.encoder_config, "input_dim")
+    return {"input_features": torch.randn(n, window, dim, generator=g)}, window // _positive(config, "downsample_rate")
+
+
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
-                                         "omniasr": _omniasr, "moss_transcribe_diarize": _moss}
+                                         "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
+                                         "granite_speech_plus": _granite_speech}
 
 
 def audio_token(config: Any) -> int:

@@ -548,6 +548,12 @@ TINY["qwen3_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), au
 TINY["moss_transcribe_diarize"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), audio_token_id=5, audio_merge_size=4,
                                        audio_config=dict(_MELS, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
                                                          num_attention_heads=2, model_type="moss_transcribe_diarize_audio"))
+# Granite Speech: a conformer of 2 blocks over 12 features a frame, a Q-Former of 3 queries a window of 6 frames
+_GRANITE_ENCODER = dict(input_dim=12, num_layers=2, hidden_dim=16, feedforward_mult=2, num_heads=2, dim_head=8, output_dim=7,
+                        context_size=4, max_pos_emb=8, dropout=0.0, conv_kernel_size=3, conv_expansion_factor=2)
+TINY["granite_speech"] = TINY["granite_speech_plus"] = dict(
+    text_config=dict(TINY["granite"], model_type="granite"), audio_token_index=5, window_size=6, downsample_rate=2,
+    encoder_config=_GRANITE_ENCODER, projector_config=dict(_QFORMER, encoder_hidden_size=16, model_type="blip_2_qformer"))
 TINY["omniasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
     hidden_size=16, conv_dim=[6, 5], conv_kernel=[4, 3], conv_stride=[3, 2], num_attention_heads=2, num_hidden_layers=2,
     num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=4, intermediate_size=24, hidden_dropout=0.0, layerdrop=0.0,

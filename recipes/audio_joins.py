@@ -9,6 +9,8 @@ projected audio features replace the embeddings of the audio placeholder tokens,
   the text width; GLM-ASR: the same with biases, its hidden layer twice the text width.
 * Qwen3-ASR: two layers within the encoder's width, the last into output_dim (the text width: a twin).
 * OmniASR: one linear layer from the encoder's width into the text width.
+* Granite Speech (and Plus): a conformer encoder and a Q-Former with learned queries over windows of its frames, both
+  kept (as BLIP-2's), then one linear layer into the text width.
 * MOSS Transcribe-Diarize: two layers over audio_merge_size encoder frames side by side, their hidden layer of the text
   width, then a LayerNorm over the text width (eps: text_config.rms_norm_eps) whose output is the embedding row. With
   copies of every unit alike it normalises the copies of the small input and writes the copies of the small output
@@ -60,4 +62,14 @@ MOSS_TRANSCRIBE_DIARIZE = joined(
     (*linear(f"{P}.linear_1", "text_config.projected", None), *linear(f"{P}.linear_2", "text_config.hidden", "text_config.projected"),
      *norm(f"{P}.norm", "text_config.hidden")), outputs=AUDIO_OUTPUTS)
 
-RECIPES = (QWEN2_AUDIO, VOXTRAL, GLMASR, QWEN3_ASR, OMNIASR, MOSS_TRANSCRIBE_DIARIZE)
+# Granite Speech: BLIP-2's join over audio: the conformer encoder and the Q-Former (its learned queries with it) kept, the
+# last layer into the text width
+GRANITE_SPEECH = joined(
+    "granite_speech", ("GraniteSpeechModel", "GraniteSpeechForConditionalGeneration"),
+    (Tower("text_config", LANGUAGE_MODEL), Tower("encoder_config", ("encoder", "model.encoder"), kept=True),
+     Tower("projector_config", ("projector.qformer", "model.projector.qformer"), kept=True)),
+    (TensorRule("projector.query", (None, None, None)), *linear("projector.linear", "text_config.hidden", None)), outputs=AUDIO_OUTPUTS)
+GRANITE_SPEECH_PLUS = dataclasses.replace(GRANITE_SPEECH, name="granite_speech_plus", model_types=("granite_speech_plus",),
+                                          classes=("GraniteSpeechPlusModel", "GraniteSpeechPlusForConditionalGeneration"))
+
+RECIPES = (GRANITE_SPEECH, GRANITE_SPEECH_PLUS, QWEN2_AUDIO, VOXTRAL, GLMASR, QWEN3_ASR, OMNIASR, MOSS_TRANSCRIBE_DIARIZE)

@@ -43,7 +43,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     AUDIO.format("the audio tower ends in a projection into the text width (audio_config.output_dim), the vision tower in "
                  "Qwen3-VL's merger and deepstack mergers into the first text blocks, and the thinker's multimodal rotary "
                  "positions read the audio and vision start and end tokens"): ("qwen3_omni_moe_thinker",),
-    AUDIO.format("its projector is a Q-Former (blip_2_qformer) with learned queries over a conformer encoder"): ("granite_speech", "granite_speech_plus"),
     AUDIO.format("its decoder reads Mimi codec tokens: codec mimi has no recipe"): ("kyutai_speech_to_text",),
     NOT_DECLARED + "a thinker (audio, vision and text: not joined) and a talker that reads the thinker's hidden states "
     "(thinker_to_talker_proj), with a vocoder": ("qwen2_5_omni", "qwen3_omni_moe"),
