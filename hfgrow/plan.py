@@ -300,7 +300,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
         layers={f"{sub}.{k}": v for sub, p in zip(grown, plans) for k, v in p.layers.items()},
         new_blocks={f"{sub}.{k}": v for sub, p in zip(grown, plans) for k, v in p.new_blocks.items()},
         notes=[n for p in plans for n in p.notes] + [_tower_sizes(sub, p.widths) for sub, p in zip(grown, plans)]
-        + [f"{sub}: kept as it is (--vision-tower grow grows it by --factor)" for sub in kept])
+        + [f"{sub}: kept as it is" + (" (--vision-tower grow grows it by --factor)" if sub.startswith("vision") else "") for sub in kept])
     check_peak_fits(plan)
     return plan
 

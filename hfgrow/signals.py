@@ -10,7 +10,9 @@ random inputs show a wrong one as well as real ones, and need no processor):
   channels the (vision) config declares;
 - a vision-language model (keyed on its model type, ``IMAGE_LAYOUTS``) reads one image per sentence in its processor's
   layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
-  family's markers), so that the projected image features are merged into the text stream the model reads.
+  family's markers), so that the projected image features are merged into the text stream the model reads;
+- an audio-language model (keyed on its model type, ``AUDIO_LAYOUTS``) reads one recording per sentence, of the length
+  its encoder takes, and each sentence holds that recording's audio placeholder tokens.
 """
 
 from __future__ import annotations
@@ -334,6 +336,9 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         if text_file:
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
         return (*patches(config, seed, takes), None)
+    if getattr(config, "model_type", None) in AUDIO_LAYOUTS and "input_ids" in takes:  # recordings before the sentences
+        inputs, source, mask_id = tokens(config.text_config)
+        return (*audio_text_inputs(config, seed, inputs, source), mask_id)
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:
@@ -344,3 +349,98 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         return (*image_text_inputs(config, seed, inputs, source), mask_id)
     pixels, described = pixel_values(config, inputs["input_ids"].shape[0], seed)
     return {**inputs, "pixel_values": pixels}, f"{source}; {described}", mask_id
+
+
+# audio-language models (issue 32): an audio tower, a projector into the text width, and a text model that reads the projected
+# audio features in place of the embeddings of its audio placeholder tokens. Each layout: the model's audio inputs for n
+# sentences (one recording each, of the length its encoder takes), and how many features one recording gives.
+AudioLayout = Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int]]
+
+
+def halved(length: int, times: int) -> int:
+    """A length after ``times`` convolutions of kernel 3, stride 2 and padding 1."""
+    for _ in range(times):
+        length = (length - 1) // 2 + 1
+    return length
+
+
+def _mels(config: Any, n: int, g: torch.Generator, frames: int, mask: str | None = None) -> dict[str, torch.Tensor]:
+    """``n`` random log-mel spectrograms of the audio config's bins × ``frames``, with a mask of valid frames named ``mask``."""
+    bins = _positive(config.audio_config, "num_mel_bins")
+    features = {"input_features": torch.randn(n, bins, frames, generator=g)}
+    return {**features, mask: torch.ones(n, frames, dtype=torch.long)} if mask else features
+
+
+def _qwen2_audio(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Qwen2-Audio: Whisper's encoder (2 · max_source_positions frames, halved once) and an average pool of 2."""
+    frames = 2 * _positive(config.audio_config, "max_source_positions")
+    return _mels(config, n, g, frames, "feature_attention_mask"), (halved(frames, 1) - 2) // 2 + 1
+
+
+def _voxtral(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Voxtral: Whisper's encoder (2 · max_source_positions frames, halved once), its output read intermediate_size
+    values at a time (hidden_size · 4: four frames a feature)."""
+    audio = config.audio_config
+    frames = 2 * _positive(audio, "max_source_positions")
+    return _mels(config, n, g, frames), halved(frames, 1) * _positive(audio, "hidden_size") // _positive(audio, "intermediate_size")
+
+
+def _glmasr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """GLM-ASR: 2 · max_position_embeddings frames, halved once, then merged four frames a feature."""
+    frames = 2 * _positive(config.audio_config, "max_position_embeddings")
+    return _mels(config, n, g, frames, "input_features_mask"), (halved(frames, 1) - 4) // 4 + 1
+
+
+def _qwen3_asr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Qwen3-ASR: a window of 2 · n_window frames, halved three times (its encoder counts 13 features a whole window: the
+    released n_window, 50)."""
+    window = 2 * _positive(config.audio_config, "n_window")
+    return _mels(config, n, g, window, "input_features_mask"), halved(window, 3)
+
+
+def _omniasr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """OmniASR: raw audio [n, 1, samples], long enough for FRAMES frames of its convolutional front-end."""
+    audio = config.audio_config
+    length = waveform_length(list(audio.conv_kernel), list(audio.conv_stride), FRAMES)
+    return {"input_values": torch.randn(n, 1, length, generator=g)}, FRAMES
+
+
+def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
+    frames a feature (the last group padded)."""
+    frames, merge = 2 * _positive(config.audio_config, "max_source_positions"), _positive(config, "audio_merge_size")
+    return _mels(config, n, g, frames, "input_features_mask"), -(-halved(frames, 1) // merge)
+
+
+def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Granite Speech: [n, window_size frames, input_dim] (a window of the Q-Former's), window_size / downsample_rate
+    features (its queries)."""
+    window, dim = _positive(config, "window_size"), _positive(config.encoder_config, "input_dim")
+    return {"input_features": torch.randn(n, window, dim, generator=g)}, window // _positive(config, "downsample_rate")
+
+
+AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
+                                         "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
+                                         "granite_speech_plus": _granite_speech}
+
+
+def audio_token(config: Any) -> int:
+    """An audio-language config's audio placeholder token id."""
+    value = getattr(config, "audio_token_id", None)
+    return _positive(config, "audio_token_index") if value is None else value
+
+
+def audio_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
+    """An audio-language model's inputs: the sentences ``inputs``, each after a recording's audio placeholder tokens (as many
+    as the recording gives features), and the recordings in the model's layout."""
+    g = torch.Generator().manual_seed(seed + 2)
+    ids = inputs["input_ids"]
+    audio, count = AUDIO_LAYOUTS[config.model_type](config, ids.shape[0], g)
+    token = audio_token(config)
+    plain = next(i for i in range(int(config.text_config.vocab_size)) if i != token)
+    block = torch.full((ids.shape[0], count), token)
+    mask = inputs.get("attention_mask", torch.ones_like(ids))
+    feed = {"input_ids": torch.cat([block, ids.masked_fill(ids == token, plain)], dim=1),
+            "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **audio}
+    shape = "×".join(map(str, next(iter(audio.values())).shape))
+    return feed, f"{source}; a recording each (audio {shape}), as {count} audio tokens before it"

@@ -589,6 +589,36 @@ TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strateg
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
                       qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
 
+# audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
+_MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
+TINY["qwen2_audio"] = dict(text_config=dict(TINY["llama"], model_type="qwen2"), audio_token_index=5, audio_config=dict(
+    _MELS, d_model=16, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=24, model_type="qwen2_audio_encoder"))
+# Voxtral's and GLM-ASR's projectors read four encoder frames at a time: intermediate_size = 4 · hidden_size
+TINY["voxtral"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
+    _MELS, hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, model_type="voxtral_encoder"))
+TINY["glmasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
+    num_mel_bins=8, max_position_embeddings=12, hidden_size=16, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+    num_key_value_heads=2, model_type="glmasr_encoder"))
+# Qwen3-ASR: a window of 100 frames (n_window 50: its encoder counts 13 features a window whatever n_window is), three
+# stride-2 convolutions of 4 channels; the projector's output_dim is the text width
+TINY["qwen3_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), audio_token_id=5, timestamp_token_id=6, pad_token_id=0, eos_token_id=2, audio_config=dict(
+    num_mel_bins=8, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=24, d_model=16, n_window=50, n_window_infer=100,
+    downsample_hidden_size=4, output_dim=16, max_position_embeddings=13, model_type="qwen3_asr_encoder"))
+# MOSS Transcribe-Diarize: Whisper's encoder, its 12 frames merged 4 at a time into 3 audio tokens
+TINY["moss_transcribe_diarize"] = dict(text_config=dict(TINY["llama"], model_type="qwen3"), audio_token_id=5, audio_merge_size=4,
+                                       audio_config=dict(_MELS, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                                                         num_attention_heads=2, model_type="moss_transcribe_diarize_audio"))
+# Granite Speech: a conformer of 2 blocks over 12 features a frame, a Q-Former of 3 queries a window of 6 frames
+_GRANITE_ENCODER = dict(input_dim=12, num_layers=2, hidden_dim=16, feedforward_mult=2, num_heads=2, dim_head=8, output_dim=7,
+                        context_size=4, max_pos_emb=8, dropout=0.0, conv_kernel_size=3, conv_expansion_factor=2)
+TINY["granite_speech"] = TINY["granite_speech_plus"] = dict(
+    text_config=dict(TINY["granite"], model_type="granite"), audio_token_index=5, window_size=6, downsample_rate=2,
+    encoder_config=_GRANITE_ENCODER, projector_config=dict(_QFORMER, encoder_hidden_size=16, model_type="blip_2_qformer"))
+TINY["omniasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
+    hidden_size=16, conv_dim=[6, 5], conv_kernel=[4, 3], conv_stride=[3, 2], num_attention_heads=2, num_hidden_layers=2,
+    num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=4, intermediate_size=24, hidden_dropout=0.0, layerdrop=0.0,
+    activation_dropout=0.0, layer_norm_eps=0.05, model_type="omniasr_audio"))
+
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)

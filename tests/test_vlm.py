@@ -258,7 +258,7 @@ def test_the_text_model_grows_by_its_own_family(tmp_path):
 
 
 @pytest.mark.parametrize("model_type, why", [("muse_glimmer", "vision_adapter"),
-                                             ("muse_spark", "no audio inputs"), ("phi4_multimodal", "embedding module")])
+                                             ("muse_spark", "audio placeholder tokens"), ("phi4_multimodal", "embedding module")])
 def test_multimodal_models_no_recipe_joins_are_refused(tmp_path, model_type, why):
     """Whole multimodal models no recipe joins (their text models and vision encoders grow on their own) or whose
     layout is not of towers (Phi-4's embedders inside its text model): refused in one line, nothing written."""
@@ -320,14 +320,14 @@ def test_multimodal_types_not_joined_are_refused_in_one_line(tmp_path):
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and why in str(e.value), model_type
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "qwen2_audio", "architectures": ["Qwen2AudioForConditionalGeneration"]}))
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "fun_asr_nano", "architectures": ["FunAsrNanoForConditionalGeneration"]}))
     from safetensors.torch import save_file
 
     save_file({"language_model.lm_head.weight": torch.ones(4, 4)}, tmp_path / "src" / "model.safetensors")
     result = CliRunner().invoke(main, [str(tmp_path / "src"), "--factor", "2", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "generates no audio inputs" in lines[0], result.stderr
+    assert len(lines) == 1 and "audio placeholder tokens" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
 
 
