@@ -23,7 +23,7 @@ import dataclasses
 from hfgrow.policy import SharedEps
 from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
 
-from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS
+from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
 
 PROJECTED = {"projected": Space("hidden", Kind.ACTIVATION)}  # a projector's hidden layer of the text width (feeds an activation)
 
@@ -137,3 +137,29 @@ LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_
 
 RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
            LIGHTON_OCR, GOT_OCR2, PP_CHART2TABLE, HYPERCLOVAX_VISION_V2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)
+
+
+# Vision towers that end in a merger writing the text width (vision_config.out_hidden_size, a twin of the text hidden
+# size): the tower is kept, the merger's last linear layer writes the text stream as an embedding row does (its rows and
+# bias grow), and out_hidden_size follows text_config.hidden_size. Qwen3-VL's deepstack mergers (Qwen3-VL-MoE, Cohere
+# Compass) end the same way; their features are added to the first text blocks' hidden states at the image positions,
+# a sum in the stream, so E applied to them keeps it the grown model's.
+def merging(name: str, classes: tuple[str, ...], body: tuple[TensorRule, ...], *constraints, spaces=None) -> Recipe:
+    """A model whose vision tower (``model.visual``, kept) writes the text width itself: Qwen2.5-VL's form."""
+    return dataclasses.replace(
+        QWEN2_5_VL, name=name, model_types=(name,), classes=classes, body=body,
+        towers=(Tower("text_config", ("model.language_model", "model", "language_model"), spaces=spaces or {}, constraints=constraints),
+                Tower("vision_config", ("model.visual", "visual"), kept=True)))
+
+
+QWEN3_MERGERS = (*linear("visual.merger.linear_fc2", "text_config.hidden", None),
+                 *linear("visual.deepstack_merger_list.*.linear_fc2", "text_config.hidden", None))
+QWEN3_5 = merging("qwen3_5", ("Qwen3_5Model", "Qwen3_5ForConditionalGeneration"), QWEN3_MERGERS)
+QWEN3_5_MOE = merging("qwen3_5_moe", ("Qwen3_5MoeModel", "Qwen3_5MoeForConditionalGeneration"), QWEN3_MERGERS)
+QWEN3_VL_MOE = merging("qwen3_vl_moe", ("Qwen3VLMoeModel", "Qwen3VLMoeForConditionalGeneration"), QWEN3_MERGERS)
+COHERE_COMPASS = merging("cohere_compass", ("CohereCompassModel", "CohereCompassForConditionalGeneration"), QWEN3_MERGERS)
+# EXAONE 4.5: Qwen2.5-VL's merger (mlp.2 into out_hidden_size) over a grouped-query vision tower
+EXAONE4_5 = merging("exaone4_5", ("Exaone4_5_Model", "Exaone4_5_ForConditionalGeneration"),
+                    linear("visual.merger.mlp.2", "text_config.hidden", None))
+
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5)

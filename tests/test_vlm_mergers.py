@@ -1,0 +1,59 @@
+"""Vision-language models whose vision tower ends in a merger that writes the text width (recipes/vlm_joins.py's
+``merging``: Qwen3-VL's and Qwen2.5-VL's mergers, their deepstack mergers, GLM-4V's): the tower is kept but for the
+tensors of that width, out_hidden_size follows the text hidden size, and the whole model is exact. Every parameter
+randomised, grown, reloaded, compared on images whose placeholder tokens are in the text."""
+
+import json
+import re
+
+import pytest
+import torch
+
+import hfgrow
+from hfgrow.signals import with_signals
+from hfgrow.testing import build_model, load
+
+from test_vlm import image_features_reach_the_text, logits
+
+CLASSES = {
+    "qwen3_5": ["Qwen3_5ForConditionalGeneration", "Qwen3_5Model"],
+    "qwen3_5_moe": ["Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeModel"],
+    "qwen3_vl_moe": ["Qwen3VLMoeForConditionalGeneration", "Qwen3VLMoeModel"],
+    "cohere_compass": ["CohereCompassForConditionalGeneration", "CohereCompassModel"],
+    "exaone4_5": ["Exaone4_5_ForConditionalGeneration", "Exaone4_5_Model"],
+}
+GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
+           "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal")}
+# one per family in the default run: a merger alone (Qwen3.5, EXAONE 4.5's Qwen2.5-VL merger), deepstack mergers too
+FAST = {("Qwen3_5ForConditionalGeneration", "wider"), ("CohereCompassForConditionalGeneration", "heads"),
+        ("Exaone4_5_ForConditionalGeneration", "head-dim")}
+# their text models refuse the orthogonal convention (norms that share one eps, gated delta nets' norms)
+NO_ORTHOGONAL: set[str] = set()
+# the vision tower's tensors that write the text width (grown with it)
+TEXT_WIDTH = re.compile(r"\.merger\.(linear_fc2|mlp\.2)\.|\.deepstack_merger_list\.\d+\.linear_fc2\.")
+CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
+         if not (growth == "orthogonal" and family in NO_ORTHOGONAL)]
+
+
+@pytest.mark.parametrize("family, cls, growth", CASES)
+def test_every_class_is_exact(tmp_path, family, cls, growth):
+    src = build_model(tmp_path / "src", cls)
+    v = hfgrow.grow(src, tmp_path / "out", **GROWTHS[growth])["verification"]
+    assert v["passed"] and v["exact"] and "image tokens" in v["inputs"] and not v["float32"]["missing_keys"], v
+    # the transform itself (every op in float64) is exact but for the scales a float32 checkpoint rounds (√fill: ~1e-7);
+    # float32 round-off in gated delta nets reaches ~1.5e-5
+    assert v["float64"]["max_rel"] < 1e-6 and all(s["max_rel"] <= 5e-5 for s in v["float32"]["outputs"].values()), v
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert big["vision_config"]["out_hidden_size"] == big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
+    assert {k: x for k, x in big["vision_config"].items() if k != "out_hidden_size"} == \
+        {k: x for k, x in small["vision_config"].items() if k != "out_hidden_size"}
+    a, b = load(src), load(tmp_path / "out")
+    for name, t in a.state_dict().items():  # the vision tower is the small one's but for what writes the text width
+        if "visual." in name and not TEXT_WIDTH.search(name):
+            assert torch.equal(t, b.state_dict()[name]), name
+    inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    assert image_features_reach_the_text(a, inputs)
+    x, y = logits(a, inputs), logits(b, inputs)
+    if x.shape == y.shape:
+        assert ((x - y).abs().max() / x.abs().max()).item() <= 5e-5
