@@ -531,6 +531,14 @@ TINY["cohere_compass"] = dict(text_config=dict(TINY["cohere_compass_text"], mode
                               vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
 TINY["exaone4_5"] = dict(text_config=dict(TINY["exaone4"], model_type="exaone4"), image_token_id=5, video_token_id=6, vision_config=dict(
     TINY["qwen2_5_vl"]["vision_config"], num_key_value_heads=1))
+# GLM-4V's tower (8×8 images of 4×4 patches, a 2×2 convolution into out_hidden_size), image tokens between start and end
+_GLM_VISION = dict(depth=2, hidden_size=16, intermediate_size=20, num_heads=2, in_channels=3, image_size=8, patch_size=4, spatial_merge_size=2,
+                   temporal_patch_size=2, out_hidden_size=16, rms_norm_eps=0.05)
+_GLM_IDS = dict(image_token_id=5, video_token_id=6, image_start_token_id=7, image_end_token_id=8, video_start_token_id=3, video_end_token_id=4)
+TINY["glm4v"] = TINY["glm46v"] = TINY["glmga"] = dict(text_config=dict(TINY["glm4v_text"], model_type="glm4v_text"), vision_config=_GLM_VISION,
+                                                      **_GLM_IDS)
+TINY["glm4v_moe"] = dict(text_config=dict(TINY["glm4v_moe_text"], model_type="glm4v_moe_text"), vision_config=_GLM_VISION, **_GLM_IDS)
+TINY["glm_ocr"] = dict(text_config=dict(TINY["glm_ocr_text"], model_type="glm_ocr_text"), vision_config=_GLM_VISION, **_GLM_IDS)
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)

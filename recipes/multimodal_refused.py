@@ -24,7 +24,7 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
                    "decoder that reads it by cross-attention")
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    MERGER: ("glm4v", "glm46v", "glmga", "glm4v_moe", "glm_ocr", "granite_docling"),
+    MERGER: ("granite_docling",),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     AUDIO: ("qwen2_audio", "voxtral", "fun_asr_nano", "glmasr", "moss_transcribe_diarize", "omniasr", "qwen3_asr",
             "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"),

@@ -20,7 +20,7 @@ its output rows write into the text width as an embedding row does, its input co
 
 import dataclasses
 
-from hfgrow.policy import SharedEps
+from hfgrow.policy import SharedEps, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
 
 from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
@@ -162,4 +162,36 @@ COHERE_COMPASS = merging("cohere_compass", ("CohereCompassModel", "CohereCompass
 EXAONE4_5 = merging("exaone4_5", ("Exaone4_5_Model", "Exaone4_5_ForConditionalGeneration"),
                     linear("visual.merger.mlp.2", "text_config.hidden", None))
 
-RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5)
+
+# GLM-4V: out_hidden_size, the text width, runs through the whole end of the vision tower: a stride-2 convolution into it
+# (downsample), a layer within it (merger.proj), a LayerNorm over it (eps fixed in code), GELU, a SwiGLU of the tower's
+# intermediate_size (kept) whose last layer writes the text stream; GLM-4V's vision blocks' MLPs are out_hidden_size
+# wide too (an activation space, any copies), GLM-OCR's merger SwiGLU in_channels × out_hidden_size (``Repeated``). Each
+# of these spaces is copied as the text width is (c = 1: activations); the LayerNorm needs every unit copied as often
+GLM_SPACES = {name: Space("hidden", Kind.ACTIVATION) for name in ("vision_ffn", "downsampled", "merged", "merger_ffn")}
+GLM_NORM = WholeMultiplesOnly("GLM-4V's vision merger normalises over out_hidden_size, the text width (a LayerNorm, eps "
+                              "fixed in code), which copies counted unevenly would change")
+
+
+def glm_merger(ocr: bool) -> tuple[TensorRule, ...]:
+    """GLM-4V's (``ocr``: GLM-OCR's) tensors of out_hidden_size in its vision tower."""
+    ffn = (Repeated(writes("text_config.merger_ffn")), Repeated(reads("text_config.merger_ffn"))) if ocr else (None, None)
+    blocks = () if ocr else (*(TensorRule(f"visual.blocks.*.mlp.{p}.weight", (writes("text_config.vision_ffn"), None)) for p in ("gate_proj", "up_proj")),
+                             TensorRule("visual.blocks.*.mlp.down_proj.weight", (None, reads("text_config.vision_ffn"))))
+    return (*blocks,
+            TensorRule("visual.downsample.weight", (writes("text_config.downsampled"), None, None, None)),
+            TensorRule("visual.downsample.bias", (writes("text_config.downsampled"),)),
+            TensorRule("visual.merger.proj.weight", (writes("text_config.merged"), reads("text_config.downsampled"))),
+            TensorRule("visual.merger.post_projection_norm.weight", (writes("text_config.merged"),), norm_input="text_config.merged"),
+            TensorRule("visual.merger.post_projection_norm.bias", (writes("text_config.merged"),)),
+            *(TensorRule(f"visual.merger.{p}.weight", (ffn[0], reads("text_config.merged"))) for p in ("gate_proj", "up_proj")),
+            TensorRule("visual.merger.down_proj.weight", (writes("text_config.hidden"), ffn[1])))
+
+
+GLM4V = merging("glm4v", ("Glm4vModel", "Glm4vForConditionalGeneration"), glm_merger(ocr=False), GLM_NORM, spaces=GLM_SPACES)
+GLM4V_MOE = dataclasses.replace(GLM4V, name="glm4v_moe", model_types=("glm4v_moe",), classes=("Glm4vMoeModel", "Glm4vMoeForConditionalGeneration"))
+# GLM-4.6V, and GLM-GA (its configuration, GLM-4.6V's classes)
+GLM46V = dataclasses.replace(GLM4V, name="glm46v", model_types=("glm46v", "glmga"), classes=("Glm46VModel", "Glm46VForConditionalGeneration"))
+GLM_OCR = merging("glm_ocr", ("GlmOcrModel", "GlmOcrForConditionalGeneration"), glm_merger(ocr=True), GLM_NORM, spaces=GLM_SPACES)
+
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM4V_MOE, GLM46V, GLM_OCR)
