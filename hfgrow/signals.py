@@ -213,8 +213,11 @@ def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     vision = config.vision_config
     merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
     side = 2 * merge
-    row = _positive(vision, "in_channels") * _positive(vision, "temporal_patch_size") * patch * patch
-    pixels = torch.randn(n * side * side, row, generator=g)
+    channels = getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
+    frames = getattr(vision, "temporal_patch_size", None) or 1  # PaddleOCR-VL's: one frame
+    pixels = torch.randn(n * side * side, channels * frames * patch * patch, generator=g)
+    if config.model_type in PATCHES_2D:  # PaddleOCR-VL: each patch [channels, patch, patch]
+        pixels = pixels.view(-1, channels, patch, patch)
     grid = torch.tensor([[1, side, side]] * n)
     marks = next((m for m in ("vision", "image") if getattr(config, f"{m}_start_token_id", None) is not None), None)  # GLM-4V: image_*
     ends = ([_positive(config, f"{marks}_start_token_id")], [_positive(config, f"{marks}_end_token_id")]) if marks else ([], [])
@@ -252,7 +255,9 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 
 # Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
 # EXAONE 4.5 aside): the vision towers whose merger writes the text width
-MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "cohere_compass", "exaone4_5", "glm4v", "glm4v_moe", "glm46v", "glmga", "glm_ocr")
+MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
+           "paddleocr_vl")
+PATCHES_2D = ("paddleocr_vl",)
 
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,

@@ -537,8 +537,12 @@ _GLM_VISION = dict(depth=2, hidden_size=16, intermediate_size=20, num_heads=2, i
 _GLM_IDS = dict(image_token_id=5, video_token_id=6, image_start_token_id=7, image_end_token_id=8, video_start_token_id=3, video_end_token_id=4)
 TINY["glm4v"] = TINY["glm46v"] = TINY["glmga"] = dict(text_config=dict(TINY["glm4v_text"], model_type="glm4v_text"), vision_config=_GLM_VISION,
                                                       **_GLM_IDS)
-TINY["glm4v_moe"] = dict(text_config=dict(TINY["glm4v_moe_text"], model_type="glm4v_moe_text"), vision_config=_GLM_VISION, **_GLM_IDS)
 TINY["glm_ocr"] = dict(text_config=dict(TINY["glm_ocr_text"], model_type="glm_ocr_text"), vision_config=_GLM_VISION, **_GLM_IDS)
+# PaddleOCR-VL: a SigLIP-like tower of 4×4 patches read as patches with image_grid_thw, merged 2×2 by the projector
+_SIGLIP_ROWS = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_channels=3, patch_size=4,
+                    layer_norm_eps=0.05, spatial_merge_size=2)
+TINY["paddleocr_vl"] = dict(text_config=dict(TINY["paddleocr_vl_text"], model_type="paddleocr_vl_text"),
+                            vision_config=dict(_SIGLIP_ROWS, image_size=16), **_QWEN_IDS)
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)

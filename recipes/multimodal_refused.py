@@ -25,6 +25,10 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
 
 GROUPS: dict[str, tuple[str, ...]] = {
     MERGER: ("granite_docling",),
+    NOT_DECLARED + "its checkpoints store the text model's experts one by one (mlp.experts.N.gate_proj / up_proj / "
+    "down_proj: the conversion mapping of glm4v_moe), which its text model Glm4vMoeTextModel, planned alone as the text "
+    "tower, loads fused with no mapping of its own (hfgrow/consistency.py's loaded_names reads the tower's); its vision "
+    "merger would be GLM-4V's": ("glm4v_moe",),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     AUDIO: ("qwen2_audio", "voxtral", "fun_asr_nano", "glmasr", "moss_transcribe_diarize", "omniasr", "qwen3_asr",
             "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"),
@@ -65,11 +69,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "spatial_shapes inputs verification does not generate yet"): ("lfm2_vl",),
     PROJECTOR.format("Ovis 2's visual head: a softmax over a visual vocabulary, then visual_embeddings_table of the text "
                      "width"): ("ovis2",),
-    PROJECTOR.format("Mistral 3's norm, patch merger and two layers over Pixtral, the norm's eps the text model's"): ("mistral_large4",),
     PROJECTOR.format("pixel-shuffle merge layers and two layers"): ("minimax_m3_vl", "qianfan_ocr", "kimi_k25"),
-    PROJECTOR.format("a norm and two layers over the vision tower's patch merger"): ("paddleocr_vl",),
+    NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
+    "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
+    "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
+    NOT_DECLARED + "its checkpoints are saved in Mistral's own layout with the text model at the top level (tok_embeddings, "
+    "layers.N.attention.*, output) beside vision_encoder.* and the projector (pre_mm_projector_norm, patch_merger, "
+    "vision_language_adapter.w_in / w_out): a tower's keys are told apart by a prefix (hfgrow/towers.py), and the text "
+    "model has none": ("mistral_large4",),
     PROJECTOR.format("a linear layer over the vision tower's stride-2 downsamplers"): ("step3p7",),
-    PROJECTOR.format("a norm and two layers (linear_fc1, linear_fc2) over the vision tower"): ("cosmos3_edge",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO + "; its vision adapter and projection have no rules either": ("muse_spark",),
     PROJECTOR.format("a SAM encoder beside a CLIP one, their features side by side, image_newline and view_separator "

@@ -21,7 +21,7 @@ its output rows write into the text width as an embedding row does, its input co
 import dataclasses
 
 from hfgrow.policy import SharedEps, WholeMultiplesOnly
-from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
+from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, keep, linear, reads, writes
 
 from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
 
@@ -144,10 +144,11 @@ RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_
 # bias grow), and out_hidden_size follows text_config.hidden_size. Qwen3-VL's deepstack mergers (Qwen3-VL-MoE, Cohere
 # Compass) end the same way; their features are added to the first text blocks' hidden states at the image positions,
 # a sum in the stream, so E applied to them keeps it the grown model's.
-def merging(name: str, classes: tuple[str, ...], body: tuple[TensorRule, ...], *constraints, spaces=None) -> Recipe:
-    """A model whose vision tower (``model.visual``, kept) writes the text width itself: Qwen2.5-VL's form."""
+def merging(name: str, classes: tuple[str, ...], body: tuple[TensorRule, ...], *constraints, spaces=None, twin: bool = True) -> Recipe:
+    """A model whose vision tower (``model.visual``, kept) writes the text width itself: Qwen2.5-VL's form (``twin``:
+    vision_config.out_hidden_size follows the text hidden size; without, a projector beside the tower writes it)."""
     return dataclasses.replace(
-        QWEN2_5_VL, name=name, model_types=(name,), classes=classes, body=body,
+        QWEN2_5_VL, name=name, model_types=(name,), classes=classes, body=body, **({} if twin else {"config": FIELDS}),
         towers=(Tower("text_config", ("model.language_model", "model", "language_model"), spaces=spaces or {}, constraints=constraints),
                 Tower("vision_config", ("model.visual", "visual"), kept=True)))
 
@@ -189,9 +190,22 @@ def glm_merger(ocr: bool) -> tuple[TensorRule, ...]:
 
 
 GLM4V = merging("glm4v", ("Glm4vModel", "Glm4vForConditionalGeneration"), glm_merger(ocr=False), GLM_NORM, spaces=GLM_SPACES)
-GLM4V_MOE = dataclasses.replace(GLM4V, name="glm4v_moe", model_types=("glm4v_moe",), classes=("Glm4vMoeModel", "Glm4vMoeForConditionalGeneration"))
 # GLM-4.6V, and GLM-GA (its configuration, GLM-4.6V's classes)
 GLM46V = dataclasses.replace(GLM4V, name="glm46v", model_types=("glm46v", "glmga"), classes=("Glm46VModel", "Glm46VForConditionalGeneration"))
 GLM_OCR = merging("glm_ocr", ("GlmOcrModel", "GlmOcrForConditionalGeneration"), glm_merger(ocr=True), GLM_NORM, spaces=GLM_SPACES)
 
-RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM4V_MOE, GLM46V, GLM_OCR)
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR)
+
+
+def kept_layers(module: str, norm_: str, layer: str) -> tuple[TensorRule, ...]:
+    """A projector's norm and first layer over the kept vision width, copied as they are."""
+    return (*keep(f"{module}.{norm_}.(weight|bias)"), *keep(f"{module}.{layer}.weight", 2), *keep(f"{module}.{layer}.bias"))
+
+
+# PaddleOCR-VL: a LayerNorm over the vision width, 2 × 2 patches side by side through a layer of that width (kept), GELU, a
+# layer into the text width (saved as mlp_AR)
+PADDLEOCR_VL = merging("paddleocr_vl", ("PaddleOCRVLModel", "PaddleOCRVLForConditionalGeneration"),
+                       (*kept_layers("(projector|mlp_AR)", "pre_norm", "linear_1"), *linear("(projector|mlp_AR).linear_2", "text_config.hidden", None)),
+                       twin=False)
+
+RECIPES += (PADDLEOCR_VL,)
