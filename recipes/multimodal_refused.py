@@ -20,15 +20,21 @@ CROSS = (NOT_DECLARED + "its image features reach the text through attention wit
 TEXT = "its text model is not grown by hfgrow ({}), so neither is the whole model"
 PROJECTOR = (NOT_DECLARED + "the text model and the kept vision tower are supported, but the projector between them ({}) "
              "has no rules yet")
+SAVED_NAMES = (NOT_DECLARED + "transformers saves its text model under the original repository's names (the whole model's "
+               "conversion mapping: {}), which the text tower, planned alone by its own class and recipe, does not "
+               "read (hfgrow/towers.py, hfgrow/consistency.py's loaded_names)")
 ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recipe joins its vision encoder to a text "
                    "decoder that reads it by cross-attention")
 
 GROUPS: dict[str, tuple[str, ...]] = {
     MERGER: ("granite_docling",),
-    NOT_DECLARED + "its checkpoints store the text model's experts one by one (mlp.experts.N.gate_proj / up_proj / "
-    "down_proj: the conversion mapping of glm4v_moe), which its text model Glm4vMoeTextModel, planned alone as the text "
-    "tower, loads fused with no mapping of its own (hfgrow/consistency.py's loaded_names reads the tower's); its vision "
-    "merger would be GLM-4V's": ("glm4v_moe",),
+    SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
+                       "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
+    SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "
+                       "language_model.model.encoder.layers.N, mlp1.N; MiniMax-M3-VL: the dense MLPs' gate_proj / up_proj, "
+                       "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
+                       "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
+                                                                                                     "minimax_m3_vl"),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     AUDIO: ("qwen2_audio", "voxtral", "fun_asr_nano", "glmasr", "moss_transcribe_diarize", "omniasr", "qwen3_asr",
             "vibevoice_asr", "nemo_speechlm", "gemma3n", "qwen2_5_omni_thinker", "qwen3_omni_moe_thinker"),
@@ -69,7 +75,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "spatial_shapes inputs verification does not generate yet"): ("lfm2_vl",),
     PROJECTOR.format("Ovis 2's visual head: a softmax over a visual vocabulary, then visual_embeddings_table of the text "
                      "width"): ("ovis2",),
-    PROJECTOR.format("pixel-shuffle merge layers and two layers"): ("minimax_m3_vl", "qianfan_ocr", "kimi_k25"),
     NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
     "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
     "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
