@@ -543,6 +543,12 @@ _SIGLIP_ROWS = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, n
                     layer_norm_eps=0.05, spatial_merge_size=2)
 TINY["paddleocr_vl"] = dict(text_config=dict(TINY["paddleocr_vl_text"], model_type="paddleocr_vl_text"),
                             vision_config=dict(_SIGLIP_ROWS, image_size=16), **_QWEN_IDS)
+# Gemma 4: its text model and vision tower (4×4 patches of 4×4 pixels, pooled 2×2 into 4 soft tokens), no audio
+TINY["gemma4"] = dict(text_config=dict(TINY["gemma4_text"], model_type="gemma4_text"), audio_config=None, image_token_id=5, boi_token_id=7,
+                      eoi_token_id=8, video_token_id=6, audio_token_id=9, boa_token_id=10, eoa_token_index=11, vision_config=dict(
+                          hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                          head_dim=8, rms_norm_eps=0.05, pooling_kernel_size=2, patch_size=4, position_embedding_size=16,
+                          model_type="gemma4_vision"))
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)

@@ -209,3 +209,13 @@ PADDLEOCR_VL = merging("paddleocr_vl", ("PaddleOCRVLModel", "PaddleOCRVLForCondi
                        twin=False)
 
 RECIPES += (PADDLEOCR_VL,)
+
+# Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
+# (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here
+GEMMA4_AUDIO = ("its audio tower (audio_config) feeds the text model through audio placeholder tokens, which hfgrow's "
+                "verification does not generate for a multimodal model: give a checkpoint without audio_config")
+GEMMA4 = joined("gemma4", ("Gemma4Model", "Gemma4ForConditionalGeneration"), (text(False), vision("vision_tower")),
+                linear("embed_vision.embedding_projection", "text_config.hidden", None, bias=False),
+                requires={"audio_config": None}, requires_why={"audio_config": GEMMA4_AUDIO})
+
+RECIPES += (GEMMA4,)

@@ -27,6 +27,7 @@ CLASSES = {
     "glmga": ["Glm46VForConditionalGeneration", "Glm46VModel"],  # GLM-4.6V's classes under a configuration of its own
     # a projector beside the tower, only its last layer of the text width
     "paddleocr_vl": ["PaddleOCRVLForConditionalGeneration", "PaddleOCRVLModel"],
+    "gemma4": ["Gemma4ForConditionalGeneration", "Gemma4Model"],  # Gemma 4's multimodal embedder
 }
 GLM = {"glm4v", "glm46v", "glm_ocr", "glmga"}  # a LayerNorm over out_hidden_size: whole multiples (test below)
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
@@ -35,7 +36,7 @@ GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-d
 # one per family in the default run: a merger alone (Qwen3.5, EXAONE 4.5's Qwen2.5-VL merger), deepstack mergers too
 FAST = {("Qwen3_5ForConditionalGeneration", "wider"), ("CohereCompassForConditionalGeneration", "heads"),
         ("Exaone4_5_ForConditionalGeneration", "head-dim"), ("Glm4vForConditionalGeneration", "deeper"), ("GlmOcrForConditionalGeneration", "heads"),
-        ("PaddleOCRVLForConditionalGeneration", "wider")}
+        ("PaddleOCRVLForConditionalGeneration", "wider"), ("Gemma4ForConditionalGeneration", "heads")}
 # their text models refuse the orthogonal convention (q/k norms that share the hidden norms' eps), in one line
 NO_ORTHOGONAL = {"qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "exaone4_5"}
 # the vision tower's tensors of the text width (grown with it): the merger's last layer; all of GLM-4V's merger, its
@@ -69,7 +70,7 @@ def test_every_class_is_exact(tmp_path, family, cls, growth):
         {k: x for k, x in small["vision_config"].items() if k != "out_hidden_size"}
     a, b = load(src), load(tmp_path / "out")
     for name, t in a.state_dict().items():  # the vision tower is the small one's but for what writes the text width
-        if "visual." in name and not WIDTHS.get(family, TEXT_WIDTH).search(name):
+        if ("visual." in name or "vision_tower." in name) and not WIDTHS.get(family, TEXT_WIDTH).search(name):
             assert torch.equal(t, b.state_dict()[name]), name
     inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
     assert image_features_reach_the_text(a, inputs)
@@ -88,3 +89,14 @@ def test_a_merger_norm_over_the_text_width_takes_whole_multiples(tmp_path, cls):
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
     v = hfgrow.grow(src, tmp_path / "lossy", hidden_size=24, intermediate_size=36, allow_lossy=True)["verification"]
     assert not v["exact"] and v["max_rel"] > 1e-4, v
+
+
+def test_gemma4_with_an_audio_tower_is_refused(tmp_path):
+    """Gemma 4's audio tower is not joined (its audio placeholder tokens are not generated): a checkpoint with
+    audio_config is refused in one line naming it, nothing written."""
+    src = build_model(tmp_path / "src", "Gemma4ForConditionalGeneration")
+    config = json.loads((src / "config.json").read_text())
+    (src / "config.json").write_text(json.dumps({**config, "audio_config": {"model_type": "gemma4_audio"}}))
+    with pytest.raises(hfgrow.GrowthError, match="audio_config") as e:
+        hfgrow.grow(src, tmp_path / "out", factor=2)
+    assert "\n" not in str(e.value) and "audio tower" in str(e.value) and not (tmp_path / "out").exists()
