@@ -16,6 +16,9 @@ its output rows write into the text width as an embedding row does, its input co
 * HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (kept whole, its merger's out_hidden_size too), one linear layer.
 * PP-Chart2Table: GOT-OCR2's classes and projector (its own configuration).
 * ShieldGemma 2: Gemma 3 (multimodal) under ``model``, scoring its yes / no tokens.
+* Qwen3.5, Qwen3.5-MoE, Qwen3-VL-MoE, Cohere Compass, EXAONE 4.5, GLM-4V, GLM-4.6V, GLM-GA, GLM-OCR: the vision tower
+  ends in a merger into the text width (``merging``, docs/design.md §Towers); PaddleOCR-VL: a projector whose last layer
+  alone writes it; Gemma 4: its multimodal embedder (no audio tower).
 """
 
 import dataclasses
