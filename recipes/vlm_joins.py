@@ -23,7 +23,7 @@ its output rows write into the text width as an embedding row does, its input co
 
 import dataclasses
 
-from hfgrow.policy import SharedEps, WholeMultiplesOnly
+from hfgrow.policy import HeadDimFixed, SharedEps, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, keep, linear, reads, writes
 
 from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
@@ -161,7 +161,12 @@ QWEN3_MERGERS = (*linear("visual.merger.linear_fc2", "text_config.hidden", None)
 QWEN3_5 = merging("qwen3_5", ("Qwen3_5Model", "Qwen3_5ForConditionalGeneration"), QWEN3_MERGERS)
 QWEN3_5_MOE = merging("qwen3_5_moe", ("Qwen3_5MoeModel", "Qwen3_5MoeForConditionalGeneration"), QWEN3_MERGERS)
 QWEN3_VL_MOE = merging("qwen3_vl_moe", ("Qwen3VLMoeModel", "Qwen3VLMoeForConditionalGeneration"), QWEN3_MERGERS)
-COHERE_COMPASS = merging("cohere_compass", ("CohereCompassModel", "CohereCompassForConditionalGeneration"), QWEN3_MERGERS)
+# Cohere Compass's image tokens take 3-D rotary positions interleaved over the frequency slots (its text config may omit
+# the sections: text alone grows by head_dim exactly, the whole model not: 1.4e-3 measured)
+COMPASS_ROTARY = HeadDimFixed("Cohere Compass's image tokens take 3-D rotary positions interleaved over head_dim's frequency "
+                              "slots (slot j of stream j mod 3; mrope_section [24, 20, 20] where the config omits it), which "
+                              "head_dim growth would move to other streams")
+COHERE_COMPASS = merging("cohere_compass", ("CohereCompassModel", "CohereCompassForConditionalGeneration"), QWEN3_MERGERS, COMPASS_ROTARY)
 # EXAONE 4.5: Qwen2.5-VL's merger (mlp.2 into out_hidden_size) over a grouped-query vision tower
 EXAONE4_5 = merging("exaone4_5", ("Exaone4_5_Model", "Exaone4_5_ForConditionalGeneration"),
                     linear("visual.merger.mlp.2", "text_config.hidden", None))
