@@ -214,15 +214,19 @@ def _llava_next(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
 def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Qwen2-VL, Qwen2.5-VL: each image a grid of 1 × 2m × 2m patches (m: the spatial merge size), flattened into rows of
     channels × temporal_patch_size × patch_size² values, with its image_grid_thw; a feature per m × m patches, between
-    vision_start and vision_end (the model derives its multimodal rotary positions from them); HyperCLOVAX's, without."""
+    vision_start and vision_end (GLM-4V's image_start and image_end; the model derives its multimodal rotary positions from
+    them); HyperCLOVAX's, without."""
     vision = config.vision_config
     merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
     side = 2 * merge
-    row = _positive(vision, "in_channels") * _positive(vision, "temporal_patch_size") * patch * patch
-    pixels = torch.randn(n * side * side, row, generator=g)
+    channels = getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
+    frames = getattr(vision, "temporal_patch_size", None) or 1  # PaddleOCR-VL's: one frame
+    pixels = torch.randn(n * side * side, channels * frames * patch * patch, generator=g)
+    if config.model_type in PATCHES_2D:  # PaddleOCR-VL: each patch [channels, patch, patch]
+        pixels = pixels.view(-1, channels, patch, patch)
     grid = torch.tensor([[1, side, side]] * n)
-    ends = ([_positive(config, "vision_start_token_id")], [_positive(config, "vision_end_token_id")]) \
-        if getattr(config, "vision_start_token_id", None) is not None else ([], [])
+    marks = next((m for m in ("vision", "image") if getattr(config, f"{m}_start_token_id", None) is not None), None)  # GLM-4V: image_*
+    ends = ([_positive(config, f"{marks}_start_token_id")], [_positive(config, f"{marks}_end_token_id")]) if marks else ([], [])
     return {"pixel_values": pixels, "image_grid_thw": grid}, side * side // merge ** 2, *ends
 
 
@@ -255,20 +259,41 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     return {"pixel_values": pixels}, count, *ends
 
 
+# Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
+# EXAONE 4.5 aside): the vision towers whose merger writes the text width
+MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
+           "paddleocr_vl")
+PATCHES_2D = ("paddleocr_vl",)
+
+def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Gemma 4: each image GRID[1] × GRID[2] patches, [n, patches, 3 · patch_size²] with their (x, y) positions
+    (image_position_ids); a feature per pooling_kernel_size² patches, between boi and eoi."""
+    vision = config.vision_config
+    patch, pool = _positive(vision, "patch_size"), _positive(vision, "pooling_kernel_size")
+    rows, columns = GRID[1], GRID[2]
+    pixels = torch.rand(n, rows * columns, 3 * patch * patch, generator=g)
+    ys, xs = torch.meshgrid(torch.arange(rows), torch.arange(columns), indexing="ij")
+    positions = torch.stack([xs.flatten(), ys.flatten()], dim=-1).expand(n, -1, -1)
+    ends = [_positive(config, "boi_token_id")], [_positive(config, "eoi_token_id")]
+    return {"pixel_values": pixels, "image_position_ids": positions}, rows * columns // pool ** 2, *ends
+
+
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
+    **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
 # multimodal rotary positions from them
-TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids"}
+TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids",
+            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4") if t != "exaone4_5"}}
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl"}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
@@ -280,7 +305,9 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, n, g)
     ids, mask = inputs["input_ids"][:n], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:n]
     special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
-        "video_token_id", "video_token_index", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index"))])
+        "video_token_id", "video_token_index", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index",
+        "image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id", "boi_token_id", "eoi_token_id",
+        "audio_token_id", "boa_token_id"))])
     vocab = int(config.text_config.vocab_size)
     plain = next(i for i in range(vocab) if i not in special)  # a sentence's token that is a marker: a plain token instead
     ids = ids.masked_fill(torch.isin(ids, special), plain)

@@ -578,6 +578,37 @@ TINY["pp_chart2table"] = TINY["got_ocr2"]
 # HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (its merger into out_hidden_size 12, kept), a linear layer into the text width
 TINY["hyperclovax_vision_v2"] = dict(text_config=dict(TINY["hyperclovax"], model_type="hyperclovax"), image_token_id=5, video_token_id=6,
                                      vision_config=dict(TINY["qwen2_5_vl"]["vision_config"], out_hidden_size=12, model_type="qwen2_5_vl_vision"))  # PP-Chart2Table: GOT-OCR2's classes under a configuration of its own
+# vision towers ending in a merger into the text width (out_hidden_size, kept with the tower but a twin of the text
+# hidden size): Qwen3-VL's (4×4 patches of 2 frames merged 2×2, a 4×4 table of learned positions; a deepstack merger
+# after block 0 where the family has them), Qwen2.5-VL's under EXAONE 4.5 (grouped-query vision attention)
+_QWEN3_VISION = dict(depth=2, hidden_size=16, intermediate_size=20, num_heads=2, in_channels=3, patch_size=4, spatial_merge_size=2,
+                     temporal_patch_size=2, out_hidden_size=16, num_position_embeddings=16)
+TINY["qwen3_5"] = dict(text_config=dict(TINY["qwen3_5_text"], model_type="qwen3_5_text"), vision_config=_QWEN3_VISION, **_QWEN_IDS)
+TINY["qwen3_5_moe"] = dict(text_config=dict(TINY["qwen3_5_moe_text"], model_type="qwen3_5_moe_text"), vision_config=_QWEN3_VISION, **_QWEN_IDS)
+TINY["qwen3_vl_moe"] = dict(text_config=dict(TINY["qwen3_vl_moe_text"], model_type="qwen3_vl_moe_text"),
+                            vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
+TINY["cohere_compass"] = dict(text_config=dict(TINY["cohere_compass_text"], model_type="cohere_compass_text"),
+                              vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
+TINY["exaone4_5"] = dict(text_config=dict(TINY["exaone4"], model_type="exaone4"), image_token_id=5, video_token_id=6, vision_config=dict(
+    TINY["qwen2_5_vl"]["vision_config"], num_key_value_heads=1))
+# GLM-4V's tower (8×8 images of 4×4 patches, a 2×2 convolution into out_hidden_size), image tokens between start and end
+_GLM_VISION = dict(depth=2, hidden_size=16, intermediate_size=20, num_heads=2, in_channels=3, image_size=8, patch_size=4, spatial_merge_size=2,
+                   temporal_patch_size=2, out_hidden_size=16, rms_norm_eps=0.05)
+_GLM_IDS = dict(image_token_id=5, video_token_id=6, image_start_token_id=7, image_end_token_id=8, video_start_token_id=3, video_end_token_id=4)
+TINY["glm4v"] = TINY["glm46v"] = TINY["glmga"] = dict(text_config=dict(TINY["glm4v_text"], model_type="glm4v_text"), vision_config=_GLM_VISION,
+                                                      **_GLM_IDS)
+TINY["glm_ocr"] = dict(text_config=dict(TINY["glm_ocr_text"], model_type="glm_ocr_text"), vision_config=_GLM_VISION, **_GLM_IDS)
+# PaddleOCR-VL: a SigLIP-like tower of 4×4 patches read as patches with image_grid_thw, merged 2×2 by the projector
+_SIGLIP_ROWS = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_channels=3, patch_size=4,
+                    layer_norm_eps=0.05, spatial_merge_size=2)
+TINY["paddleocr_vl"] = dict(text_config=dict(TINY["paddleocr_vl_text"], model_type="paddleocr_vl_text"),
+                            vision_config=dict(_SIGLIP_ROWS, image_size=16), **_QWEN_IDS)
+# Gemma 4: its text model and vision tower (4×4 patches of 4×4 pixels, pooled 2×2 into 4 soft tokens), no audio
+TINY["gemma4"] = dict(text_config=dict(TINY["gemma4_text"], model_type="gemma4_text"), audio_config=None, image_token_id=5, boi_token_id=7,
+                      eoi_token_id=8, video_token_id=6, audio_token_id=9, boa_token_id=10, eoa_token_index=11, vision_config=dict(
+                          hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                          head_dim=8, rms_norm_eps=0.05, pooling_kernel_size=2, patch_size=4, position_embedding_size=16,
+                          model_type="gemma4_vision"))
 # BLIP-2, InstructBLIP: a Q-Former of 3 queries between the vision tower and an OPT text model
 _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, encoder_hidden_size=16, vocab_size=97,
                 max_position_embeddings=40, layer_norm_eps=0.05)

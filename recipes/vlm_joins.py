@@ -16,14 +16,17 @@ its output rows write into the text width as an embedding row does, its input co
 * HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (kept whole, its merger's out_hidden_size too), one linear layer.
 * PP-Chart2Table: GOT-OCR2's classes and projector (its own configuration).
 * ShieldGemma 2: Gemma 3 (multimodal) under ``model``, scoring its yes / no tokens.
+* Qwen3.5, Qwen3.5-MoE, Qwen3-VL-MoE, Cohere Compass, EXAONE 4.5, GLM-4V, GLM-4.6V, GLM-GA, GLM-OCR: the vision tower
+  ends in a merger into the text width (``merging``, docs/design.md §Towers); PaddleOCR-VL: a projector whose last layer
+  alone writes it; Gemma 4: its multimodal embedder (no audio tower).
 """
 
 import dataclasses
 
-from hfgrow.policy import SharedEps
-from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, linear, reads, writes
+from hfgrow.policy import HeadDimFixed, SharedEps, WholeMultiplesOnly
+from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, keep, linear, reads, writes
 
-from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS
+from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
 
 PROJECTED = {"projected": Space("hidden", Kind.ACTIVATION)}  # a projector's hidden layer of the text width (feeds an activation)
 
@@ -137,3 +140,90 @@ LLAVA_ONEVISION = dataclasses.replace(LLAVA_NEXT, name="llava_onevision", model_
 
 RECIPES = (VIPLLAVA, VIDEO_LLAVA, LLAVA_NEXT_VIDEO, DEEPSEEK_VL, PALIGEMMA, AYA_VISION, COHERE2_VISION, INTERNVL, SHIELDGEMMA2, MISTRAL3,
            LIGHTON_OCR, GOT_OCR2, PP_CHART2TABLE, HYPERCLOVAX_VISION_V2, BLIP2, INSTRUCTBLIP, LLAVA_ONEVISION)
+
+
+# Vision towers that end in a merger writing the text width (vision_config.out_hidden_size, a twin of the text hidden
+# size): the tower is kept, the merger's last linear layer writes the text stream as an embedding row does (its rows and
+# bias grow), and out_hidden_size follows text_config.hidden_size. Qwen3-VL's deepstack mergers (Qwen3-VL-MoE, Cohere
+# Compass) end the same way; their features are added to the first text blocks' hidden states at the image positions,
+# a sum in the stream, so E applied to them keeps it the grown model's.
+def merging(name: str, classes: tuple[str, ...], body: tuple[TensorRule, ...], *constraints, spaces=None, twin: bool = True) -> Recipe:
+    """A model whose vision tower (``model.visual``, kept) writes the text width itself: Qwen2.5-VL's form (``twin``:
+    vision_config.out_hidden_size follows the text hidden size; without, a projector beside the tower writes it)."""
+    return dataclasses.replace(
+        QWEN2_5_VL, name=name, model_types=(name,), classes=classes, body=body, **({} if twin else {"config": FIELDS}),
+        towers=(Tower("text_config", ("model.language_model", "model", "language_model"), spaces=spaces or {}, constraints=constraints),
+                Tower("vision_config", ("model.visual", "visual"), kept=True)))
+
+
+QWEN3_MERGERS = (*linear("visual.merger.linear_fc2", "text_config.hidden", None),
+                 *linear("visual.deepstack_merger_list.*.linear_fc2", "text_config.hidden", None))
+QWEN3_5 = merging("qwen3_5", ("Qwen3_5Model", "Qwen3_5ForConditionalGeneration"), QWEN3_MERGERS)
+QWEN3_5_MOE = merging("qwen3_5_moe", ("Qwen3_5MoeModel", "Qwen3_5MoeForConditionalGeneration"), QWEN3_MERGERS)
+QWEN3_VL_MOE = merging("qwen3_vl_moe", ("Qwen3VLMoeModel", "Qwen3VLMoeForConditionalGeneration"), QWEN3_MERGERS)
+# Cohere Compass's image tokens take 3-D rotary positions interleaved over the frequency slots (its text config may omit
+# the sections: text alone grows by head_dim exactly, the whole model not: 1.4e-3 measured)
+COMPASS_ROTARY = HeadDimFixed("Cohere Compass's image tokens take 3-D rotary positions interleaved over head_dim's frequency "
+                              "slots (slot j of stream j mod 3; mrope_section [24, 20, 20] where the config omits it), which "
+                              "head_dim growth would move to other streams")
+COHERE_COMPASS = merging("cohere_compass", ("CohereCompassModel", "CohereCompassForConditionalGeneration"), QWEN3_MERGERS, COMPASS_ROTARY)
+# EXAONE 4.5: Qwen2.5-VL's merger (mlp.2 into out_hidden_size) over a grouped-query vision tower
+EXAONE4_5 = merging("exaone4_5", ("Exaone4_5_Model", "Exaone4_5_ForConditionalGeneration"),
+                    linear("visual.merger.mlp.2", "text_config.hidden", None))
+
+
+# GLM-4V: out_hidden_size, the text width, runs through the whole end of the vision tower: a stride-2 convolution into it
+# (downsample), a layer within it (merger.proj), a LayerNorm over it (eps fixed in code), GELU, a SwiGLU of the tower's
+# intermediate_size (kept) whose last layer writes the text stream; GLM-4V's vision blocks' MLPs are out_hidden_size
+# wide too (an activation space, any copies), GLM-OCR's merger SwiGLU in_channels × out_hidden_size (``Repeated``). Each
+# of these spaces is copied as the text width is (c = 1: activations); the LayerNorm needs every unit copied as often
+GLM_SPACES = {name: Space("hidden", Kind.ACTIVATION) for name in ("vision_ffn", "downsampled", "merged", "merger_ffn")}
+GLM_NORM = WholeMultiplesOnly("GLM-4V's vision merger normalises over out_hidden_size, the text width (a LayerNorm, eps "
+                              "fixed in code), which copies counted unevenly would change")
+
+
+def glm_merger(ocr: bool) -> tuple[TensorRule, ...]:
+    """GLM-4V's (``ocr``: GLM-OCR's) tensors of out_hidden_size in its vision tower."""
+    ffn = (Repeated(writes("text_config.merger_ffn")), Repeated(reads("text_config.merger_ffn"))) if ocr else (None, None)
+    blocks = () if ocr else (*(TensorRule(f"visual.blocks.*.mlp.{p}.weight", (writes("text_config.vision_ffn"), None)) for p in ("gate_proj", "up_proj")),
+                             TensorRule("visual.blocks.*.mlp.down_proj.weight", (None, reads("text_config.vision_ffn"))))
+    return (*blocks,
+            TensorRule("visual.downsample.weight", (writes("text_config.downsampled"), None, None, None)),
+            TensorRule("visual.downsample.bias", (writes("text_config.downsampled"),)),
+            TensorRule("visual.merger.proj.weight", (writes("text_config.merged"), reads("text_config.downsampled"))),
+            TensorRule("visual.merger.post_projection_norm.weight", (writes("text_config.merged"),), norm_input="text_config.merged"),
+            TensorRule("visual.merger.post_projection_norm.bias", (writes("text_config.merged"),)),
+            *(TensorRule(f"visual.merger.{p}.weight", (ffn[0], reads("text_config.merged"))) for p in ("gate_proj", "up_proj")),
+            TensorRule("visual.merger.down_proj.weight", (writes("text_config.hidden"), ffn[1])))
+
+
+GLM4V = merging("glm4v", ("Glm4vModel", "Glm4vForConditionalGeneration"), glm_merger(ocr=False), GLM_NORM, spaces=GLM_SPACES)
+# GLM-4.6V, and GLM-GA (its configuration, GLM-4.6V's classes)
+GLM46V = dataclasses.replace(GLM4V, name="glm46v", model_types=("glm46v", "glmga"), classes=("Glm46VModel", "Glm46VForConditionalGeneration"))
+GLM_OCR = merging("glm_ocr", ("GlmOcrModel", "GlmOcrForConditionalGeneration"), glm_merger(ocr=True), GLM_NORM, spaces=GLM_SPACES)
+
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR)
+
+
+def kept_layers(module: str, norm_: str, layer: str) -> tuple[TensorRule, ...]:
+    """A projector's norm and first layer over the kept vision width, copied as they are."""
+    return (*keep(f"{module}.{norm_}.(weight|bias)"), *keep(f"{module}.{layer}.weight", 2), *keep(f"{module}.{layer}.bias"))
+
+
+# PaddleOCR-VL: a LayerNorm over the vision width, 2 × 2 patches side by side through a layer of that width (kept), GELU, a
+# layer into the text width (saved as mlp_AR)
+PADDLEOCR_VL = merging("paddleocr_vl", ("PaddleOCRVLModel", "PaddleOCRVLForConditionalGeneration"),
+                       (*kept_layers("(projector|mlp_AR)", "pre_norm", "linear_1"), *linear("(projector|mlp_AR).linear_2", "text_config.hidden", None)),
+                       twin=False)
+
+RECIPES += (PADDLEOCR_VL,)
+
+# Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
+# (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here
+GEMMA4_AUDIO = ("its audio tower (audio_config) feeds the text model through audio placeholder tokens, which hfgrow's "
+                "verification does not generate for a multimodal model: give a checkpoint without audio_config")
+GEMMA4 = joined("gemma4", ("Gemma4Model", "Gemma4ForConditionalGeneration"), (text(False), vision("vision_tower")),
+                linear("embed_vision.embedding_projection", "text_config.hidden", None, bias=False),
+                requires={"audio_config": None}, requires_why={"audio_config": GEMMA4_AUDIO})
+
+RECIPES += (GEMMA4,)
