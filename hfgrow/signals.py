@@ -261,7 +261,7 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 
 # Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
 # EXAONE 4.5 aside): the vision towers whose merger writes the text width
-MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
+MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
            "paddleocr_vl")
 PATCHES_2D = ("paddleocr_vl",)
 

@@ -587,6 +587,8 @@ TINY["qwen3_5"] = dict(text_config=dict(TINY["qwen3_5_text"], model_type="qwen3_
 TINY["qwen3_5_moe"] = dict(text_config=dict(TINY["qwen3_5_moe_text"], model_type="qwen3_5_moe_text"), vision_config=_QWEN3_VISION, **_QWEN_IDS)
 TINY["qwen3_vl_moe"] = dict(text_config=dict(TINY["qwen3_vl_moe_text"], model_type="qwen3_vl_moe_text"),
                             vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
+TINY["qwen3_vl"] = dict(text_config=dict(TINY["qwen3_vl_text"], model_type="qwen3_vl_text"),
+                        vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
 TINY["cohere_compass"] = dict(text_config=dict(TINY["cohere_compass_text"], model_type="cohere_compass_text"),
                               vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
 TINY["exaone4_5"] = dict(text_config=dict(TINY["exaone4"], model_type="exaone4"), image_token_id=5, video_token_id=6, vision_config=dict(

@@ -35,7 +35,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                        "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
                        "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
                                                                                                      "minimax_m3_vl"),
-    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni", "qwen3_vl"),
+    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
     AUDIO.format("its projector ends in adaptor_config.num_hidden_layers pre-LayerNorm transformer layers of the text width, "
                  "a stack no recipe declares"): ("fun_asr_nano",),

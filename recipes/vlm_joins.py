@@ -161,6 +161,7 @@ QWEN3_MERGERS = (*linear("visual.merger.linear_fc2", "text_config.hidden", None)
 QWEN3_5 = merging("qwen3_5", ("Qwen3_5Model", "Qwen3_5ForConditionalGeneration"), QWEN3_MERGERS)
 QWEN3_5_MOE = merging("qwen3_5_moe", ("Qwen3_5MoeModel", "Qwen3_5MoeForConditionalGeneration"), QWEN3_MERGERS)
 QWEN3_VL_MOE = merging("qwen3_vl_moe", ("Qwen3VLMoeModel", "Qwen3VLMoeForConditionalGeneration"), QWEN3_MERGERS)
+QWEN3_VL = merging("qwen3_vl", ("Qwen3VLModel", "Qwen3VLForConditionalGeneration"), QWEN3_MERGERS)
 # Cohere Compass's image tokens take 3-D rotary positions interleaved over the frequency slots (its text config may omit
 # the sections: text alone grows by head_dim exactly, the whole model not: 1.4e-3 measured)
 COMPASS_ROTARY = HeadDimFixed("Cohere Compass's image tokens take 3-D rotary positions interleaved over head_dim's frequency "
@@ -202,7 +203,7 @@ GLM4V = merging("glm4v", ("Glm4vModel", "Glm4vForConditionalGeneration"), glm_me
 GLM46V = dataclasses.replace(GLM4V, name="glm46v", model_types=("glm46v", "glmga"), classes=("Glm46VModel", "Glm46VForConditionalGeneration"))
 GLM_OCR = merging("glm_ocr", ("GlmOcrModel", "GlmOcrForConditionalGeneration"), glm_merger(ocr=True), GLM_NORM, spaces=GLM_SPACES)
 
-RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR)
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, QWEN3_VL, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR)
 
 
 def kept_layers(module: str, norm_: str, layer: str) -> tuple[TensorRule, ...]:

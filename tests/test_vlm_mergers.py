@@ -19,6 +19,7 @@ CLASSES = {
     "qwen3_5": ["Qwen3_5ForConditionalGeneration", "Qwen3_5Model"],
     "qwen3_5_moe": ["Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeModel"],
     "qwen3_vl_moe": ["Qwen3VLMoeForConditionalGeneration", "Qwen3VLMoeModel"],
+    "qwen3_vl": ["Qwen3VLForConditionalGeneration", "Qwen3VLModel"],
     "cohere_compass": ["CohereCompassForConditionalGeneration", "CohereCompassModel"],
     "exaone4_5": ["Exaone4_5_ForConditionalGeneration", "Exaone4_5_Model"],
     "glm4v": ["Glm4vForConditionalGeneration", "Glm4vModel"],
@@ -34,14 +35,14 @@ GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-d
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal"),
            "deeper": dict(factor=2, layers=3)}
 # one per family in the default run: a merger alone (Qwen3.5, EXAONE 4.5's Qwen2.5-VL merger), deepstack mergers too
-FAST = {("Qwen3_5ForConditionalGeneration", "wider"), ("CohereCompassForConditionalGeneration", "heads"),
+FAST = {("Qwen3_5ForConditionalGeneration", "wider"), ("Qwen3VLForConditionalGeneration", "heads"), ("CohereCompassForConditionalGeneration", "heads"),
         ("Exaone4_5_ForConditionalGeneration", "head-dim"), ("Glm4vForConditionalGeneration", "deeper"), ("GlmOcrForConditionalGeneration", "heads"),
         ("PaddleOCRVLForConditionalGeneration", "wider"), ("Gemma4ForConditionalGeneration", "heads")}
 # their text models refuse the orthogonal convention (q/k norms that share the hidden norms' eps), in one line
-NO_ORTHOGONAL = {"qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "exaone4_5"}
+NO_ORTHOGONAL = {"qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "exaone4_5"}
 # head_dim growth refused: Qwen3-VL's interleaved rotary sections (its text model's refusal); Cohere Compass's image
 # tokens' 3-D positions interleaved over sections its config may omit (grown anyway: 1.4e-3)
-NO_HEAD_DIM = {"qwen3_vl_moe": "interleaved multimodal rotary sections", "cohere_compass": "3-D rotary positions interleaved"}
+NO_HEAD_DIM = {"qwen3_vl_moe": "interleaved multimodal rotary sections", "qwen3_vl": "interleaved multimodal rotary sections", "cohere_compass": "3-D rotary positions interleaved"}
 # the vision tower's tensors of the text width (grown with it): the merger's last layer; all of GLM-4V's merger, its
 # convolution into it and (GLM-OCR's aside) its blocks' MLPs
 TEXT_WIDTH = re.compile(r"\.merger\.(linear_fc2|mlp\.2)\.|\.deepstack_merger_list\.\d+\.linear_fc2\.")
