@@ -75,6 +75,12 @@ def _waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor],
         f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES} frames)"
 
 
+def _channel_waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """OmniASR: [batch, 1 channel, samples], its feature encoder's kernels and strides in ``audio_config``."""
+    inputs, description = _waveform(config.audio_config, g)
+    return {"input_values": inputs["input_values"][:, None]}, description
+
+
 def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
     """The audio spectrogram transformer: [batch, max_length frames, num_mel_bins] (its patches tile both axes)."""
     frames, bins = _positive(config, "max_length"), _positive(config, "num_mel_bins")
@@ -82,7 +88,7 @@ def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tenso
         f"generated audio: {BATCH} random log-mel spectrograms of {frames} frames × {bins} bins"
 
 
-BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram}  # an input name another family reads otherwise
+BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform}  # an input name another family reads otherwise
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,

@@ -44,6 +44,8 @@ def audio_outputs(model, seed=0):
         feed = {"input_features": torch.randn(3, cfg.num_mel_bins, 2 * cfg.max_source_positions, generator=g)}
     elif cfg.model_type == "audio-spectrogram-transformer":  # a spectrogram, [batch, frames, bins]
         feed = {"input_values": torch.randn(3, cfg.max_length, cfg.num_mel_bins, generator=g)}
+    elif cfg.model_type == "omniasr_ctc":  # a waveform with its channel axis
+        feed = {"input_values": torch.randn(3, 1, 1200, generator=g)}
     elif type(model).main_input_name == "input_values":
         feed = {"input_values": torch.randn(3, 1200, generator=g)}
     else:
@@ -113,6 +115,28 @@ def relative_cases():
 @pytest.mark.parametrize("cls,options", relative_cases())
 def test_every_class_of_wav2vec2s_relatives_is_exact(tmp_path, cls, options):
     """Every parameter randomised (the batch norms' statistics too), grown and compared on generated audio."""
+    report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+# pre-norm encoders of their own layouts: every class by heads ×2 and ×3, head_dim ×2 and heads ×2 with a block more
+OWN_LAYOUTS = {
+    "omniasr_ctc": ["OmniASRCTCModel", "OmniASRForCTC"],
+}
+CLASSES.update(OWN_LAYOUTS)
+OWN_REPRESENTATIVE = {"OmniASRForCTC"}
+
+
+def own_layout_cases():
+    growths = (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(factor=2, layers=3))
+    return [pytest.param(cls, options, id=f"{cls}-{key(options)}",
+                         marks=() if cls in OWN_REPRESENTATIVE and options.get("layers") else pytest.mark.exhaustive)
+            for classes in OWN_LAYOUTS.values() for cls in classes for options in growths]
+
+
+@pytest.mark.parametrize("cls,options", own_layout_cases())
+def test_every_class_of_the_pre_norm_speech_encoders_is_exact(tmp_path, cls, options):
+    """Every parameter randomised (batch norm statistics too), grown and compared on generated audio."""
     report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
 
