@@ -413,6 +413,8 @@ TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(
 TINY["data2vec-audio"] = dict(TINY["wav2vec2"], num_conv_pos_embeddings=3, num_conv_pos_embedding_groups=4, conv_pos_kernel_size=3)
 TINY["unispeech"] = TINY["unispeech-sat"] = dict(TINY["wav2vec2"], num_ctc_classes=9)
 TINY["sew"] = dict(TINY["hubert"], squeeze_factor=2)
+TINY["sew-d"] = dict(TINY["sew"], position_buckets=4, max_position_embeddings=16)
+TINY["wavlm"] = dict(TINY["wav2vec2"], num_buckets=12, max_bucket_distance=20)
 TINY["omniasr_audio"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, layer_norm_eps=0.05,
                              conv_dim=(6, 5), conv_kernel=(4, 3), conv_stride=(3, 2), num_conv_pos_embeddings=4,  # even, as 128: it drops its last frame
                              num_conv_pos_embedding_groups=4, hidden_dropout=0.0, activation_dropout=0.0, layerdrop=0.0)

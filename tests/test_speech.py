@@ -99,10 +99,12 @@ RELATIVES = {
     "unispeech-sat": [f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                    "ForXVector", "ForPreTraining")],
     "sew": ["SEWModel", "SEWForCTC", "SEWForSequenceClassification"],
+    "sew-d": ["SEWDModel", "SEWDForCTC", "SEWDForSequenceClassification"],
     "audio-spectrogram-transformer": ["ASTModel", "ASTForAudioClassification"],
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
-REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "ASTForAudioClassification"}
+REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC",
+                  "ASTForAudioClassification"}
 
 
 def relative_cases():
@@ -139,6 +141,37 @@ def test_every_class_of_the_pre_norm_speech_encoders_is_exact(tmp_path, cls, opt
     """Every parameter randomised (batch norm statistics too), grown and compared on generated audio."""
     report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+# WavLM: head_dim growth (its gate reads the stream in num_heads chunks: the heads stay), FFN width and, pre-norm, depth
+CLASSES["wavlm"] = [f"WavLM{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")]
+
+
+def wavlm_cases():
+    growths = (dict(factor=2, attention="head-dim"), dict(factor=3, attention="head-dim"), dict(intermediate_size=36),
+               dict(factor=2, attention="head-dim", layers=3))
+    return [pytest.param(cls, options, id=f"{cls}-{key(options)}",
+                         marks=() if cls == "WavLMForCTC" and options.get("layers") else pytest.mark.exhaustive)
+            for cls in CLASSES["wavlm"] for options in growths]
+
+
+@pytest.mark.parametrize("cls,options", wavlm_cases())
+def test_every_wavlm_class_is_exact_with_its_heads_kept(tmp_path, cls, options):
+    pre_norm = STABLE if "layers" in options else {}  # post-norm base models: no new blocks
+    report = check(build_model(tmp_path / "small", cls, seed=len(options), **pre_norm), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+def test_wavlm_refuses_more_heads_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "WavLMForCTC")
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert "num_heads chunks" in result.output and "the number of heads cannot change" in result.output
 
 
 @pytest.mark.exhaustive
@@ -220,6 +253,8 @@ def build_with_buffers(folder, cls, **overrides):
     ("HubertForCTC", dict(STABLE, conv_pos_batch_norm=True, feat_proj_layer_norm=False), dict(factor=2, layers=3)),
     ("Wav2Vec2ForXVector", dict(use_weighted_layer_sum=True), dict(factor=2)),
     ("Wav2Vec2ForSequenceClassification", dict(use_weighted_layer_sum=True, num_conv_pos_embedding_groups=16), dict(factor=3)),
+    # SEW-D's attention with position projections of its own, one position type, no LayerNorm over the table
+    ("SEWDForSequenceClassification", dict(share_att_key=False, pos_att_type=("c2p",), norm_rel_ebd="none"), dict(factor=2)),
     ("Wav2Vec2ForAudioFrameClassification", dict(STABLE, num_conv_pos_embedding_groups=1, num_conv_pos_embeddings=4), dict(factor=2)),
 ])
 def test_wav2vec2_variants_are_exact(tmp_path, cls, overrides, options):
