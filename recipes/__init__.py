@@ -41,7 +41,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
            ast.RECIPE, wav2vec2.SEW,
            omniasr.CTC, wav2vec2.WAVLM, sew_d.RECIPE,
-           conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5)
+           conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5,
+           conformer.W2V_CONFORMER)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -91,10 +92,6 @@ REFUSED = {
                     "projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
     "cohere_asr": "its Parakeet encoder's relative positions are a sinusoid of hidden_size computed on load (never "
                   "stored) and projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
-    "wav2vec2-conformer": "the rotary variant turns the block's input (the residual stream cut into num_heads chunks) before "
-                          "the q/k projections: more heads regroup the stream's copies across chunks, and head_dim growth "
-                          "needs its stored frequencies grown with the chunks (not done yet); the relative variant adds a "
-                          "sinusoid of hidden_size computed on load, whose wider sinusoid is not a copy of the small one's",
     "pop2piano": "Pop2Piano's encoder reads the feature extractor's frames directly as its input embeddings, d_model "
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
     "moonshine": "not done yet: Moonshine's partial rotary encoder-decoder behind a convolutional front-end with a "

@@ -186,3 +186,32 @@ GRANITE_SPEECH5 = Recipe(
     ),
     heads=linear("ctc_head", None, "hidden"),
 )
+
+# wav2vec2-Conformer: wav2vec2's front-end (its feature encoder, projection and positional convolution, whose GELU
+# output joins the stream) and encoder LayerNorm around wav2vec2-BERT's blocks with a batch norm in the convolution
+# module; without position embeddings in the attention only (position_embeddings_type None)
+W2V_CONFORMER = Recipe(
+    name="wav2vec2-conformer",
+    model_types=("wav2vec2-conformer",),
+    classes=tuple(f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                                    "ForXVector", "ForPreTraining")),
+    prefix="wav2vec2_conformer",
+    requires={"position_embeddings_type": None},
+    requires_why={"position_embeddings_type": "the rotary variant turns the block's input cut into num_heads chunks before the "
+                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies), "
+                  "and the relative one projects a sinusoid of hidden_size computed on load (with pos_bias_u/v per head), "
+                  "which no recipe grows yet"},
+    constraints=(wav2vec2.RECIPE.constraints[0], PostNorm(), *wav2vec2.RECIPE.constraints[2:]),
+    stacks=(("encoder.layers", "num_hidden_layers", None),),
+    config=wav2vec2.RECIPE.config,
+    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES},
+    outputs=wav2vec2.RECIPE.outputs,
+    body=(
+        *(r for r in wav2vec2.BODY if not r.pattern.startswith(wav2vec2.LAYER)),
+        *conformer_block(),
+        *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
+        *conv_module(f"{LAYER}.conv_module", "batch_norm"),
+    ),
+    heads=wav2vec2.HEADS,
+    class_heads={"Wav2Vec2ConformerForAudioFrameClassification": linear("classifier", None, "hidden")},
+)

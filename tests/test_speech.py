@@ -101,6 +101,8 @@ def test_every_speech_class_is_exact(tmp_path, cls, options):
 RELATIVES = {
     "data2vec-audio": [f"Data2VecAudio{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                      "ForXVector")],
+    "wav2vec2-conformer": [f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification",
+                                                             "ForAudioFrameClassification", "ForXVector", "ForPreTraining")],
     "lasr_ctc": ["LasrForCTC"],  # and Llama's rotary attention
     "granite_speech5_ctc": ["GraniteSpeech5ForCTC"],  # block-wise attention with Shaw's relative positions
     "unispeech": ["UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"],
@@ -114,7 +116,7 @@ RELATIVES = {
     "audio-spectrogram-transformer": ["ASTModel", "ASTForAudioClassification"],
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
-REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "LasrForCTC",
+REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "Wav2Vec2ConformerForCTC", "LasrForCTC",
                   "GraniteSpeech5ForCTC",
                   "ASTForAudioClassification"}
 
@@ -172,6 +174,19 @@ def test_every_wavlm_class_is_exact_with_its_heads_kept(tmp_path, cls, options):
     pre_norm = STABLE if "layers" in options else {}  # post-norm base models: no new blocks
     report = check(build_model(tmp_path / "small", cls, seed=len(options), **pre_norm), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.parametrize("variant", ["relative", "rotary"])
+def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, variant):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "Wav2Vec2ConformerForCTC", position_embeddings_type=variant, max_source_positions=64)
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert f"position_embeddings_type={variant!r}" in result.output and "sinusoid of hidden_size" in result.output
 
 
 def test_wavlm_refuses_more_heads_in_one_line(tmp_path):
