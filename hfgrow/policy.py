@@ -152,6 +152,21 @@ class HeadDimFixed(Constraint):
 
 
 @dataclass(frozen=True)
+class HeadsFixed(Constraint):
+    """The number of heads cannot change, for ``reason`` (WavLM's gate reads the stream cut into num_heads chunks: a
+    chunk of more heads would hold a part of a small chunk's copies); head_dim, the FFN and the depth may."""
+
+    reason: str
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        (heads, big_heads) = growth.widths.heads
+        found = [f"{self.reason}: the number of heads cannot change; grow head_dim (--attention head-dim)"] if heads != big_heads else []
+        if growth.non_multiple:  # extra units would sit at the end of the stream, not of each chunk
+            found.append(f"{self.reason}: only whole multiples of the hidden size ({growth.widths.hidden[0]}) keep the chunks")
+        return found
+
+
+@dataclass(frozen=True)
 class LatentAttention(Constraint):
     """Multi-head latent attention (DeepSeek-V2/V3): every head has its own keys and values, expanded from latents; the
     per-head sizes are kept (docs/design.md §Latent attention). Refused outright, not lossy: no such model can be built."""

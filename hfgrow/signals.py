@@ -77,6 +77,27 @@ def _waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor],
         f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES} frames)"
 
 
+def _channel_waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """OmniASR: [batch, 1 channel, samples], its feature encoder's kernels and strides in ``audio_config``."""
+    inputs, description = _waveform(config.audio_config, g)
+    return {"input_values": inputs["input_values"][:, None]}, description
+
+
+def _frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """wav2vec2-BERT: [batch, FRAMES, feature_projection_input_dim] stacked filterbank features."""
+    width = _positive(config, "feature_projection_input_dim")
+    return {"input_features": torch.randn(BATCH, FRAMES, width, generator=g)}, \
+        f"generated audio: {BATCH} random feature sequences of {FRAMES} frames × {width}"
+
+
+def _mel_frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """LASR and Granite Speech 5: [batch, frames, num_mel_bins] (its encoder's sizes in ``encoder_config``; Granite's
+    mel frames delta-expanded and stacked in pairs: 4 × num_mel_bins), enough frames for its subsampler."""
+    bins = _positive(config.encoder_config, "num_mel_bins") * (4 if config.model_type == "granite_speech5_ctc" else 1)
+    return {"input_features": torch.randn(BATCH, FRAMES, bins, generator=g)}, \
+        f"generated audio: {BATCH} random log-mel spectrograms of {FRAMES} frames × {bins} bins"
+
+
 def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
     """The audio spectrogram transformer: [batch, max_length frames, num_mel_bins] (its patches tile both axes)."""
     frames, bins = _positive(config, "max_length"), _positive(config, "num_mel_bins")
@@ -84,7 +105,9 @@ def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tenso
         f"generated audio: {BATCH} random log-mel spectrograms of {frames} frames × {bins} bins"
 
 
-BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram}  # an input name another family reads otherwise
+BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform,
+                 "wav2vec2-bert": _frames, "lasr_ctc": _mel_frames,
+                 "granite_speech5_ctc": _mel_frames}  # an input name another family reads otherwise
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,

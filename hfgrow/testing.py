@@ -443,6 +443,24 @@ TINY["hubert"] = {k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(
 TINY["data2vec-audio"] = dict(TINY["wav2vec2"], num_conv_pos_embeddings=3, num_conv_pos_embedding_groups=4, conv_pos_kernel_size=3)
 TINY["unispeech"] = TINY["unispeech-sat"] = dict(TINY["wav2vec2"], num_ctc_classes=9)
 TINY["sew"] = dict(TINY["hubert"], squeeze_factor=2)
+TINY["sew-d"] = dict(TINY["sew"], position_buckets=4, max_position_embeddings=16)
+TINY["wav2vec2-bert"] = dict({k: v for k, v in TINY["wav2vec2"].items() if not k.startswith(("conv_", "num_conv", "codevector", "proj_code", "num_codevector"))},
+                             feature_projection_input_dim=10, conv_depthwise_kernel_size=3, left_max_position_embeddings=5,
+                             right_max_position_embeddings=3, position_embeddings_type="relative_key", conformer_conv_dropout=0.0)
+TINY["lasr_encoder"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, conv_kernel_size=3,
+                            subsampling_conv_channels=6, num_mel_bins=8, subsampling_conv_kernel_size=3, dropout=0.0,
+                            layerdrop=0.0, activation_dropout=0.0, attention_dropout=0.0, layer_norm_eps=0.05)
+TINY["lasr_ctc"] = dict(vocab_size=11, encoder_config=TINY["lasr_encoder"], pad_token_id=0)
+TINY["granite_speech5_encoder"] = dict(vocab_size=11, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
+                                       num_mel_bins=3, max_position_embeddings=8, context_size=5, conv_kernel_size=3,
+                                       subsample_layers=[1])
+TINY["granite_speech5_ctc"] = dict(vocab_size=11, encoder_config=TINY["granite_speech5_encoder"], pad_token_id=0)
+TINY["wav2vec2-conformer"] = dict(TINY["wav2vec2"], conv_depthwise_kernel_size=3, position_embeddings_type=None, conformer_conv_dropout=0.0)
+TINY["wavlm"] = dict(TINY["wav2vec2"], num_buckets=12, max_bucket_distance=20)
+TINY["omniasr_audio"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, layer_norm_eps=0.05,
+                             conv_dim=(6, 5), conv_kernel=(4, 3), conv_stride=(3, 2), num_conv_pos_embeddings=4,  # even, as 128: it drops its last frame
+                             num_conv_pos_embedding_groups=4, hidden_dropout=0.0, activation_dropout=0.0, layerdrop=0.0)
+TINY["omniasr_ctc"] = dict(vocab_size=11, audio_config=TINY["omniasr_audio"], pad_token_id=1)
 TINY["audio-spectrogram-transformer"] = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_mel_bins=12,
                                                max_length=16, patch_size=4, frequency_stride=4, time_stride=4, layer_norm_eps=0.05, num_labels=3)
 

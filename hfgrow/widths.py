@@ -95,6 +95,7 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   shared_ffn=_with_ffn(config, f.shared_ffn, ffn, big_ffn, "shared experts'"),
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
+                  hidden_chunk=_hidden_chunk(hidden, big_hidden, heads, big_heads),
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
                   **_mixer(config, f, hidden, big_hidden), **_linear_heads(config, f, hidden, big_hidden),
@@ -204,6 +205,14 @@ def _linear_heads(config: dict[str, Any], f: Any, hidden: int, big_hidden: int) 
     big_k = max(k, k * big_hidden // hidden)
     return {"linear_k_heads": (k, big_k), "linear_v_heads": (v, big_k * (v // k)),
             "linear_dims": tuple(config_int(config, name) for name in f.linear_dims)}
+
+
+def _hidden_chunk(hidden: int, big_hidden: int, heads: int, big_heads: int) -> tuple[int, int]:
+    """The hidden channels of one head's chunk of the stream (hidden / heads), before and after; (0, 0) where the
+    heads do not cut the stream evenly."""
+    if not heads or not big_heads or hidden % heads or big_hidden % big_heads:
+        return 0, 0
+    return hidden // heads, big_hidden // big_heads
 
 
 def _hidden_group(config: dict[str, Any], name: str | None, hidden: int, big_hidden: int) -> tuple[int, int]:

@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
+from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, omniasr, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -43,7 +43,10 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT,
            wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
            ast.RECIPE, wav2vec2.SEW,
-           deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2)
+           deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2,
+           omniasr.CTC, wav2vec2.WAVLM, sew_d.RECIPE,
+           conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5,
+           conformer.W2V_CONFORMER)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -129,25 +132,11 @@ REFUSED = {
                     "projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
     "cohere_asr": "its Parakeet encoder's relative positions are a sinusoid of hidden_size computed on load (never "
                   "stored) and projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
-    "wav2vec2-conformer": "the rotary variant turns the block's input (the residual stream cut into num_heads chunks) before "
-                          "the q/k projections: more heads regroup the stream's copies across chunks, and head_dim growth "
-                          "needs its stored frequencies grown with the chunks (not done yet); the relative variant adds a "
-                          "sinusoid of hidden_size computed on load, whose wider sinusoid is not a copy of the small one's",
-    "wav2vec2-bert": "not done yet: Conformer blocks (a GLU over a pointwise convolution, a depthwise convolution and "
-                     "batch norm over the hidden channels) with wav2vec2-conformer's rotary and relative variants",
-    "lasr_ctc": "not done yet: Conformer blocks (a GLU over a pointwise convolution, a depthwise convolution and batch "
-                "norm over the hidden channels) behind a convolutional subsampler",
-    "wavlm": "WavLM's gated relative position bias reads the block's input cut into num_heads chunks of hidden/heads "
-             "(gru_rel_pos_linear): more heads regroup the stream's copies across chunks, and head_dim growth needs a "
-             "chunk dimension no recipe space has yet (not done yet)",
-    "sew-d": "not done yet: SEW's squeezed stream (grown for sew) around DeBERTa-v2's disentangled attention with its "
-             "LayerNorm'd relative embeddings",
     "pop2piano": "Pop2Piano's encoder reads the feature extractor's frames directly as its input embeddings, d_model "
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
     "moonshine": "not done yet: Moonshine's partial rotary encoder-decoder behind a convolutional front-end with a "
                  "GroupNorm",
     "moonshine_streaming": "not done yet: Moonshine Streaming's encoder of its own layout",
-    "granite_speech5_ctc": "not done yet: its encoder's relative position biases (tables indexed by the distance between frames)",
     "dia": "not done yet: Dia's encoder-decoder over text bytes and several audio codebook channels, a layout no recipe describes",
     "vibevoice": "not done yet: VibeVoice joins acoustic and semantic tokenizer encoders and a diffusion head to a Qwen2 "
                  "text model, none of which a recipe describes",

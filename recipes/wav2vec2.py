@@ -13,7 +13,7 @@ the stream, so only whole multiples of the hidden size with the copy convention 
 embedding (``masked_spec_embed``) writes the stream. Post-norm models take no new blocks.
 """
 
-from hfgrow.policy import DepthRequires, PostNorm, StreamFromActivation
+from hfgrow.policy import DepthRequires, HeadsFixed, PostNorm, StreamFromActivation
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
 
 LAYER = "encoder.layers.*"
@@ -151,4 +151,22 @@ SEW = RECIPE.extend(  # squeezed: the positional convolution strides and the str
     requires={"squeeze_factor": 2, "add_adapter": False, "adapter_attn_dim": None},
     spaces={**RECIPE.spaces, "upsampled": Space("hidden", Kind.ACTIVATION)},
     outputs={**RECIPE.outputs, "last_hidden_state": "upsampled"},
+)
+
+# WavLM: wav2vec2's blocks with a gated relative position bias. Each head's gate is gru_rel_pos_linear (shared by the
+# heads) over the block's input cut into num_heads chunks (the hidden_chunk dimension), times a per-head constant, and
+# scales the first block's bucketed bias table (heads columns), which every block reuses. With the heads kept and
+# head_dim grown, each big chunk holds the copies of its small chunk's channels and the heads' tables and constants stay.
+CHUNKS = "WavLM's gated relative position bias reads the stream cut into num_heads chunks by one linear layer shared by the heads"
+WAVLM = RECIPE.extend(
+    body=(*linear(f"{LAYER}.attention.gru_rel_pos_linear", None, "chunk"),
+          *keep(f"{LAYER}.attention.gru_rel_pos_const", ndim=4),
+          *keep(f"{LAYER}.attention.rel_attn_embed.weight", ndim=2)),
+    name="wavlm",
+    model_types=("wavlm",),
+    classes=tuple(f"WavLM{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")),
+    prefix="wavlm",
+    constraints=(HeadsFixed(CHUNKS), *RECIPE.constraints),
+    spaces={**RECIPE.spaces, "chunk": Space("hidden_chunk", Kind.ACTIVATION)},
+    class_heads={"WavLMForAudioFrameClassification": linear("classifier", None, "hidden")},
 )

@@ -8,7 +8,7 @@ import torch
 import transformers
 
 import hfgrow
-from hfgrow.testing import build_model, load
+from hfgrow.testing import TINY, build_model, load
 
 CLASSES = {
     "whisper": ["WhisperModel", "WhisperForConditionalGeneration", "WhisperForAudioClassification", "WhisperForCausalLM"],
@@ -40,10 +40,17 @@ def audio_outputs(model, seed=0):
     """The model's outputs that live in no grown space (logits, projections), on inputs made here (not by hfgrow)."""
     g = torch.Generator().manual_seed(seed)
     cfg, forward = model.config, inspect.signature(type(model).forward).parameters
-    if type(model).main_input_name == "input_features":
+    if cfg.model_type == "wav2vec2-bert":  # stacked filterbank features, [batch, frames, features]
+        feed = {"input_features": torch.randn(3, 40, cfg.feature_projection_input_dim, generator=g)}
+    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc"):  # log-mel frames, [batch, frames, bins] (Granite's: 4 × bins)
+        bins = cfg.encoder_config.num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
+        feed = {"input_features": torch.randn(3, 40, bins, generator=g)}
+    elif type(model).main_input_name == "input_features":
         feed = {"input_features": torch.randn(3, cfg.num_mel_bins, 2 * cfg.max_source_positions, generator=g)}
     elif cfg.model_type == "audio-spectrogram-transformer":  # a spectrogram, [batch, frames, bins]
         feed = {"input_values": torch.randn(3, cfg.max_length, cfg.num_mel_bins, generator=g)}
+    elif cfg.model_type == "omniasr_ctc":  # a waveform with its channel axis
+        feed = {"input_values": torch.randn(3, 1, 1200, generator=g)}
     elif type(model).main_input_name == "input_values":
         feed = {"input_values": torch.randn(3, 1200, generator=g)}
     else:
@@ -68,7 +75,8 @@ def check(src, out, **options):
     # the signals run in the model's dtype, float64 too: free of float32 round-off where every scale is a power of two
     # (×2 by heads), else up to the float32 storage of scales such as 1/3 or √2
     powers_of_two = options.get("factor") == 2 and options.get("attention", "heads") == "heads" and not options.get("hidden_size")
-    if "Input type (float) and bias type (double)" not in v["float64"].get("skipped", ""):  # UniSpeechSatForPreTraining
+    # transformers runs neither UniSpeechSatForPreTraining nor Granite Speech 5 (a float32 batch norm) in float64
+    if not any(why in v["float64"].get("skipped", "") for why in ("Input type (float) and bias type (double)", "mixed dtype")):
         assert v["float64"].get("max_rel", 1.0) <= (1e-12 if powers_of_two else 1e-6), v["float64"]  # casts to float32
     assert v["inputs"].startswith("generated audio") or "input_ids" == type(load(src)).main_input_name
     small, big = audio_outputs(load(src)), audio_outputs(load(out))  # independently of hfgrow's own verification
@@ -93,14 +101,24 @@ def test_every_speech_class_is_exact(tmp_path, cls, options):
 RELATIVES = {
     "data2vec-audio": [f"Data2VecAudio{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                      "ForXVector")],
+    "wav2vec2-conformer": [f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification",
+                                                             "ForAudioFrameClassification", "ForXVector", "ForPreTraining")],
+    "lasr_ctc": ["LasrForCTC"],  # and Llama's rotary attention
+    "granite_speech5_ctc": ["GraniteSpeech5ForCTC"],  # block-wise attention with Shaw's relative positions
     "unispeech": ["UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"],
     "unispeech-sat": [f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                    "ForXVector", "ForPreTraining")],
     "sew": ["SEWModel", "SEWForCTC", "SEWForSequenceClassification"],
+    "sew-d": ["SEWDModel", "SEWDForCTC", "SEWDForSequenceClassification"],
+    # Conformer blocks (post-norm: each block ends at a LayerNorm)
+    "wav2vec2-bert": [f"Wav2Vec2Bert{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                                   "ForXVector")],
     "audio-spectrogram-transformer": ["ASTModel", "ASTForAudioClassification"],
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
-REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "ASTForAudioClassification"}
+REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "Wav2Vec2ConformerForCTC", "LasrForCTC",
+                  "GraniteSpeech5ForCTC",
+                  "ASTForAudioClassification"}
 
 
 def relative_cases():
@@ -115,6 +133,72 @@ def test_every_class_of_wav2vec2s_relatives_is_exact(tmp_path, cls, options):
     """Every parameter randomised (the batch norms' statistics too), grown and compared on generated audio."""
     report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+# pre-norm encoders of their own layouts: every class by heads ×2 and ×3, head_dim ×2 and heads ×2 with a block more
+OWN_LAYOUTS = {
+    "omniasr_ctc": ["OmniASRCTCModel", "OmniASRForCTC"],
+}
+CLASSES.update(OWN_LAYOUTS)
+OWN_REPRESENTATIVE = {"OmniASRForCTC"}
+
+
+def own_layout_cases():
+    growths = (dict(factor=2), dict(factor=3), dict(factor=2, attention="head-dim"), dict(factor=2, layers=3))
+    return [pytest.param(cls, options, id=f"{cls}-{key(options)}",
+                         marks=() if cls in OWN_REPRESENTATIVE and options.get("layers") else pytest.mark.exhaustive)
+            for classes in OWN_LAYOUTS.values() for cls in classes for options in growths]
+
+
+@pytest.mark.parametrize("cls,options", own_layout_cases())
+def test_every_class_of_the_pre_norm_speech_encoders_is_exact(tmp_path, cls, options):
+    """Every parameter randomised (batch norm statistics too), grown and compared on generated audio."""
+    report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+# WavLM: head_dim growth (its gate reads the stream in num_heads chunks: the heads stay), FFN width and, pre-norm, depth
+CLASSES["wavlm"] = [f"WavLM{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")]
+
+
+def wavlm_cases():
+    growths = (dict(factor=2, attention="head-dim"), dict(factor=3, attention="head-dim"), dict(intermediate_size=36),
+               dict(factor=2, attention="head-dim", layers=3))
+    return [pytest.param(cls, options, id=f"{cls}-{key(options)}",
+                         marks=() if cls == "WavLMForCTC" and options.get("layers") else pytest.mark.exhaustive)
+            for cls in CLASSES["wavlm"] for options in growths]
+
+
+@pytest.mark.parametrize("cls,options", wavlm_cases())
+def test_every_wavlm_class_is_exact_with_its_heads_kept(tmp_path, cls, options):
+    pre_norm = STABLE if "layers" in options else {}  # post-norm base models: no new blocks
+    report = check(build_model(tmp_path / "small", cls, seed=len(options), **pre_norm), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.parametrize("variant", ["relative", "rotary"])
+def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, variant):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "Wav2Vec2ConformerForCTC", position_embeddings_type=variant, max_source_positions=64)
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert f"position_embeddings_type={variant!r}" in result.output and "sinusoid of hidden_size" in result.output
+
+
+def test_wavlm_refuses_more_heads_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "WavLMForCTC")
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert "num_heads chunks" in result.output and "the number of heads cannot change" in result.output
 
 
 @pytest.mark.exhaustive
@@ -196,6 +280,11 @@ def build_with_buffers(folder, cls, **overrides):
     ("HubertForCTC", dict(STABLE, conv_pos_batch_norm=True, feat_proj_layer_norm=False), dict(factor=2, layers=3)),
     ("Wav2Vec2ForXVector", dict(use_weighted_layer_sum=True), dict(factor=2)),
     ("Wav2Vec2ForSequenceClassification", dict(use_weighted_layer_sum=True, num_conv_pos_embedding_groups=16), dict(factor=3)),
+    # LASR with biases in its attention and convolutions, and grouped KV heads
+    ("LasrForCTC", dict(encoder_config=dict(TINY["lasr_encoder"], num_key_value_heads=1, attention_bias=True, convolution_bias=True)),
+     dict(factor=2)),
+    # SEW-D's attention with position projections of its own, one position type, no LayerNorm over the table
+    ("SEWDForSequenceClassification", dict(share_att_key=False, pos_att_type=("c2p",), norm_rel_ebd="none"), dict(factor=2)),
     ("Wav2Vec2ForAudioFrameClassification", dict(STABLE, num_conv_pos_embedding_groups=1, num_conv_pos_embeddings=4), dict(factor=2)),
 ])
 def test_wav2vec2_variants_are_exact(tmp_path, cls, overrides, options):

@@ -1,0 +1,217 @@
+"""Conformer speech encoders: wav2vec2-BERT. Each block is a half-step FFN, self-attention, a convolution module and
+a second half-step FFN, each pre-normed and added to the stream, then a final LayerNorm whose output is the stream
+(post-norm: whole multiples of the hidden size, no new blocks).
+
+The convolution module is activation spaces of the hidden layout: its LayerNorm's output feeds a pointwise
+convolution into 2 × hidden channels, a GLU (the first half times the sigmoid of the second: both halves copy the
+hidden layout channel by channel), a depthwise convolution (one kernel per channel: the copies of a channel carry its
+kernel), a LayerNorm over the channels (wav2vec2-BERT) or a batch norm (per channel: weights and running statistics
+copied), a swish, and a pointwise convolution that reads the channels back into the stream. The relative-key
+attention adds q · distance_embedding[distance] (one table of head_dim entries shared by the heads) to each head's
+scores under the same 1/√head_dim: the table grows as the keys do within a head."""
+
+from hfgrow.policy import DepthRequires, PostNorm, RotaryHeadDim
+from hfgrow.recipe import Axis, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
+
+from . import wav2vec2
+
+LAYER = "encoder.layers.*"
+
+
+def conv_module(module: str, channel_norm: str) -> tuple[TensorRule, ...]:
+    """The convolution module's tensors (biases where the checkpoint has them); ``channel_norm``: the module name of
+    the norm over the depthwise output's channels, a LayerNorm (``depthwise_layer_norm``) or else a batch norm."""
+    after = norm(f"{module}.{channel_norm}", "conv_out", input="conv_depthwise") if channel_norm == "depthwise_layer_norm" else (
+        *(TensorRule(f"{module}.{channel_norm}.{name}", (writes("conv_out"),)) for name in ("weight", "bias", "running_mean", "running_var")),
+        *keep(f"{module}.{channel_norm}.num_batches_tracked", ndim=0))
+    glu = Packed((writes("conv_glu"), writes("conv_gate")))
+    return (
+        TensorRule(f"{module}.pointwise_conv1.weight", (glu, reads("conv_in"), None)),
+        TensorRule(f"{module}.pointwise_conv1.bias", (glu,)),
+        TensorRule(f"{module}.depthwise_conv.weight", (writes("conv_depthwise"), None, None)),  # [channels, 1, kernel]
+        TensorRule(f"{module}.depthwise_conv.bias", (writes("conv_depthwise"),)),
+        *after,
+        TensorRule(f"{module}.pointwise_conv2.weight", (writes("hidden"), reads("conv_out"), None)),
+        TensorRule(f"{module}.pointwise_conv2.bias", (writes("hidden"),)),
+    )
+
+
+def conformer_block(attention: str = "self_attn") -> tuple[TensorRule, ...]:
+    """The block's FFNs, attention and norms (not the convolution module)."""
+    a = f"{LAYER}.{attention}"
+    return (
+        *(rule for ffn in ("ffn1", "ffn2") for rule in (
+            *norm(f"{LAYER}.{ffn}_layer_norm", "hidden"),
+            *linear(f"{LAYER}.{ffn}.intermediate_dense", "ffn", "hidden"),
+            *linear(f"{LAYER}.{ffn}.output_dense", "hidden", "ffn"))),
+        *norm(f"{LAYER}.self_attn_layer_norm", "hidden"),
+        *linear(f"{a}.linear_q", "q", "hidden"),
+        *linear(f"{a}.linear_k", "k", "hidden"),
+        *linear(f"{a}.linear_v", "v", "hidden"),
+        *linear(f"{a}.linear_out", "hidden", "o"),
+        *embedding(f"{a}.distance_embedding", "distance"),
+        *norm(f"{LAYER}.final_layer_norm", "hidden"),
+    )
+
+
+CONV_SPACES = {
+    "conv_in": Space("hidden", Kind.ACTIVATION),  # the module's LayerNorm output
+    "conv_glu": Space("hidden", Kind.ACTIVATION),  # the GLU's halves: values and gates
+    "conv_gate": Space("hidden", Kind.ACTIVATION),
+    "conv_depthwise": Space("hidden", Kind.ACTIVATION),  # the depthwise convolution's output
+    "conv_out": Space("hidden", Kind.ACTIVATION),  # its channel norm's output, before the swish
+    "distance": Space("head_dim", Kind.KEY),  # the relative-key table: a key within every head
+}
+ADAPTER = "the adapter's convolutions and attention after the encoder are not grown yet"
+
+W2V_BERT = Recipe(
+    name="wav2vec2-bert",
+    model_types=("wav2vec2-bert",),
+    classes=tuple(f"Wav2Vec2Bert{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")),
+    prefix="wav2vec2_bert",
+    requires={"position_embeddings_type": "relative_key", "add_adapter": False, "use_intermediate_ffn_before_adapter": False},
+    requires_why={"position_embeddings_type": "the rotary variant turns the stream cut into num_heads chunks (more heads regroup "
+                  "the copies, a wider head turns them at other frequencies), and the relative one adds a sinusoid "
+                  "of hidden_size computed on load (not done yet)",
+                  "add_adapter": ADAPTER, "use_intermediate_ffn_before_adapter": ADAPTER},
+    constraints=(PostNorm(), DepthRequires("use_weighted_layer_sum", False, wav2vec2.LAYER_SUM, lossy_fallback=False)),
+    stacks=(("encoder.layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
+    spaces={**block_spaces(), **CONV_SPACES},
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "extract_features": None},
+    body=(
+        TensorRule("masked_spec_embed", (writes("hidden"),)),
+        *keep("feature_projection.layer_norm.(weight|bias)"),  # over the input features: not the residual stream
+        *linear("feature_projection.projection", "hidden", None),
+        *conformer_block(),
+        *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
+        *conv_module(f"{LAYER}.conv_module", "depthwise_layer_norm"),
+    ),
+    heads=wav2vec2.HEADS,
+    class_heads={"Wav2Vec2BertForAudioFrameClassification": linear("classifier", None, "hidden")},
+)
+
+# LASR (Google Health's CTC model, sizes in encoder_config): a subsampler of hidden-wide activation spaces (dense_0
+# over the mel bins and conv_0, each ReLU'd; conv_1 into subsampling_conv_channels, kept; dense_1 writes the stream),
+# then Conformer blocks with Llama's rotary attention, LayerNorms without biases, weighted residuals (constants) and
+# Parakeet's convolution module (batch norm), each ending at norm_out; the encoder's out_norm, then a 1×1 CTC head
+LASR_LAYER = "layers.*"
+LASR_BODY = (
+    *linear("subsampler.dense_0", "sub_dense", None),
+    TensorRule("subsampler.conv_0.weight", (writes("sub_conv"), reads("sub_dense"), None)),
+    TensorRule("subsampler.conv_0.bias", (writes("sub_conv"),)),
+    TensorRule("subsampler.conv_1.weight", (None, reads("sub_conv"), None)),
+    *keep("subsampler.conv_1.bias"),
+    *linear("subsampler.dense_1", "hidden", None),
+    *(rule for ffn in ("feed_forward1", "feed_forward2") for rule in (
+        *norm(f"{LASR_LAYER}.norm_{ffn}", "hidden", bias=False),
+        *linear(f"{LASR_LAYER}.{ffn}.linear1", "ffn", "hidden"),
+        *linear(f"{LASR_LAYER}.{ffn}.linear2", "hidden", "ffn"))),
+    *norm(f"{LASR_LAYER}.norm_self_att", "hidden", bias=False),
+    *linear(f"{LASR_LAYER}.self_attn.q_proj", "q", "hidden"),
+    *linear(f"{LASR_LAYER}.self_attn.k_proj", "k", "hidden"),
+    *linear(f"{LASR_LAYER}.self_attn.v_proj", "v", "hidden"),
+    *linear(f"{LASR_LAYER}.self_attn.o_proj", "hidden", "o"),
+    *norm(f"{LASR_LAYER}.norm_conv", "conv_in", input="hidden", bias=False),
+    *conv_module(f"{LASR_LAYER}.conv", "norm"),
+    *norm(f"{LASR_LAYER}.norm_out", "hidden", bias=False),
+    *norm("out_norm", "hidden", bias=False),
+)
+LASR = Recipe(
+    name="lasr_ctc",
+    model_types=("lasr_ctc",),
+    classes=("LasrForCTC",),
+    prefix="encoder",
+    constraints=(RotaryHeadDim(), PostNorm()),
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        eps=("layer_norm_eps",), sub="encoder_config"),
+    spaces={**block_spaces(rope="half", grouped=True), **CONV_SPACES,
+            "sub_dense": Space("hidden", Kind.ACTIVATION), "sub_conv": Space("hidden", Kind.ACTIVATION)},
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
+    body=LASR_BODY,
+    heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")),
+)
+
+# Granite Speech 5's CTC encoder (sizes in encoder_config): input_linear over stacked mel features writes the stream;
+# Conformer blocks (post-norm at norm_out) with block-wise attention plus Shaw's relative positions (rel_pos_emb:
+# head_dim entries per distance, a key within every head, as wav2vec2-BERT's), some blocks average frame pairs of the
+# stream (linear: exact); the convolution module works on conv_expansion_factor × hidden channels (two copies of the
+# hidden layout side by side: Packed), GLU'd by a linear layer; and at the middle block the stream's CTC posteriors
+# (out: the vocabulary, softmaxed) are projected back into it (out_mid)
+GS_LAYER = "layers.*"
+INNER = 2  # conv_expansion_factor
+
+
+def halves(axis: Axis) -> Packed:
+    return Packed((axis,) * INNER)
+
+
+GRANITE_SPEECH5 = Recipe(
+    name="granite_speech5_ctc",
+    model_types=("granite_speech5_ctc",),
+    classes=("GraniteSpeech5ForCTC",),
+    prefix="encoder",
+    requires={"conv_expansion_factor": INNER},
+    constraints=(PostNorm(),),
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        head_dim="head_dim", eps=(), sub="encoder_config"),
+    spaces={**block_spaces(grouped=True), **CONV_SPACES},
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
+    body=(
+        *linear("input_linear", "hidden", None),
+        *(rule for ffn in ("feed_forward1", "feed_forward2") for rule in (
+            *norm(f"{GS_LAYER}.norm_{ffn}", "hidden"),
+            *linear(f"{GS_LAYER}.{ffn}.linear1", "ffn", "hidden"),
+            *linear(f"{GS_LAYER}.{ffn}.linear2", "hidden", "ffn"))),
+        *norm(f"{GS_LAYER}.norm_self_att", "hidden"),
+        *linear(f"{GS_LAYER}.self_attn.q_proj", "q", "hidden"),
+        *linear(f"{GS_LAYER}.self_attn.k_proj", "k", "hidden"),
+        *linear(f"{GS_LAYER}.self_attn.v_proj", "v", "hidden"),
+        *linear(f"{GS_LAYER}.self_attn.o_proj", "hidden", "o"),
+        *embedding(f"{GS_LAYER}.self_attn.rel_pos_emb", "distance"),
+        *norm(f"{GS_LAYER}.norm_conv", "conv_in", input="hidden"),
+        TensorRule(f"{GS_LAYER}.conv.pointwise_lin1.weight",
+                   (Packed((writes("conv_glu"),) * INNER + (writes("conv_gate"),) * INNER), reads("conv_in"))),
+        TensorRule(f"{GS_LAYER}.conv.pointwise_lin1.bias", (Packed((writes("conv_glu"),) * INNER + (writes("conv_gate"),) * INNER),)),
+        TensorRule(f"{GS_LAYER}.conv.depthwise_conv.weight", (halves(writes("conv_depthwise")), None, None)),
+        *(TensorRule(f"{GS_LAYER}.conv.norm.{name}", (halves(writes("conv_out")),)) for name in ("weight", "bias", "running_mean", "running_var")),
+        *keep(f"{GS_LAYER}.conv.norm.num_batches_tracked", ndim=0),
+        TensorRule(f"{GS_LAYER}.conv.pointwise_lin2.weight", (writes("hidden"), halves(reads("conv_out")))),
+        TensorRule(f"{GS_LAYER}.conv.pointwise_lin2.bias", (writes("hidden"),)),
+        *norm(f"{GS_LAYER}.norm_out", "hidden"),
+        *linear("out", None, "hidden"),
+        *linear("out_mid", "hidden", None),
+    ),
+    heads=linear("ctc_head", None, "hidden"),
+)
+
+# wav2vec2-Conformer: wav2vec2's front-end (its feature encoder, projection and positional convolution, whose GELU
+# output joins the stream) and encoder LayerNorm around wav2vec2-BERT's blocks with a batch norm in the convolution
+# module; without position embeddings in the attention only (position_embeddings_type None)
+W2V_CONFORMER = Recipe(
+    name="wav2vec2-conformer",
+    model_types=("wav2vec2-conformer",),
+    classes=tuple(f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
+                                                    "ForXVector", "ForPreTraining")),
+    prefix="wav2vec2_conformer",
+    requires={"position_embeddings_type": None},
+    requires_why={"position_embeddings_type": "the rotary variant turns the block's input cut into num_heads chunks before the "
+                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies), "
+                  "and the relative one projects a sinusoid of hidden_size computed on load (with pos_bias_u/v per head), "
+                  "which no recipe grows yet"},
+    constraints=(wav2vec2.RECIPE.constraints[0], PostNorm(), *wav2vec2.RECIPE.constraints[2:]),
+    stacks=(("encoder.layers", "num_hidden_layers", None),),
+    config=wav2vec2.RECIPE.config,
+    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES},
+    outputs=wav2vec2.RECIPE.outputs,
+    body=(
+        *(r for r in wav2vec2.BODY if not r.pattern.startswith(wav2vec2.LAYER)),
+        *conformer_block(),
+        *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
+        *conv_module(f"{LAYER}.conv_module", "batch_norm"),
+    ),
+    heads=wav2vec2.HEADS,
+    class_heads={"Wav2Vec2ConformerForAudioFrameClassification": linear("classifier", None, "hidden")},
+)

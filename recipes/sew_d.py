@@ -1,0 +1,35 @@
+"""SEW-D: SEW's squeezed front-end (the feature encoder, kept; the projection into the hidden size; a strided,
+grouped positional convolution whose GELU output is added to the frames pooled by ``squeeze_factor``) around
+DeBERTa-v2's post-norm blocks with disentangled attention (recipes/deberta_v2.py: the LayerNorm'd relative position
+table lives in the hidden space and is read by the query and key projections), then SEW's upsampling into
+``squeeze_factor`` frames of the hidden width. Post-norm, and the positional convolution's GELU output joins the
+stream: whole multiples of the hidden size with the copy convention, no new blocks."""
+
+import dataclasses
+
+from hfgrow.policy import PostNorm, StreamFromActivation
+from hfgrow.recipe import ConfigFields, Recipe, TensorRule
+
+from . import deberta_v2, wav2vec2
+
+# DeBERTa-v2's encoder rules (its blocks, the relative table and its LayerNorm), one module deeper: encoder.encoder
+ENCODER = tuple(dataclasses.replace(r, pattern=f"encoder.{r.pattern}") for r in deberta_v2.RECIPE.body
+                if r.pattern.startswith("encoder.") and not r.pattern.startswith("encoder.conv"))
+FRONT_END = tuple(r for r in wav2vec2.SEW.body if not r.pattern.startswith(("encoder.layers", "encoder.layer_norm")))
+
+RECIPE = Recipe(
+    name="sew-d",
+    model_types=("sew-d",),
+    classes=("SEWDModel", "SEWDForCTC", "SEWDForSequenceClassification"),
+    prefix="sew_d",
+    requires={"squeeze_factor": 2},
+    constraints=(StreamFromActivation(wav2vec2.FRONT_END), PostNorm(),
+                 *(c for c in wav2vec2.RECIPE.constraints if not isinstance(c, (StreamFromActivation, PostNorm)))),
+    stacks=(("encoder.encoder.layer", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",),
+                        conv_groups="num_conv_pos_embedding_groups"),
+    spaces=wav2vec2.SEW.spaces,
+    outputs={"last_hidden_state": "upsampled", "hidden_states": "hidden"},
+    body=(*FRONT_END, *ENCODER),
+    heads=wav2vec2.HEADS,
+)
