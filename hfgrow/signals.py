@@ -301,6 +301,9 @@ def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     return {"pixel_values": pixels, "image_position_ids": positions}, rows * columns // pool ** 2, *ends
 
 
+# images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
+# codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
+CODED_IMAGES = {"emu3", "apertus1p5"}
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
@@ -389,6 +392,8 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
     if getattr(config, "model_type", None) in AUDIO_LAYOUTS and "input_ids" in takes:  # recordings before the sentences
         inputs, source, mask_id = tokens(config.text_config)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
+    if getattr(config, "model_type", None) in CODED_IMAGES:
+        return tokens(config.text_config)
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:

@@ -639,6 +639,19 @@ TINY["instructblip"] = dict(
 TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
                       qformer_config=_QFORMER, num_query_tokens=3, image_token_index=5, image_text_hidden_size=12)
+# images as discrete codes (issue 32, helper mm3): a VQ tokenizer model kept whole, the text model grown
+# Emu3: a VQ-VAE of 16 codes, written into the text as tokens 80..95 (its vocabulary_map), <image> 5, end of row 6
+_EMU3_VOCABULARY = {"<image>": 5, "<|extra_200|>": 6, **{f"<|visual token {i:06d}|>": 80 + i for i in range(16)}}
+TINY["emu3"] = dict(text_config=dict(TINY["llama"], model_type="emu3_text_model", bos_token_id=1, eos_token_id=2), vocabulary_map=_EMU3_VOCABULARY, image_token_id=5,
+                    vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
+                                   num_res_blocks=1, attn_resolutions=[], hidden_size=32, temporal_downsample_factor=1))
+# Apertus 1.5: a VQ image tokenizer (codes 60..75) and a WavTokenizer audio encoder (codes 76..91) kept whole
+TINY["apertus1p5"] = dict(text_config=dict(TINY["apertus1p5_text"], model_type="apertus1p5_text"), image_token_id=5, audio_token_id=6,
+                          image_token_offset=60, audio_token_offset=76,
+                          vision_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
+                                             num_res_blocks=1, attn_resolutions=[], resolution=8),
+                          audio_config=dict(model_type="wavtokenizer_encoder", num_filters=4, upsampling_ratios=[2, 2], hidden_size=8,
+                                            codebook_size=16, codebook_dim=8, num_lstm_layers=1, kernel_size=3, last_kernel_size=3))
 
 # audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
 _MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)

@@ -66,10 +66,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     TEXT.format("ernie4_5_vl_moe_text is refused"): ("ernie4_5_vl_moe",),
     TEXT.format("voxtral_realtime_text is refused; an audio tower too"): ("voxtral_realtime",),
     TEXT.format("inkling_text, inkling2_text or inkling2_loop_text: not done yet, layouts no recipe declares"): ("inkling2", "inkling2_loop", "inkling_mm_model"),
-    NOT_DECLARED + "its images enter as VQ-VAE codes, tokens of the text vocabulary (the VQ-VAE never reads or writes the "
-    "text width): a join would keep it and grow the text model, and none is written": ("emu3",),
-    NOT_DECLARED + "its images and audio enter as the discrete codes of tokenizer models (vision_tokenizer, audio_tokenizer), "
-    "tokens of the text vocabulary: a join would keep them and grow the text model, and none is written": ("apertus1p5",),
+    # emu3, apertus1p5: joined in recipes/vlm_joins.py (images as discrete codes, issue 32, helper mm3)
     PROJECTOR.format("a LayerNorm and two layers over the vision tower's merged patches (spatial_merge_size² of them side by "
                      "side)"): ("lfm3_vl",),
     TEXT.format("Chameleon's decoder is the model itself (no text sub-config) and has no recipe; images enter as VQ-VAE "

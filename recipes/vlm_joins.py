@@ -228,3 +228,19 @@ GEMMA4 = joined("gemma4", ("Gemma4Model", "Gemma4ForConditionalGeneration"), (te
                 requires={"audio_config": None}, requires_why={"audio_config": GEMMA4_AUDIO})
 
 RECIPES += (GEMMA4,)
+# --- images as discrete codes (issue 32, helper mm3) ---------------------------------------------------------------
+# A VQ tokenizer model turns an image into codes that enter the text as token ids: it never reads or writes the text
+# width, so it is kept whole and the text model grows by its own recipe; nothing lies between them to adapt.
+# Emu3: the VQ-VAE (vq_config, kept) and the Emu3 text model, saved as text_model.model / text_model.lm_head
+EMU3 = joined("emu3", ("Emu3Model", "Emu3ForConditionalGeneration"),
+              (Tower("text_config", ("text_model.model", "model.text_model", "text_model")),
+               Tower("vq_config", ("model.vqmodel", "vqmodel"), kept=True)), (),
+              heads=linear("(text_model.lm_head|lm_head)", None, "text_config.final", bias=False))
+# Apertus 1.5: a VQ image tokenizer (vision_config) and a WavTokenizer audio encoder (audio_config), both kept, their
+# codes offsets into the text vocabulary; the LM head may be pruned to the text-only prefix (output_vocab_size)
+APERTUS1P5 = joined("apertus1p5", ("Apertus1p5Model", "Apertus1p5ForConditionalGeneration"),
+                    (Tower("text_config", ("model.language_model", "language_model")),
+                     Tower("vision_config", ("model.vision_tokenizer", "vision_tokenizer"), kept=True),
+                     Tower("audio_config", ("model.audio_tokenizer", "audio_tokenizer"), kept=True)), ())
+CODED = (EMU3, APERTUS1P5)
+RECIPES = RECIPES + CODED

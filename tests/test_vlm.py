@@ -341,3 +341,31 @@ def test_pp_chart2table_grows_as_got_ocr2(tmp_path, cls):
     v = report["verification"]
     assert v["exact"] and "image tokens" in v["inputs"] and v["float32"]["max_rel"] <= 1e-5, v
     assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["hidden_size"] == 32
+
+
+# --- images as discrete codes (issue 32, helper mm3): a VQ tokenizer model kept whole, the text model grown -----------
+CODED = {"Emu3ForConditionalGeneration": ("vqmodel",), "Emu3Model": ("vqmodel",),
+         "Apertus1p5ForConditionalGeneration": ("vision_tokenizer", "audio_tokenizer"), "Apertus1p5Model": ("vision_tokenizer", "audio_tokenizer")}
+CLASSES.update(emu3=["Emu3ForConditionalGeneration", "Emu3Model"],  # proven below (after CASES: no pixels to compare on)
+               apertus1p5=["Apertus1p5ForConditionalGeneration", "Apertus1p5Model"])
+CODED_FAST = {("Emu3ForConditionalGeneration", "heads"), ("Apertus1p5ForConditionalGeneration", "wider")}
+
+
+@pytest.mark.parametrize("cls, growth", [pytest.param(cls, growth, marks=() if (cls, growth) in CODED_FAST else pytest.mark.exhaustive)
+                                         for cls in CODED for growth in ("heads", "head-dim", "wider")])
+def test_images_as_codes_keep_their_tokenizers(tmp_path, cls, growth):
+    """Emu3, Apertus 1.5: the tokenizer models' weights and configs unchanged, the text model grown, the logits (or hidden
+    states) equal on token ids that include image (and audio) codes."""
+    src, report = grown(tmp_path, cls, **GROWTHS[growth])
+    small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
+    assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
+    for sub in ("vq_config", "vision_config", "audio_config"):
+        assert big.get(sub) == small.get(sub), sub
+    a, b = load(src), load(tmp_path / "out")
+    kept = [name for name in a.state_dict() if any(t in name for t in CODED[cls])]
+    assert kept and all(torch.equal(a.state_dict()[n], b.state_dict()[n]) for n in kept)
+    codes = torch.arange(60, 92).reshape(2, 16) if "Apertus" in cls else torch.arange(80, 96).reshape(2, 8)  # TINY's code ranges
+    x, y = (m(input_ids=codes)[0].detach() for m in (a, b))
+    if x.shape == y.shape:  # the logits (a base model's hidden states: compared by the verification)
+        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+    assert "logits" in report["verification"]["float32"]["outputs"] or "hidden_states" in report["verification"]["float32"]["outputs"]
