@@ -339,6 +339,22 @@ class DepthRequires(Constraint):
 
 
 @dataclass(frozen=True)
+class FeaturesProjected(Constraint):
+    """The stream starts at a projection of the feature encoder's channels, which transformers leaves out where their
+    width equals the hidden size (SEW, SEW-D: conv_dim[-1] == hidden_size): the stream is then the last convolution's
+    output, which no rule grows, and the grown model would build a projection the checkpoint does not hold."""
+
+    lossy_fallback = False  # the grown model would initialise that projection at random
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        conv, (hidden, big) = getattr(growth.cfg, "conv_dim", None), growth.widths.hidden
+        if conv and conv[-1] == hidden and big != hidden:
+            return [f"conv_dim[-1]={conv[-1]} equals hidden_size, so {recipe.name} has no feature_projection and its stream is "
+                    f"the feature encoder's last convolution, which no rule grows (not declared yet)"]
+        return []
+
+
+@dataclass(frozen=True)
 class SharedKeysValues(Constraint):
     """The last blocks reuse the keys and values of the last earlier block of their kind (Gemma 4's
     num_kv_shared_layers): a new block right after such a block would take its place (docs/design.md §Depth)."""

@@ -7,7 +7,7 @@ stream: whole multiples of the hidden size with the copy convention, no new bloc
 
 import dataclasses
 
-from hfgrow.policy import PostNorm, StreamFromActivation
+from hfgrow.policy import FeaturesProjected, PostNorm, StreamFromActivation
 from hfgrow.recipe import ConfigFields, Recipe, TensorRule
 
 from . import deberta_v2, wav2vec2
@@ -24,7 +24,7 @@ RECIPE = Recipe(
     prefix="sew_d",
     requires={"squeeze_factor": 2},
     constraints=(StreamFromActivation(wav2vec2.FRONT_END), PostNorm(),
-                 *(c for c in wav2vec2.RECIPE.constraints if not isinstance(c, (StreamFromActivation, PostNorm)))),
+                 *(c for c in wav2vec2.RECIPE.constraints if not isinstance(c, (StreamFromActivation, PostNorm))), FeaturesProjected()),
     stacks=(("encoder.encoder.layer", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",),
                         conv_groups="num_conv_pos_embedding_groups"),

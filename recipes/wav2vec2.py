@@ -13,7 +13,7 @@ the stream, so only whole multiples of the hidden size with the copy convention 
 embedding (``masked_spec_embed``) writes the stream. Post-norm models take no new blocks.
 """
 
-from hfgrow.policy import DepthRequires, HeadsFixed, PostNorm, StreamFromActivation
+from hfgrow.policy import DepthRequires, FeaturesProjected, HeadsFixed, PostNorm, StreamFromActivation
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
 
 LAYER = "encoder.layers.*"
@@ -149,6 +149,7 @@ SEW = RECIPE.extend(  # squeezed: the positional convolution strides and the str
     classes=("SEWModel", "SEWForCTC", "SEWForSequenceClassification"),
     prefix="sew",
     requires={"squeeze_factor": 2, "add_adapter": False, "adapter_attn_dim": None},
+    constraints=(*RECIPE.constraints, FeaturesProjected()),
     spaces={**RECIPE.spaces, "upsampled": Space("hidden", Kind.ACTIVATION)},
     outputs={**RECIPE.outputs, "last_hidden_state": "upsampled"},
 )

@@ -376,3 +376,17 @@ def test_speech_models_grow_in_memory(cls):
     assert set(a) == set(b) and a
     for name in a:
         assert rel_gap(a[name], b[name]) <= 1e-5, name
+
+
+@pytest.mark.parametrize("cls", ["SEWForCTC", "SEWDForCTC"])
+def test_sew_without_a_feature_projection_is_refused_in_one_line(tmp_path, cls):
+    """conv_dim[-1] == hidden_size: transformers builds no feature_projection, the stream is the last convolution's output
+    (no rule grows it) and the grown model would initialise a projection at random: refused before anything is written."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", cls, conv_dim=(6, 16))
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and "has no feature_projection" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "big").exists()
