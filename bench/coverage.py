@@ -96,7 +96,7 @@ def build(folder: Path, cls: str, model_type: str) -> Path:
 
 
 def reason(e: Exception) -> str:
-    text = str(e).removeprefix("not lossless: ").removeprefix("not supported: ")
+    text = str(e).removeprefix("not lossless: ").removeprefix("not supported: ").removeprefix("config.json: ")
     if "cannot keep eps exact for" in text:  # the cause follows the class name
         text = text.split(": ", 1)[1]
     text = text.replace(".(weight|gamma)", "").replace("|", "/")  # a rule's pattern: no table separators in a cell
@@ -244,8 +244,12 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
     exact = [c for c, g, _ in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes
-    result = {"status": "exact" if exact else "not exact", "modality": modality, "class": cls, "classes": classes,
-              "cells": {k: c for k, (c, _, _) in cells.items()}, "float64": float64_of({k: d for k, (_, _, d) in cells.items() if d})}
+    refused = all(c.startswith("refused: ") for c, _, _ in cells.values())  # the recipe's own requirement (a released variant)
+    result = {"status": "exact" if exact else "refused with its reason" if refused else "not exact", "modality": modality,
+              "class": cls, "classes": classes, "cells": {k: c for k, (c, _, _) in cells.items()},
+              "float64": float64_of({k: d for k, (_, _, d) in cells.items() if d})}
+    if refused and not exact:
+        result["why"] = next(iter(cells.values()))[0].removeprefix("refused: ")
     return result, row(model_type, result)
 
 

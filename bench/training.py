@@ -736,13 +736,13 @@ def long_runs(scale: Scale) -> list[Run]:
     """The long regime, in the order run: the prose text's cos scratch at lr 4e-3, the small model alone, stacked
     growth exact and G_stack, the sweep's ends (2e-3 was best, at the edge: 1e-3 added); then, the big model's best lr
     being half the small one's, seed 1 at the best lr and the growths' continuations at half the lr (lrf 0.5); the
-    interleaved order; g = 4. Seed 1 of the interleaved order, wsd and the code text follow where time allows."""
+    interleaved order; g = 4. The continuations at half the lr on seed 1, wsd and the code text follow where time
+    allows (not run yet)."""
     first = [Run("scratch", lr=scale.lr), Run("small", lr=scale.lr), Run("stackid"), Run("gstack"),
              *(Run("scratch", lr=lr) for lr in (2e-3, 8e-3))]
     then = [Run("scratch", lr=2e-3, seed=1), Run("stackid", seed=1), Run("scratch", lr=1e-3), Run("stackid", lrf=0.5),
-            Run("gstack", seed=1), Run("gstack", lrf=0.5), Run("depth"), Run("stackid4"), Run("gstack4"),
-            Run("stackid", lrf=0.5, seed=1)]
-    later = [Run("gstack", lrf=0.5, seed=1), Run("depth", seed=1), Run("scratch", lr=2e-3, sched="wsd"),
+            Run("gstack", seed=1), Run("gstack", lrf=0.5), Run("depth"), Run("stackid4"), Run("gstack4"), Run("depth", seed=1)]
+    later = [Run("stackid", lrf=0.5, seed=1), Run("gstack", lrf=0.5, seed=1), Run("scratch", lr=2e-3, sched="wsd"),
              Run("stackid", at=0.3, sched="wsd"), Run("scratch", lr=2e-3, corpus="code"), Run("small", lr=scale.lr, corpus="code"),
              Run("stackid", corpus="code"), Run("gstack", corpus="code")]
     return list(dict.fromkeys(first + then + later))

@@ -21,9 +21,9 @@ Rules = list[tuple[re.Pattern[str], TensorRule]]
 POSITION_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_source_positions", "max_target_positions")
 
 
-def check_requirements(config: dict[str, Any], recipe: Recipe) -> None:
-    """The config values the recipe's rules assume, its twin fields equal (stacks of one width), and its lengths
-    positive integers where given."""
+def check_requirements(config: dict[str, Any], recipe: Recipe, twins: bool = True) -> None:
+    """The config values the recipe's rules assume, its twin fields equal (stacks of one width; ``twins``: a model of
+    towers names its twins across sub-configs, checked by the towers' plans), and its lengths positive integers."""
     for name in POSITION_FIELDS:
         value = config.get(name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
@@ -32,7 +32,7 @@ def check_requirements(config: dict[str, Any], recipe: Recipe) -> None:
         if name in config and config[name] != want:
             why = f": {recipe.requires_why[name]}" if name in recipe.requires_why else ""
             raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r}){why}")
-    for twin, name in recipe.config.twins.items():
+    for twin, name in recipe.config.twins.items() if twins else ():
         if twin in config and config[twin] != config.get(name):
             raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "
                               f"the {recipe.name} recipe grows stacks of one width only")

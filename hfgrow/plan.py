@@ -248,7 +248,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     keys and sub-config, its spaces named apart (``text_config.hidden``), then joined; the tensors between them
     (logit_scale, a projector) by the model's own rules. A kept tower (a vision tower, by default) is copied as it is."""
     reader = NestedReader(reader, tower_subs(recipe))
-    check_requirements(reader.config(), recipe)  # the whole model's (Gemma 4: no audio tower); each tower's in its plan
+    check_requirements(reader.config(), recipe, twins=False)  # the whole model's (Gemma 4: no audio tower); each tower's in its plan
     towers = planned_towers(recipe, reader.transformers_config(), options.vision_tower == "grow")
     if options.vision_tower == "grow" and not any(t.kept for t in towers):
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} has no vision tower that is kept by default "
