@@ -255,8 +255,10 @@ def test_out_filled_while_growing_is_never_replaced(tmp_path, src, monkeypatch, 
 # -- signals ---------------------------------------------------------------------------------------
 
 
-SLOW_GROWTH = (  # the third tensor takes a minute to grow (in the main thread, where signals arrive)
-    "import sys, time\n"
+SLOW_GROWTH = (  # the third tensor takes a minute to grow (in the main thread, where signals arrive); Ctrl-C as in a
+    # terminal (a harness started in the background, as `cmd &` in a script, hands its children SIGINT ignored)
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "import importlib; g = importlib.import_module('hfgrow.tensors')\n"
     "from hfgrow.cli import main\n"
     "real, calls = g.grow_one, []\n"
