@@ -39,7 +39,7 @@ FAST = {("Qwen3_5ForConditionalGeneration", "wider"), ("Qwen3VLForConditionalGen
         ("Exaone4_5_ForConditionalGeneration", "head-dim"), ("Glm4vForConditionalGeneration", "deeper"), ("GlmOcrForConditionalGeneration", "heads"),
         ("PaddleOCRVLForConditionalGeneration", "wider"), ("Gemma4ForConditionalGeneration", "heads")}
 # their text models refuse the orthogonal convention (q/k norms that share the hidden norms' eps), in one line
-NO_ORTHOGONAL = {"qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "exaone4_5"}
+NO_ORTHOGONAL = {"qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "exaone4_5", "gemma4"}
 # head_dim growth refused: Qwen3-VL's interleaved rotary sections (its text model's refusal); Cohere Compass's image
 # tokens' 3-D positions interleaved over sections its config may omit (grown anyway: 1.4e-3)
 NO_HEAD_DIM = {"qwen3_vl_moe": "interleaved multimodal rotary sections", "qwen3_vl": "interleaved multimodal rotary sections", "cohere_compass": "3-D rotary positions interleaved"}
@@ -68,9 +68,10 @@ def test_every_class_is_exact(tmp_path, family, cls, growth):
         return
     v = hfgrow.grow(src, tmp_path / "out", **GROWTHS[growth])["verification"]
     assert v["passed"] and v["exact"] and "image tokens" in v["inputs"] and not v["float32"]["missing_keys"], v
-    # the transform itself (every op in float64) is exact but for the scales a float32 checkpoint rounds (√fill: ~1e-7);
-    # float32 round-off in gated delta nets reaches ~1.5e-5
-    assert v["float64"]["max_rel"] < 1e-6 and all(s["max_rel"] <= 5e-5 for s in v["float32"]["outputs"].values()), v
+    # the transform itself (every op in float64) is exact but for the scales a float32 checkpoint rounds (√fill, √(d/d'):
+    # ~1e-7 per weight, 1.6e-6 – 3.7e-6 at the outputs of a width that is no multiple); float32 round-off in gated delta
+    # nets reaches ~1.5e-5
+    assert v["float64"]["max_rel"] < (1e-5 if growth == "wider" else 1e-6) and all(s["max_rel"] <= 5e-5 for s in v["float32"]["outputs"].values()), v
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
     if "out_hidden_size" in small["vision_config"]:
