@@ -6,7 +6,8 @@ The invariants (docs/usage.md, "Where the output goes"):
 * nothing of the user's is deleted: a failed or interrupted run removes its temporary folder and the
   parents it created *if they are still empty*; ``--overwrite`` replaces only files an earlier run recorded
   that it wrote (:data:`MANIFEST`) or files this run writes (and, in a folder without a record, shards of another
-  count), and refuses anything else (:func:`replaceable`, checked again at the final rename);
+  count), and refuses anything else, or a recorded file edited since (:func:`replaceable`, checked again at the
+  final rename);
 * nothing is written through a link: the lock and hfgrow's own marker files are opened with O_NOFOLLOW and
   must be regular files, and the temporary folder stays private (0700) until it is published;
 * one run's output is never replaced by another's: a lock beside ``--out`` excludes concurrent runs,
@@ -22,6 +23,7 @@ import ctypes.util
 import errno
 import fcntl
 import functools
+import hashlib
 import json
 import os
 import re
@@ -51,6 +53,7 @@ def umask() -> int:
 
 MANIFEST = ".hfgrow-files.json"  # in a grown folder: every file the run wrote, what a later --overwrite may replace
 _SHARD = re.compile(r"model-\d{5}-of-\d{5}\.safetensors")
+_HASHED = 64 << 20  # files up to this size are hashed in the record; larger ones (weights) by their size
 _FIXED = ("config.json", "model.safetensors", SAFE_INDEX, "README.md", "growth_report.json", "growth_report.md", MANIFEST)
 
 
@@ -71,27 +74,62 @@ def entries(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def read_manifest(folder: Path) -> set[str]:
-    """The files an earlier hfgrow run recorded that it wrote in ``folder`` (none when there is no readable record)."""
+def _fingerprint(path: Path) -> str | None:
+    """A file's size, and for a file of at most :data:`_HASHED` bytes its SHA-256: enough to tell that a file hfgrow
+    wrote was edited since (a README, a tokenizer) without reading gigabytes of weights again."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > _HASHED:
+            return str(st.st_size)
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        return f"{st.st_size}:{digest.hexdigest()}"
+    except OSError:
+        return None
+
+
+def _read_record(folder: Path) -> dict:
     try:
         fd = _open_regular(folder / MANIFEST, os.O_RDONLY)
     except (OSError, GrowthError):
-        return set()
+        return {}
     with os.fdopen(fd, "rb") as f:
         try:
-            files = json.loads(f.read(10**7))["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return set()
+            record = json.loads(f.read(10**7))
+        except (OSError, ValueError):
+            return {}
+    return record if isinstance(record, dict) else {}
+
+
+def read_manifest(folder: Path) -> set[str]:
+    """The files an earlier hfgrow run recorded that it wrote in ``folder`` (none when there is no readable record)."""
+    files = _read_record(folder).get("files")
     return {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
 
 
+def changed(folder: Path) -> list[str]:
+    """The files an earlier hfgrow run recorded in ``folder`` that are no longer what it wrote (edited since):
+    someone's work, which ``--overwrite`` must not replace. A record without fingerprints (older hfgrow) names none."""
+    prints = _read_record(folder).get("fingerprints")
+    if not isinstance(prints, dict):
+        return []
+    return sorted(f for f, was in prints.items() if isinstance(f, str) and f != MANIFEST and (folder / f).exists()
+                  and _fingerprint(folder / f) != was)
+
+
 def write_manifest(folder: Path) -> list[str]:
-    """Record in ``folder`` every file in it (and the record itself); returns the list."""
+    """Record in ``folder`` every file in it (and the record itself), with each file's fingerprint; returns the list."""
     (folder / MANIFEST).unlink(missing_ok=True)
-    files = sorted({*entries(folder), MANIFEST})
+    found = entries(folder)
+    files = sorted({*found, MANIFEST})
+    prints = {f: fp for f in found if (fp := _fingerprint(folder / f)) is not None}
     fd = _open_regular(folder / MANIFEST, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w") as f:
-        json.dump({"written_by": "hfgrow", "files": files}, f, indent=1)
+        json.dump({"written_by": "hfgrow", "files": files, "fingerprints": prints}, f, indent=1)
         f.write("\n")
         f.flush()
         os.fsync(f.fileno())
@@ -122,6 +160,8 @@ def replaceable(folder: Path, src: Path | None = None, owned: set[str] = frozens
     it is a checkpoint (a config and weights). Returns (yes, the reason when not)."""
     found = entries(folder)
     record = read_manifest(folder)
+    if edited := changed(folder):
+        return False, _edited(edited)
     others = foreign(found, record | planned(src, owned), shards=not record)
     if others:
         return False, (f"holds {', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not part of a checkpoint "
@@ -129,6 +169,11 @@ def replaceable(folder: Path, src: Path | None = None, owned: set[str] = frozens
     if not record and not ("config.json" in found and any(re.fullmatch(r"model.*\.safetensors", f) for f in found)):
         return False, "holds no checkpoint (config.json and weights)"
     return True, ""
+
+
+def _edited(files: list[str]) -> str:
+    return (f"holds {', '.join(files)}, which {'was' if len(files) == 1 else 'were'} changed after hfgrow wrote "
+            f"{'it' if len(files) == 1 else 'them'} (move {'it' if len(files) == 1 else 'them'} away first)")
 
 
 def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = frozenset()) -> None:
@@ -351,6 +396,8 @@ class OutputFolder:
         out, found, record = self.out, entries(self.out), read_manifest(self.out)
         # the same files replaceable() accepted before growing: without a record, any checkpoint file name
         others = foreign(found, record | written | (set() if record else set(_FIXED)), shards=not record) if self.overwrite else found
+        if self.overwrite and (edited := changed(self.out)):
+            raise GrowthError(f"--out {str(out)!r} {_edited(edited)}: it was left as it is and the grown checkpoint was removed")
         if others:
             arrived = [f for f in others if f not in self._before]
             what = (f"was filled by something else while growing ({', '.join(arrived)})" if arrived or not self.overwrite else

@@ -537,3 +537,18 @@ def test_a_real_mount_point_as_out(tmp_path, src, fs):
     proc = subprocess.run(["unshare", "-rm", "sh", "-c", cmd], capture_output=True, text=True, env=ENV, timeout=120)
     assert proc.stdout.split()[0] == "2" and "mount point" in proc.stderr and "Traceback" not in proc.stderr, (proc.stdout, proc.stderr)
     assert proc.stdout.split()[1:] == ["--", "big", "src"], proc.stdout  # out empty; nothing beside it
+
+
+@pytest.mark.parametrize("edit", ["README.md", "config.json", "model.safetensors"])
+def test_overwrite_refuses_a_file_edited_after_hfgrow_wrote_it(tmp_path, src, edit):
+    """The record keeps each file's fingerprint: a grown README, config or weights someone edited since is their
+    work, and --overwrite leaves the folder as it is; the same edit undone, the folder is replaceable again."""
+    out = tmp_path / "big"
+    assert run_cli(src, "--out", out, "--no-verify", "-q").exit_code == 0
+    original = (out / edit).read_bytes()
+    (out / edit).write_bytes(original[:-1] + (b" " if original[-1:] != b" " else b"\n"))  # same size, other bytes
+    before = snapshot(tmp_path)
+    one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite", "--factor", "4"), edit, "changed after hfgrow wrote it")
+    assert snapshot(tmp_path) == before
+    (out / edit).write_bytes(original)
+    assert run_cli(src, "--out", out, "--no-verify", "--overwrite", "--factor", "4", "-q").exit_code == 0
