@@ -95,13 +95,12 @@ def _check_module_folder(folder: Path, m: Mapping[str, Any], kind: str) -> None:
 
 
 def _check_inside(root: Path, path: Path) -> None:
-    """A file of the checkpoint must not link outside it (the Hub cache's links into its blobs aside)."""
-    from .checkpoint import inside
+    """A file or folder of the checkpoint, where it exists, under the source-file policy
+    (:func:`hfgrow.checkpoint.source_path`: inside the checkpoint, the Hub cache's blobs aside; a regular file)."""
+    from .checkpoint import source_path
 
-    if path.is_symlink():
-        real = path.resolve()
-        if not inside(root.resolve(), real):
-            raise GrowthError(f"{path.relative_to(root)} links to {real}, outside the checkpoint: refused")
+    if path.exists() or path.is_symlink():
+        source_path(root, path, folder=path.is_dir())
 
 
 def planned_files(src: Path) -> set[str]:
@@ -296,11 +295,11 @@ def _copy_module(root: Path, folder: Path, out: Path) -> None:
     """A module folder's files, none read from outside the checkpoint (links into the Hub cache's blobs aside)."""
     out.mkdir(parents=True)
     for path in sorted(folder.rglob("*")):
-        _check_inside(root, path)
+        _check_inside(root, path)  # a link out, a FIFO or a device: refused, not skipped
         target = out / path.relative_to(folder)
         if path.is_dir():
             target.mkdir(exist_ok=True)
-        elif path.is_file():
+        else:
             shutil.copyfile(path, target)
 
 

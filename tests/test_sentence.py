@@ -1,6 +1,7 @@
 """sentence-transformers folders: built with the library's own modules, grown, loaded back with the library."""
 
 import json
+import os
 
 import pytest
 import torch
@@ -162,7 +163,8 @@ def test_from_the_hub_cache_offline_and_no_link_outside(tmp_path, monkeypatch):
     assert not (tmp_path / "big2").exists()
 
 
-@pytest.mark.parametrize("case", ["linked folder", "linked config", "dot path", "shared folder", "normalize before dense"])
+@pytest.mark.parametrize("case", ["linked folder", "linked config", "dot path", "shared folder", "normalize before dense",
+                                  "fifo in a module"])
 def test_module_lists_that_are_refused(tmp_path, case):
     src = make_st(tmp_path / "st", "mean", dense=[8])
     entries = json.loads((src / "modules.json").read_text())
@@ -170,7 +172,8 @@ def test_module_lists_that_are_refused(tmp_path, case):
     outside.mkdir()
     (outside / "config.json").write_text("{}")
     expected = {"linked folder": "is a link", "linked config": "outside the checkpoint", "dot path": "not a folder inside",
-                "shared folder": "share the folder", "normalize before dense": "Normalize module before a Dense"}[case]
+                "shared folder": "share the folder", "normalize before dense": "Normalize module before a Dense",
+                "fifo in a module": "not a regular file"}[case]
     if case == "linked folder":
         import shutil
 
@@ -183,6 +186,9 @@ def test_module_lists_that_are_refused(tmp_path, case):
         entries[1]["path"] = "."
     elif case == "shared folder":
         entries[2]["path"] = entries[1]["path"]
+    elif case == "fifo in a module":  # would block the read of the module's config: refused before it opens
+        (src / entries[2]["path"] / "config.json").unlink()
+        os.mkfifo(src / entries[2]["path"] / "config.json")
     else:
         entries[2], entries[3] = entries[3], entries[2]
     (src / "modules.json").write_text(json.dumps(entries))
