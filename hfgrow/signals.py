@@ -320,6 +320,10 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
 PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
+# omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
+OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
+IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))
+PATCH_ROWS.update(OMNI)
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
@@ -391,6 +395,8 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         return (*patches(config, seed, takes), None)
     if getattr(config, "model_type", None) in AUDIO_LAYOUTS and "input_ids" in takes:  # recordings before the sentences
         inputs, source, mask_id = tokens(config.text_config)
+        if config.model_type in IMAGE_LAYOUTS:  # an omni thinker: an image, then the recording before it
+            inputs, source = image_text_inputs(config, seed, inputs, source)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
     if getattr(config, "model_type", None) in CODED_IMAGES:
         return tokens(config.text_config)
@@ -460,6 +466,12 @@ def _omniasr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
     return {"input_values": torch.randn(n, 1, length, generator=g)}, FRAMES
 
 
+def _qwen3_omni(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Qwen3-Omni's thinker: Qwen3-ASR's encoder, its mask named feature_attention_mask."""
+    window = 2 * _positive(config.audio_config, "n_window")
+    return _mels(config, n, g, window, "feature_attention_mask"), halved(window, 3)
+
+
 def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
     """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
     frames a feature (the last group padded)."""
@@ -476,7 +488,8 @@ def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, 
 
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
                                          "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
-                                         "granite_speech_plus": _granite_speech}
+                                         "granite_speech_plus": _granite_speech, "qwen2_5_omni_thinker": _qwen2_audio,
+                                         "qwen3_omni_moe_thinker": _qwen3_omni}
 
 
 def audio_token(config: Any) -> int:
@@ -492,10 +505,13 @@ def audio_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     ids = inputs["input_ids"]
     audio, count = AUDIO_LAYOUTS[config.model_type](config, ids.shape[0], g)
     token = audio_token(config)
-    plain = next(i for i in range(int(config.text_config.vocab_size)) if i != token)
-    block = torch.full((ids.shape[0], count), token)
+    marks = (getattr(config, f"audio_{e}_token_id", None) if config.model_type in OMNI else None for e in ("start", "end"))
+    before, after = ([m] if m is not None else [] for m in marks)  # an omni thinker's (its rotary positions read them)
+    special = torch.tensor([token, *before, *after])
+    plain = next(i for i in range(int(config.text_config.vocab_size)) if i not in special)
+    block = torch.tensor(before + [token] * count + after).expand(ids.shape[0], -1)
     mask = inputs.get("attention_mask", torch.ones_like(ids))
-    feed = {"input_ids": torch.cat([block, ids.masked_fill(ids == token, plain)], dim=1),
+    feed = {**inputs, "input_ids": torch.cat([block, ids.masked_fill(torch.isin(ids, special), plain)], dim=1),
             "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **audio}
     shape = "×".join(map(str, next(iter(audio.values())).shape))
     return feed, f"{source}; a recording each (audio {shape}), as {count} audio tokens before it"

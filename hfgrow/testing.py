@@ -685,6 +685,18 @@ TINY["omniasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
     num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=4, intermediate_size=24, hidden_dropout=0.0, layerdrop=0.0,
     activation_dropout=0.0, layer_norm_eps=0.05, model_type="omniasr_audio"))
 
+# omni thinkers (recipes/omni_joins.py): Qwen2.5-VL's or Qwen3-VL's tiny vision tower (a deepstack merger after block 0),
+# Qwen2-Audio's or Qwen3-ASR's tiny encoder, both writing the text width; image tokens 5, 7 … 8; audio 9, 10 … 11
+_OMNI_IDS = dict(_QWEN_IDS, audio_token_id=9, audio_start_token_id=10, audio_end_token_id=11)
+TINY["qwen2_5_omni_thinker"] = dict(
+    text_config=dict(TINY["qwen2_5_omni_text"], model_type="qwen2_5_omni_text"), **_OMNI_IDS,
+    vision_config=dict(TINY["qwen2_5_vl"]["vision_config"], model_type="qwen2_5_omni_vision_encoder"),
+    audio_config=dict(_MELS, d_model=16, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=24, n_window=6, output_dim=16,
+                      model_type="qwen2_5_omni_audio_encoder"))
+TINY["qwen3_omni_moe_thinker"] = dict(
+    text_config=dict(TINY["qwen3_omni_moe_text"], model_type="qwen3_omni_moe_text"), **_OMNI_IDS,
+    vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0], model_type="qwen3_omni_moe_vision_encoder"),
+    audio_config=dict(TINY["qwen3_asr"]["audio_config"], model_type="qwen3_omni_moe_audio_encoder"))
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)

@@ -46,12 +46,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                  "word_timestamp_config) before a Nemotron-H text model: no layout generates their inputs"): ("nemo_speechlm",),
     AUDIO.format("a USM conformer and a timm MobileNetV5 vision tower, each entering through a multimodal embedder that ends "
                  "in a weightless RMSNorm over the text width"): ("gemma3n",),
-    AUDIO.format("the audio tower ends in a projection into the text width (audio_config.output_dim), the vision tower in "
-                 "Qwen2.5-VL's merger, and the thinker's multimodal rotary positions read the audio and vision start and "
-                 "end tokens around their placeholders"): ("qwen2_5_omni_thinker",),
-    AUDIO.format("the audio tower ends in a projection into the text width (audio_config.output_dim), the vision tower in "
-                 "Qwen3-VL's merger and deepstack mergers into the first text blocks, and the thinker's multimodal rotary "
-                 "positions read the audio and vision start and end tokens"): ("qwen3_omni_moe_thinker",),
+    # qwen2_5_omni_thinker, qwen3_omni_moe_thinker: joined in recipes/omni_joins.py
     AUDIO.format("its decoder reads Mimi codec tokens: codec mimi has no recipe"): ("kyutai_speech_to_text",),
     NOT_DECLARED + "a thinker (audio, vision and text: not joined) and a talker that reads the thinker's hidden states "
     "(thinker_to_talker_proj), with a vocoder": ("qwen2_5_omni", "qwen3_omni_moe"),
