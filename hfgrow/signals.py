@@ -472,6 +472,13 @@ def _qwen3_omni(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     return _mels(config, n, g, window, "feature_attention_mask"), halved(window, 3)
 
 
+def _vibevoice(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """VibeVoice-ASR: raw audio [n, 1, 8 · hop_length samples], a latent per hop; ``sample`` False (a 0-d tensor, kept
+    whole by the batches): its forward adds Gaussian noise to the acoustic latents otherwise."""
+    hop = _positive(config.acoustic_tokenizer_encoder_config, "hop_length")
+    return {"input_values": torch.randn(n, 1, 8 * hop, generator=g), "sample": torch.tensor(False)}, 8
+
+
 def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
     """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
     frames a feature (the last group padded)."""
@@ -489,7 +496,7 @@ def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, 
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
                                          "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
                                          "granite_speech_plus": _granite_speech, "qwen2_5_omni_thinker": _qwen2_audio,
-                                         "qwen3_omni_moe_thinker": _qwen3_omni}
+                                         "qwen3_omni_moe_thinker": _qwen3_omni, "vibevoice_asr": _vibevoice}
 
 
 def audio_token(config: Any) -> int:

@@ -697,6 +697,12 @@ TINY["qwen3_omni_moe_thinker"] = dict(
     text_config=dict(TINY["qwen3_omni_moe_text"], model_type="qwen3_omni_moe_text"), **_OMNI_IDS,
     vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0], model_type="qwen3_omni_moe_vision_encoder"),
     audio_config=dict(TINY["qwen3_asr"]["audio_config"], model_type="qwen3_omni_moe_audio_encoder"))
+# VibeVoice-ASR: two tiny σ-VAE tokenizer encoders (hop 4: 32 samples give 8 latents), acoustic and semantic; audio token 5
+_VIBEVOICE_ENCODER = dict(hidden_size=4, num_filters=4, downsampling_ratios=[2, 2], depths=[1, 1, 1], kernel_size=3, ffn_expansion=2,
+                          model_type="vibevoice_acoustic_tokenizer_encoder")
+TINY["vibevoice_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen2"), audio_token_id=5, audio_bos_token_id=6, audio_eos_token_id=7,
+                             acoustic_tokenizer_encoder_config=_VIBEVOICE_ENCODER,
+                             semantic_tokenizer_encoder_config=dict(_VIBEVOICE_ENCODER, hidden_size=6))
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)
