@@ -12,7 +12,8 @@ random inputs show a wrong one as well as real ones, and need no processor):
   layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
   family's markers), so that the projected image features are merged into the text stream the model reads;
 - an audio-language model (keyed on its model type, ``AUDIO_LAYOUTS``) reads one recording per sentence, of the length
-  its encoder takes, and each sentence holds that recording's audio placeholder tokens.
+  its encoder takes, and each sentence holds that recording's audio placeholder tokens (an omni thinker's between its
+  audio start and end tokens, after an image's; VibeVoice-ASR's with ``sample`` False, a 0-d tensor).
 """
 
 from __future__ import annotations
