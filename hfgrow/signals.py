@@ -480,6 +480,12 @@ def _vibevoice(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch
     return {"input_values": torch.randn(n, 1, 8 * hop, generator=g), "sample": torch.tensor(False)}, 8
 
 
+def _fun_asr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """FunASR-Nano: [n, 8 frames, input_size] (its feature extractor's stacked mel frames) and their mask, a feature each."""
+    width = _positive(config.audio_config, "input_size")
+    return {"input_features": torch.randn(n, 8, width, generator=g), "input_features_mask": torch.ones(n, 8, dtype=torch.long)}, 8
+
+
 def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
     """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
     frames a feature (the last group padded)."""
@@ -497,7 +503,8 @@ def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, 
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
                                          "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
                                          "granite_speech_plus": _granite_speech, "qwen2_5_omni_thinker": _qwen2_audio,
-                                         "qwen3_omni_moe_thinker": _qwen3_omni, "vibevoice_asr": _vibevoice}
+                                         "qwen3_omni_moe_thinker": _qwen3_omni, "vibevoice_asr": _vibevoice,
+                                         "fun_asr_nano": _fun_asr}
 
 
 def audio_token(config: Any) -> int:

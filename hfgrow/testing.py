@@ -703,6 +703,14 @@ _VIBEVOICE_ENCODER = dict(hidden_size=4, num_filters=4, downsampling_ratios=[2, 
 TINY["vibevoice_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen2"), audio_token_id=5, audio_bos_token_id=6, audio_eos_token_id=7,
                              acoustic_tokenizer_encoder_config=_VIBEVOICE_ENCODER,
                              semantic_tokenizer_encoder_config=dict(_VIBEVOICE_ENCODER, hidden_size=6))
+# FunASR-Nano: a tiny SAN-M encoder (8 features a frame: 4 mel bins × 2 stacked frames), two adaptor layers over the text
+# width (2 heads, an MLP of a quarter of it); audio token 5
+TINY["fun_asr_nano"] = dict(
+    text_config=dict(TINY["qwen3"], model_type="qwen3"), audio_token_id=5,
+    audio_config=dict(num_mel_bins=4, num_stacked_frames=2, hidden_size=8, num_attention_heads=2, intermediate_size=12, num_hidden_layers=3,
+                      num_timestamp_prediction_layers=1, fsmn_kernel_size=3, max_position_embeddings=32, hidden_dropout=0.0,
+                      attention_dropout=0.0, model_type="fun_asr_nano_encoder"),
+    adaptor_config=dict(hidden_size=16, num_attention_heads=2, intermediate_size=4, num_hidden_layers=2, projector_hidden_size=12))
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)

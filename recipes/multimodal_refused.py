@@ -37,10 +37,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
                                                                                                      "minimax_m3_vl"),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
-    AUDIO.format("its projector ends in adaptor_config.num_hidden_layers pre-LayerNorm transformer layers over the text "
-                 "width, with attention heads of their own (adaptor_config.num_attention_heads, head_dim the text width / "
-                 "those heads) and an MLP that transformers requires to be text_config.hidden_size // 4 wide: sizes of "
-                 "the text tower that no recipe space declares"): ("fun_asr_nano",),
+    # fun_asr_nano: joined in recipes/omni_joins.py
     # vibevoice_asr: joined in recipes/omni_joins.py
     AUDIO.format("a FastConformer encoder beside diarization and word-timestamp models of their own (diarization_config, "
                  "word_timestamp_config) before a Nemotron-H text model: no layout generates their inputs"): ("nemo_speechlm",),

@@ -18,12 +18,20 @@ fixed in code) and a layer within it, their sum the embedding row. The norm's sp
 every convention): with every unit copied alike it sees the small mean square, so only whole multiples of the text
 width are exact. Its forward adds Gaussian noise to the acoustic latents unless given ``sample=False``, which the
 verification inputs carry (hfgrow/signals.py).
+
+And FunASR-Nano: its encoder kept, its adaptor a layer from the encoder's width (kept) and one into the text width, then
+adaptor_config.num_hidden_layers pre-LayerNorm transformer layers over the text width, whose output is the embedding
+row: blocks over the text model's residual stream, declared here. Their attention splits the text width into
+adaptor_config.num_attention_heads heads, kept, so their head_dim grows with the width (``hidden_heads``: laid out as
+the hidden units, with the score correction of that growth), and their MLP is a quarter of the text width (transformers
+requires it: ``hidden/4``, adaptor_config.intermediate_size in proportion). LayerNorms over copies counted unevenly
+would change: whole multiples only.
 """
 
 import dataclasses
 
 from hfgrow.policy import WholeMultiplesOnly
-from hfgrow.recipe import Tower, TensorRule, linear, norm, writes
+from hfgrow.recipe import Kind, Space, Tower, TensorRule, linear, norm, writes
 
 from .audio_joins import AUDIO_OUTPUTS
 from .vlm import FIELDS, LANGUAGE_MODEL, OUTPUTS, QWEN2_5_VL
@@ -71,4 +79,29 @@ VIBEVOICE_ASR = joined(
        for k in ("acoustic", "semantic"))),
     (*connector("acoustic"), *connector("semantic")), outputs=AUDIO_OUTPUTS)
 
-RECIPES = (QWEN2_5_OMNI_THINKER, QWEN3_OMNI_MOE_THINKER, VIBEVOICE_ASR)
+
+FUN_ASR_NORM = WholeMultiplesOnly("FunASR-Nano's adaptor layers normalise over the text width (LayerNorms) and split it "
+                                  "into heads of their own, which copies counted unevenly would change")
+ADAPTOR = {"adaptor_q": Space("hidden_heads", Kind.QUERY), "adaptor_k": Space("hidden_heads", Kind.KEY),
+           "adaptor_v": Space("hidden_heads", Kind.VALUE), "adaptor_ffn": Space("hidden/4", Kind.ACTIVATION)}
+
+
+def adaptor_layers(p: str) -> tuple[TensorRule, ...]:
+    """FunASR-Nano's adaptor layers: pre-LayerNorm blocks over the text width (``p``: the layers' path)."""
+    t = "text_config"
+    return (*norm(f"{p}.*.input_layernorm", f"{t}.hidden"), *norm(f"{p}.*.post_attention_layernorm", f"{t}.hidden"),
+            *(rule for x in "qkv" for rule in linear(f"{p}.*.self_attn.{x}_proj", f"{t}.adaptor_{x}", f"{t}.hidden")),
+            *linear(f"{p}.*.self_attn.o_proj", f"{t}.hidden", f"{t}.adaptor_v"),
+            *linear(f"{p}.*.mlp.fc1", f"{t}.adaptor_ffn", f"{t}.hidden"), *linear(f"{p}.*.mlp.fc2", f"{t}.hidden", f"{t}.adaptor_ffn"))
+
+
+FUN_ASR_NANO = joined(
+    "fun_asr_nano", ("FunAsrNanoModel", "FunAsrNanoForConditionalGeneration"),
+    (Tower("text_config", LANGUAGE_MODEL, spaces=ADAPTOR, constraints=(FUN_ASR_NORM,)),
+     Tower("audio_config", ("audio_tower", "model.audio_tower"), kept=True)),
+    (*linear("multi_modal_projector.linear_1", None, None), *linear("multi_modal_projector.linear_2", "text_config.hidden", None),
+     *adaptor_layers("multi_modal_projector.layers")), outputs=AUDIO_OUTPUTS,
+    config=dataclasses.replace(FIELDS, twins={"adaptor_config.hidden_size": "text_config.hidden_size"},
+                               in_proportion={"adaptor_config.intermediate_size": "text_config.hidden_size"}))
+
+RECIPES = (QWEN2_5_OMNI_THINKER, QWEN3_OMNI_MOE_THINKER, VIBEVOICE_ASR, FUN_ASR_NANO)

@@ -20,20 +20,23 @@ CLASSES = {
     "moss_transcribe_diarize": ["MossTranscribeDiarizeForConditionalGeneration", "MossTranscribeDiarizeModel"],
     "granite_speech": ["GraniteSpeechForConditionalGeneration", "GraniteSpeechModel"],
     "granite_speech_plus": ["GraniteSpeechPlusForConditionalGeneration", "GraniteSpeechPlusModel"],
-    "vibevoice_asr": ["VibeVoiceAsrForConditionalGeneration", "VibeVoiceAsrModel"],  # recipes/omni_joins.py
+    # recipes/omni_joins.py
+    "vibevoice_asr": ["VibeVoiceAsrForConditionalGeneration", "VibeVoiceAsrModel"],
+    "fun_asr_nano": ["FunAsrNanoForConditionalGeneration", "FunAsrNanoModel"],
 }
 KEPT = ("audio_tower", "encoder.", "projector.qformer", "projector.query")  # the audio towers (Granite Speech's Q-Former too)
 # Qwen3 text models: per-head q/k norms share rms_norm_eps with the hidden norms (the orthogonal convention would scale them
 # apart)
-NO_ORTHOGONAL = {"qwen3_asr", "moss_transcribe_diarize"}
+NO_ORTHOGONAL = {"qwen3_asr", "moss_transcribe_diarize", "fun_asr_nano"}
 # MOSS's projector ends in a LayerNorm whose output starts the text stream: whole multiples only
-WHOLE_MULTIPLES = {"moss_transcribe_diarize", "vibevoice_asr"}  # VibeVoice-ASR's: an RMSNorm over the text width
+# VibeVoice-ASR's connectors: an RMSNorm over the text width; FunASR-Nano's adaptor layers: LayerNorms over it, heads of their own
+WHOLE_MULTIPLES = {"moss_transcribe_diarize", "vibevoice_asr", "fun_asr_nano"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
            "orthogonal": dict(factor=2, convention="orthogonal")}
 # one join in the default run (a projector whose hidden layer is twice the text width, under a non-multiple width and new
 # blocks); the rest under -m exhaustive
-FAST = {("GlmAsrForConditionalGeneration", "wider"), ("VibeVoiceAsrForConditionalGeneration", "heads")}
+FAST = {("GlmAsrForConditionalGeneration", "wider"), ("VibeVoiceAsrForConditionalGeneration", "heads"), ("FunAsrNanoForConditionalGeneration", "heads")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
          if not (growth == "orthogonal" and family in NO_ORTHOGONAL) and not (growth == "wider" and family in WHOLE_MULTIPLES)]

@@ -71,10 +71,25 @@ def test_every_class_is_exact(tmp_path, family, cls, growth):
 
 
 @pytest.mark.exhaustive
-def test_vibevoice_connector_norms_take_whole_multiples_only(tmp_path):
-    """VibeVoice-ASR's connectors normalise over the text width (an RMSNorm between two layers): a width that is no
-    multiple is refused in one line naming them, nothing written. (Its exact growths: tests/test_audio_text.py.)"""
-    src = build_model(tmp_path / "src", "VibeVoiceAsrForConditionalGeneration")
-    with pytest.raises(hfgrow.GrowthError, match="VibeVoice-ASR's connectors normalise over the text width.*only whole multiples") as e:
+@pytest.mark.parametrize("cls, why", [("VibeVoiceAsrForConditionalGeneration", "VibeVoice-ASR's connectors normalise over the text width"),
+                                      ("FunAsrNanoForConditionalGeneration", "FunASR-Nano's adaptor layers normalise over the text width")])
+def test_norms_over_the_text_width_take_whole_multiples_only(tmp_path, cls, why):
+    """VibeVoice-ASR's connectors (an RMSNorm between two layers) and FunASR-Nano's adaptor layers (LayerNorms, heads of
+    their own) normalise over the text width: a width that is no multiple is refused in one line naming them, nothing
+    written. (Their exact growths: tests/test_audio_text.py.)"""
+    src = build_model(tmp_path / "src", cls)
+    with pytest.raises(hfgrow.GrowthError, match=f"{why}.*only whole multiples") as e:
         hfgrow.grow(src, tmp_path / "out", hidden_size=24)
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.exhaustive
+def test_fun_asr_nano_adaptor_follows_the_text_width(tmp_path):
+    """FunASR-Nano's adaptor layers grow with the text width (×2, its own FFN size given, one more text block): their heads
+    are kept (head_dim doubles), their MLP stays a quarter of the text width, as transformers requires."""
+    src = build_model(tmp_path / "src", "FunAsrNanoForConditionalGeneration")
+    v = hfgrow.grow(src, tmp_path / "out", hidden_size=32, intermediate_size=40, layers=3)["verification"]
+    assert v["passed"] and v["exact"] and "audio tokens" in v["inputs"], v
+    assert all(s["max_rel"] <= 1e-5 for s in v["float32"]["outputs"].values()), v
+    small, big = (json.loads((p / "config.json").read_text())["adaptor_config"] for p in (src, tmp_path / "out"))
+    assert (big["hidden_size"], big["intermediate_size"], big["num_attention_heads"]) == (32, 8, small["num_attention_heads"])
