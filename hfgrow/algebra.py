@@ -457,6 +457,10 @@ class Widths:
             return n * size, big * size
         if dim in dict(self.fixed):
             return dict(self.fixed)[dim], dict(self.fixed)[dim]
+        if dim == "hidden_heads":
+            return self.hidden
+        if dim.startswith("hidden/"):
+            return self.hidden[0] // int(dim[7:]), self.hidden[1] // int(dim[7:])
         stage = next((s for s in self.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
         if stage:  # (a stage the model does not have: none)
             return stage[1], stage[2]
@@ -483,7 +487,9 @@ class Space:
     # "linear_k_heads", "linear_v_heads"; or a name in Widths.fixed, or "heads×NAME" (or "kv_heads×NAME": one per KV
     # head) for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
     # copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
-    # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
+    # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them;
+    # "hidden_heads" (an attention of a fixed number of heads over the hidden width) and "hidden/N" (hidden / N units):
+    # whole multiples of the hidden size only (FunASR-Nano's adaptor layers)
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -665,8 +671,10 @@ def expansions(
         k = int(count.min()) if space.dim in ("hidden", "embedding") else None
         rescale = hidden_rescale(space)
         residual_c = c / rescale if flag(space.embed_scale) else c
+        # heads of a fixed number over the hidden width: their head_dim grows as it does (scaled attention)
+        own = math.sqrt(widths.hidden[1] / widths.hidden[0]) if space.dim == "hidden_heads" and attention_scaled else ratio
         e = _unit_scales(space, widths, convention, src, aligned, within, c=c, residual_c=residual_c,
-                    tied=rescale / ((k or 1) * c), ratio=ratio)
+                    tied=rescale / ((k or 1) * c), ratio=own)
         rotary = bool(space.rope) and widths.head_dim[0] != widths.head_dim[1]
         out[name] = Expansion(src, e, _reader(space.kind, src, e, aligned if rotary else None, n), n,
                               mean_extras=mean_extras and space.kind is Kind.RESIDUAL,
@@ -731,6 +739,8 @@ class _Layouts:
             return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
         if dim in ("linear_k", "linear_v", "linear_k_heads", "linear_v_heads"):
             return _linear_layout(widths, dim)
+        if dim == "hidden_heads" or dim.startswith("hidden/"):
+            return _hidden_share(widths, dim)
         stage = next((s for s in widths.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
         if stage:  # a stage's channels, heads or attention: whole copies of each block of ``unit`` units, adjacent (a
             _, n, big, unit = stage  # stage the model does not have: none)
@@ -740,6 +750,20 @@ class _Layouts:
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)
         raise GrowthError(f"unknown dimension {dim!r}")
+
+
+def _hidden_share(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Spaces sized by the hidden width, whole multiples of it only (FunASR-Nano's adaptor layers): ``hidden_heads``, an
+    attention that splits the hidden width into a fixed number of heads, laid out as the hidden units (adjacent copies:
+    each head's dims stay in it, head_dim grows by k = hidden'/hidden, and the k copies of a dim meet in its head);
+    ``hidden/N``, an activation of hidden / N units (spread)."""
+    n, big = widths.size(dim)
+    if widths.hidden[1] % widths.hidden[0] or widths.hidden[0] % (1 if dim == "hidden_heads" else int(dim[7:])):
+        raise GrowthError(f"a space of {dim} grows by whole multiples of the hidden size ({widths.hidden[0]}) only")
+    if dim == "hidden_heads":
+        k = big // n
+        return n, copies_and_extras(n, big, "the hidden size"), torch.ones(big, dtype=torch.bool), torch.full((big,), float(k))
+    return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
 
 
 def _linear_layout(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:

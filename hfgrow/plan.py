@@ -289,7 +289,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     config = reader.config()
     grown = [t.sub for t in towers if t.recipe is not None]
     new_config = joined_config(config, {sub: (p.source_config, p.config) for sub, p in zip(grown, plans)}, options.dtype,
-                               recipe.config.twins, recipe.config.derived_from)
+                               recipe.config.twins, recipe.config.derived_from, recipe.config.in_proportion)
     check_config(new_config, plans[0].widths, options)
     floating = sum(info.numel for info, _ in own if info.dtype.is_floating_point)
     plan = dataclasses.replace(

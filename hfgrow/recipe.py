@@ -278,6 +278,9 @@ class ConfigFields:
     # fields that transformers derives from another where config.json lacks them (Bailing's linear_head_dim from head_dim,
     # saved once derived, head_dim then overwritten): field → the one it is read from when absent
     derived_from: Mapping[str, str] = field(default_factory=dict)
+    # a model of towers: fields of one tower that keep their ratio to another's and grow with it (FunASR-Nano's adaptor
+    # MLP, a quarter of the text width): ``sub.field`` → ``other.field``
+    in_proportion: Mapping[str, str] = field(default_factory=dict)
     # a composite config's sub-config that holds every field above and the stacks' (CLIPConfig's vision_config): the
     # sizes, eps and depth are read from it and written back to it; None: the config's own fields
     sub: str | None = None

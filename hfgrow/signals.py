@@ -12,7 +12,8 @@ random inputs show a wrong one as well as real ones, and need no processor):
   layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
   family's markers), so that the projected image features are merged into the text stream the model reads;
 - an audio-language model (keyed on its model type, ``AUDIO_LAYOUTS``) reads one recording per sentence, of the length
-  its encoder takes, and each sentence holds that recording's audio placeholder tokens.
+  its encoder takes, and each sentence holds that recording's audio placeholder tokens (an omni thinker's between its
+  audio start and end tokens, after an image's; VibeVoice-ASR's with ``sample`` False, a 0-d tensor).
 """
 
 from __future__ import annotations
@@ -320,6 +321,10 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
 PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
+# omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
+OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
+IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))
+PATCH_ROWS.update(OMNI)
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
@@ -391,6 +396,8 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         return (*patches(config, seed, takes), None)
     if getattr(config, "model_type", None) in AUDIO_LAYOUTS and "input_ids" in takes:  # recordings before the sentences
         inputs, source, mask_id = tokens(config.text_config)
+        if config.model_type in IMAGE_LAYOUTS:  # an omni thinker: an image, then the recording before it
+            inputs, source = image_text_inputs(config, seed, inputs, source)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
     if getattr(config, "model_type", None) in CODED_IMAGES:
         return tokens(config.text_config)
@@ -460,6 +467,25 @@ def _omniasr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
     return {"input_values": torch.randn(n, 1, length, generator=g)}, FRAMES
 
 
+def _qwen3_omni(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """Qwen3-Omni's thinker: Qwen3-ASR's encoder, its mask named feature_attention_mask."""
+    window = 2 * _positive(config.audio_config, "n_window")
+    return _mels(config, n, g, window, "feature_attention_mask"), halved(window, 3)
+
+
+def _vibevoice(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """VibeVoice-ASR: raw audio [n, 1, 8 · hop_length samples], a latent per hop; ``sample`` False (a 0-d tensor, kept
+    whole by the batches): its forward adds Gaussian noise to the acoustic latents otherwise."""
+    hop = _positive(config.acoustic_tokenizer_encoder_config, "hop_length")
+    return {"input_values": torch.randn(n, 1, 8 * hop, generator=g), "sample": torch.tensor(False)}, 8
+
+
+def _fun_asr(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
+    """FunASR-Nano: [n, 8 frames, input_size] (its feature extractor's stacked mel frames) and their mask, a feature each."""
+    width = _positive(config.audio_config, "input_size")
+    return {"input_features": torch.randn(n, 8, width, generator=g), "input_features_mask": torch.ones(n, 8, dtype=torch.long)}, 8
+
+
 def _moss(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int]:
     """MOSS Transcribe-Diarize: Whisper's encoder (2 · max_source_positions frames, halved once), merged audio_merge_size
     frames a feature (the last group padded)."""
@@ -476,7 +502,9 @@ def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, 
 
 AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
                                          "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
-                                         "granite_speech_plus": _granite_speech}
+                                         "granite_speech_plus": _granite_speech, "qwen2_5_omni_thinker": _qwen2_audio,
+                                         "qwen3_omni_moe_thinker": _qwen3_omni, "vibevoice_asr": _vibevoice,
+                                         "fun_asr_nano": _fun_asr}
 
 
 def audio_token(config: Any) -> int:
@@ -492,10 +520,13 @@ def audio_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     ids = inputs["input_ids"]
     audio, count = AUDIO_LAYOUTS[config.model_type](config, ids.shape[0], g)
     token = audio_token(config)
-    plain = next(i for i in range(int(config.text_config.vocab_size)) if i != token)
-    block = torch.full((ids.shape[0], count), token)
+    marks = (getattr(config, f"audio_{e}_token_id", None) if config.model_type in OMNI else None for e in ("start", "end"))
+    before, after = ([m] if m is not None else [] for m in marks)  # an omni thinker's (its rotary positions read them)
+    special = torch.tensor([token, *before, *after])
+    plain = next(i for i in range(int(config.text_config.vocab_size)) if i not in special)
+    block = torch.tensor(before + [token] * count + after).expand(ids.shape[0], -1)
     mask = inputs.get("attention_mask", torch.ones_like(ids))
-    feed = {"input_ids": torch.cat([block, ids.masked_fill(ids == token, plain)], dim=1),
+    feed = {**inputs, "input_ids": torch.cat([block, ids.masked_fill(torch.isin(ids, special), plain)], dim=1),
             "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **audio}
     shape = "×".join(map(str, next(iter(audio.values())).shape))
     return feed, f"{source}; a recording each (audio {shape}), as {count} audio tokens before it"

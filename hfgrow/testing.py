@@ -685,6 +685,32 @@ TINY["omniasr"] = dict(text_config=_LLAMA, audio_token_id=5, audio_config=dict(
     num_conv_pos_embeddings=4, num_conv_pos_embedding_groups=4, intermediate_size=24, hidden_dropout=0.0, layerdrop=0.0,
     activation_dropout=0.0, layer_norm_eps=0.05, model_type="omniasr_audio"))
 
+# omni thinkers (recipes/omni_joins.py): Qwen2.5-VL's or Qwen3-VL's tiny vision tower (a deepstack merger after block 0),
+# Qwen2-Audio's or Qwen3-ASR's tiny encoder, both writing the text width; image tokens 5, 7 … 8; audio 9, 10 … 11
+_OMNI_IDS = dict(_QWEN_IDS, audio_token_id=9, audio_start_token_id=10, audio_end_token_id=11)
+TINY["qwen2_5_omni_thinker"] = dict(
+    text_config=dict(TINY["qwen2_5_omni_text"], model_type="qwen2_5_omni_text"), **_OMNI_IDS,
+    vision_config=dict(TINY["qwen2_5_vl"]["vision_config"], model_type="qwen2_5_omni_vision_encoder"),
+    audio_config=dict(_MELS, d_model=16, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=24, n_window=6, output_dim=16,
+                      model_type="qwen2_5_omni_audio_encoder"))
+TINY["qwen3_omni_moe_thinker"] = dict(
+    text_config=dict(TINY["qwen3_omni_moe_text"], model_type="qwen3_omni_moe_text"), **_OMNI_IDS,
+    vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0], model_type="qwen3_omni_moe_vision_encoder"),
+    audio_config=dict(TINY["qwen3_asr"]["audio_config"], model_type="qwen3_omni_moe_audio_encoder"))
+# VibeVoice-ASR: two tiny σ-VAE tokenizer encoders (hop 4: 32 samples give 8 latents), acoustic and semantic; audio token 5
+_VIBEVOICE_ENCODER = dict(hidden_size=4, num_filters=4, downsampling_ratios=[2, 2], depths=[1, 1, 1], kernel_size=3, ffn_expansion=2,
+                          model_type="vibevoice_acoustic_tokenizer_encoder")
+TINY["vibevoice_asr"] = dict(text_config=dict(TINY["llama"], model_type="qwen2"), audio_token_id=5, audio_bos_token_id=6, audio_eos_token_id=7,
+                             acoustic_tokenizer_encoder_config=_VIBEVOICE_ENCODER,
+                             semantic_tokenizer_encoder_config=dict(_VIBEVOICE_ENCODER, hidden_size=6))
+# FunASR-Nano: a tiny SAN-M encoder (8 features a frame: 4 mel bins × 2 stacked frames), two adaptor layers over the text
+# width (2 heads, an MLP of a quarter of it); audio token 5
+TINY["fun_asr_nano"] = dict(
+    text_config=dict(TINY["qwen3"], model_type="qwen3"), audio_token_id=5,
+    audio_config=dict(num_mel_bins=4, num_stacked_frames=2, hidden_size=8, num_attention_heads=2, intermediate_size=12, num_hidden_layers=3,
+                      num_timestamp_prediction_layers=1, fsmn_kernel_size=3, max_position_embeddings=32, hidden_dropout=0.0,
+                      attention_dropout=0.0, model_type="fun_asr_nano_encoder"),
+    adaptor_config=dict(hidden_size=16, num_attention_heads=2, intermediate_size=4, num_hidden_layers=2, projector_hidden_size=12))
 
 TINY["ernie"] = dict({k: v for k, v in TINY["roformer"].items() if k != "embedding_size"}, max_position_embeddings=40,
                      pad_token_id=0, use_task_id=True, task_type_vocab_size=3)

@@ -72,14 +72,16 @@ class NestedReader:
 
 
 def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None,
-                  twins: Mapping[str, str], derived_from: Mapping[str, str] = {}) -> dict[str, Any]:
+                  twins: Mapping[str, str], derived_from: Mapping[str, str] = {},
+                  in_proportion: Mapping[str, str] = {}) -> dict[str, Any]:
     """``config`` with what each tower's plan changed in its sub-config (``grown``: by sub-config name, the tower's
     config before and after) and the output dtype; ``twins``: fields of one tower (``sub.field``) that must equal
     another's and grow with it (SigLIP's text projection_size, the vision hidden size); a twin without a sub-config is a
     field of the whole config (PaliGemma's projection_dim, which it copies into its vision_config), checked where set;
     ``derived_from``: fields of the whole config that transformers reads from a tower's field where config.json lacks them
     (Aya Vision's alignment_intermediate_size, text_config.hidden_size), the small model's value written where absent:
-    a kept size that the grown tower's field would otherwise resize."""
+    a kept size that the grown tower's field would otherwise resize; ``in_proportion``: fields of one tower (``sub.field``)
+    that keep their ratio to another's (``other.field``), grown by its whole factor."""
     towers = {sub: {**config[sub], **{k: v for k, v in after.items() if k != "architectures" and before.get(k) != v}}
               for sub, (before, after) in grown.items()}
     top: dict[str, Any] = {}
@@ -92,6 +94,12 @@ def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any],
             raise GrowthError(f"config.json: {twin}={here.get(field)!r} must equal {name}={config[other].get(source)!r}, "
                               f"which it follows")
         (towers.setdefault(sub, dict(config[sub])) if sub else top)[field] = towers.get(other, config[other])[source]
+    for name, source in in_proportion.items():
+        (sub, field), (other, size) = name.split(".", 1), source.split(".", 1)
+        before, after = config[other][size], towers.get(other, config[other])[size]
+        if after % before:
+            raise GrowthError(f"config.json: {name} keeps its ratio to {source}, which grows {before} → {after}: by whole factors only")
+        towers.setdefault(sub, dict(config[sub]))[field] = config[sub][field] * (after // before)
     for name, source in derived_from.items():
         sub, field = source.split(".", 1)
         if name not in config:

@@ -359,7 +359,8 @@ def _run_batches(model, inputs: Mapping[str, torch.Tensor], device: str, multipl
     n = next(iter(inputs.values())).shape[0]  # sentences, or images (hfgrow/signals.py)
     if multiple_choice or n <= BATCH:
         return run_model(model, inputs, device, multiple_choice)
-    parts = [run_model(model, {k: v[i:i + BATCH] for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
+    # a 0-d tensor is a flag for every batch (VibeVoice-ASR's sample=False)
+    parts = [run_model(model, {k: v[i:i + BATCH] if v.dim() else v for k, v in inputs.items()}, device, False) for i in range(0, n, BATCH)]
     joined: dict[str, Any] = {}
     for key, first in parts[0].items():  # tensors and tuples of tensors (a cache is no output to compare)
         if torch.is_tensor(first):

@@ -37,24 +37,18 @@ GROUPS: dict[str, tuple[str, ...]] = {
                                                                                                      "minimax_m3_vl"),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
-    AUDIO.format("its projector ends in adaptor_config.num_hidden_layers pre-LayerNorm transformer layers of the text width, "
-                 "a stack no recipe declares"): ("fun_asr_nano",),
-    AUDIO.format("two convolutional σ-VAE tokenizer encoders over raw audio, acoustic and semantic, each connector an RMSNorm "
-                 "over the text width between two layers; its forward adds Gaussian noise to the acoustic latents unless "
-                 "given sample=False, which verification does not pass yet"): ("vibevoice_asr",),
+    # fun_asr_nano: joined in recipes/omni_joins.py
+    # vibevoice_asr: joined in recipes/omni_joins.py
     AUDIO.format("a FastConformer encoder beside diarization and word-timestamp models of their own (diarization_config, "
                  "word_timestamp_config) before a Nemotron-H text model: no layout generates their inputs"): ("nemo_speechlm",),
     AUDIO.format("a USM conformer and a timm MobileNetV5 vision tower, each entering through a multimodal embedder that ends "
                  "in a weightless RMSNorm over the text width"): ("gemma3n",),
-    AUDIO.format("the audio tower ends in a projection into the text width (audio_config.output_dim), the vision tower in "
-                 "Qwen2.5-VL's merger, and the thinker's multimodal rotary positions read the audio and vision start and "
-                 "end tokens around their placeholders"): ("qwen2_5_omni_thinker",),
-    AUDIO.format("the audio tower ends in a projection into the text width (audio_config.output_dim), the vision tower in "
-                 "Qwen3-VL's merger and deepstack mergers into the first text blocks, and the thinker's multimodal rotary "
-                 "positions read the audio and vision start and end tokens"): ("qwen3_omni_moe_thinker",),
+    # qwen2_5_omni_thinker, qwen3_omni_moe_thinker: joined in recipes/omni_joins.py
     AUDIO.format("its decoder reads Mimi codec tokens: codec mimi has no recipe"): ("kyutai_speech_to_text",),
-    NOT_DECLARED + "a thinker (audio, vision and text: not joined) and a talker that reads the thinker's hidden states "
-    "(thinker_to_talker_proj), with a vocoder": ("qwen2_5_omni", "qwen3_omni_moe"),
+    # the thinkers alone are joined (recipes/omni_joins.py)
+    "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
+    "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
+    "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
     CROSS: ("aria", "idefics2", "kosmos-2", "kosmos-2.5", "granite4_vision", "instructblipvideo", "molmo2", "evolla"),
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),

@@ -20,19 +20,23 @@ CLASSES = {
     "moss_transcribe_diarize": ["MossTranscribeDiarizeForConditionalGeneration", "MossTranscribeDiarizeModel"],
     "granite_speech": ["GraniteSpeechForConditionalGeneration", "GraniteSpeechModel"],
     "granite_speech_plus": ["GraniteSpeechPlusForConditionalGeneration", "GraniteSpeechPlusModel"],
+    # recipes/omni_joins.py
+    "vibevoice_asr": ["VibeVoiceAsrForConditionalGeneration", "VibeVoiceAsrModel"],
+    "fun_asr_nano": ["FunAsrNanoForConditionalGeneration", "FunAsrNanoModel"],
 }
 KEPT = ("audio_tower", "encoder.", "projector.qformer", "projector.query")  # the audio towers (Granite Speech's Q-Former too)
 # Qwen3 text models: per-head q/k norms share rms_norm_eps with the hidden norms (the orthogonal convention would scale them
 # apart)
-NO_ORTHOGONAL = {"qwen3_asr", "moss_transcribe_diarize"}
+NO_ORTHOGONAL = {"qwen3_asr", "moss_transcribe_diarize", "fun_asr_nano"}
 # MOSS's projector ends in a LayerNorm whose output starts the text stream: whole multiples only
-WHOLE_MULTIPLES = {"moss_transcribe_diarize"}
+# VibeVoice-ASR's connectors: an RMSNorm over the text width; FunASR-Nano's adaptor layers: LayerNorms over it, heads of their own
+WHOLE_MULTIPLES = {"moss_transcribe_diarize", "vibevoice_asr", "fun_asr_nano"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            # copies × 1/√2: the projector's output must carry the residual stream's scale, as an embedding row does
            "orthogonal": dict(factor=2, convention="orthogonal")}
 # one join in the default run (a projector whose hidden layer is twice the text width, under a non-multiple width and new
 # blocks); the rest under -m exhaustive
-FAST = {("GlmAsrForConditionalGeneration", "wider")}
+FAST = {("GlmAsrForConditionalGeneration", "wider"), ("VibeVoiceAsrForConditionalGeneration", "heads"), ("FunAsrNanoForConditionalGeneration", "heads")}
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
          if not (growth == "orthogonal" and family in NO_ORTHOGONAL) and not (growth == "wider" and family in WHOLE_MULTIPLES)]
@@ -61,7 +65,7 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
     assert big["text_config"]["hidden_size"] > small["text_config"]["hidden_size"]
     twins = ("output_dim",)  # Qwen3-ASR's projector writes the text width
-    for sub in ("audio_config", "encoder_config", "projector_config"):
+    for sub in ("audio_config", "encoder_config", "projector_config", "acoustic_tokenizer_encoder_config", "semantic_tokenizer_encoder_config"):
         if sub in small:
             assert {k: v for k, v in big[sub].items() if k not in twins} == {k: v for k, v in small[sub].items() if k not in twins}
     a, b = load(src), load(tmp_path / "out")
@@ -78,7 +82,9 @@ def test_every_class_is_exact(tmp_path, cls, growth):
 def test_every_audio_layout_has_a_recipe():
     from hfgrow.recipes import RECIPES
 
-    assert set(AUDIO_LAYOUTS) == set(CLASSES) <= {t for r in RECIPES for t in r.model_types}
+    from test_omni import CLASSES as OMNI
+
+    assert set(AUDIO_LAYOUTS) == set(CLASSES) | set(OMNI) <= {t for r in RECIPES for t in r.model_types}
 
 
 @pytest.mark.exhaustive

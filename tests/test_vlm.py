@@ -320,7 +320,7 @@ def test_multimodal_types_not_joined_are_refused_in_one_line(tmp_path):
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and why in str(e.value), model_type
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "fun_asr_nano", "architectures": ["FunAsrNanoForConditionalGeneration"]}))
+    (tmp_path / "src" / "config.json").write_text(json.dumps({"model_type": "gemma3n", "architectures": ["Gemma3nForConditionalGeneration"]}))
     from safetensors.torch import save_file
 
     save_file({"language_model.lm_head.weight": torch.ones(4, 4)}, tmp_path / "src" / "model.safetensors")
