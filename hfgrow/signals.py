@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import torch
 
+from . import image_layouts
 from .errors import GrowthError
 
 BATCH = 2  # signals per verification
@@ -311,6 +312,8 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
+    # recipes/vlm_projectors.py
+    "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
@@ -320,7 +323,7 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3"}
 # omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
 OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
 IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))

@@ -655,6 +655,28 @@ TINY["apertus1p5"] = dict(text_config=dict(TINY["apertus1p5_text"], model_type="
                           audio_config=dict(model_type="wavtokenizer_encoder", num_filters=4, upsampling_ratios=[2, 2], hidden_size=8,
                                             codebook_size=16, codebook_dim=8, num_lstm_layers=1, kernel_size=3, last_kernel_size=3))
 
+# recipes/vlm_projectors.py (issue 32): their text models' fixtures, tiny vision towers, projectors of their own width 20
+_PROJECTED_TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2)
+# LFM2-VL: a SigLIP 2 (NaFlex) tower over 4 × 4 patches (a 4 × 4 position table), 2 × 2 of them a token
+TINY["lfm2_vl"] = dict(text_config=dict(TINY["lfm2"], model_type="lfm2"), image_token_id=5, downsample_factor=2, projector_hidden_size=20,
+                       vision_config=dict(_PROJECTED_TOWER, patch_size=4, num_channels=3, num_patches=16, layer_norm_eps=0.05,
+                                          model_type="siglip2_vision_model"))
+# LFM3-VL: its own tower (a convolution block, an attention block of one KV head) over Qwen2-VL's patch rows, merged 2 × 2
+TINY["lfm3_vl"] = dict(text_config=dict(TINY["lfm3"], model_type="lfm3"), image_token_id=5, video_token_id=6, vision_start_token_id=7,
+                       vision_end_token_id=8, projector_hidden_size=20, vision_config=dict(
+                           _PROJECTED_TOWER, in_channels=3, patch_size=4, spatial_merge_size=2, temporal_patch_size=2, num_key_value_heads=1,
+                           layer_types=["conv", "full_attention"], norm_eps=0.05))
+# VideoLLaMA 3: a SigLIP-like tower over patch rows (merged 2 × 2 by its image_merge_sizes input)
+TINY["video_llama_3"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), image_token_id=5, video_token_id=6,
+                             vision_config=dict(_PROJECTED_TOWER, patch_size=4, num_channels=3, layer_norm_eps=0.05))
+# Step 3.7: its text model, a tower over 16 × 16 images of 2 × 2 patches, two stride-2 downsamplers: 4 image tokens
+TINY["step3p7"] = dict(text_config=dict(TINY["step3p5"]), image_token_id=5, vision_config=dict(
+    _PROJECTED_TOWER, mlp_ratio=1.5, image_size=16, patch_size=2, layer_norm_eps=0.05, max_position_embeddings=64))
+# Ovis 2: 16 × 16 images of 4 × 4 patches strided 2 × 2 into 4 tokens, a visual vocabulary of 12 (5 indicator tokens)
+TINY["ovis2"] = dict(text_config=dict(TINY["qwen2"], model_type="qwen2"), image_token_id=5, visual_indicator_token_ids=[10, 11, 12, 13, 14],
+                     vocab_size=97, hidden_size=16, vision_config=dict(_PROJECTED_TOWER, image_size=16, patch_size=4, rms_norm_eps=0.05,
+                                                                        vocab_size=12, hidden_stride=2, num_visual_indicator_tokens=5))
+
 # audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
 _MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 TINY["qwen2_audio"] = dict(text_config=dict(TINY["llama"], model_type="qwen2"), audio_token_index=5, audio_config=dict(
