@@ -187,28 +187,46 @@ GRANITE_SPEECH5 = Recipe(
     heads=linear("ctc_head", None, "hidden"),
 )
 
+# Transformer-XL's relative positions (Conformer's released layout): a sinusoid of hidden_size that the model computes
+# on load (never stored) is projected per block into a key per query head (linear_pos, Parakeet's relative_k_proj),
+# and two learned vectors per head, [heads, head_dim], are added to the queries (pos_bias_u before the content scores,
+# pos_bias_v before the position ones). The wider sinusoid holds the small one's frequencies at pairs k·i
+# (algebra.sinusoid_layout), the relative shift moves positions only, and the two vectors grow as the queries do
+RELATIVE_SPACES = {
+    "sinusoid": Space("sinusoid", Kind.ACTIVATION),  # read at the small sinusoid's pairs, zero elsewhere
+    "rel_k": Space("attention", Kind.KEY),  # a relative key per query head
+    "heads": Space("heads", Kind.ACTIVATION),  # the vectors' head axis: whole heads, as the queries copy them
+    "q_dim": Space("head_dim", Kind.QUERY),  # and their head_dim axis: the queries' scale (head_dim growth)
+}
+
+
+def relative_positions(module: str, projection: str, u: str, v: str) -> tuple[TensorRule, ...]:
+    """The projection of the computed sinusoid and the two per-head query vectors of relative attention."""
+    return (TensorRule(f"{module}.{projection}.weight", (writes("rel_k"), reads("sinusoid"))),
+            *(TensorRule(f"{module}.{bias}", (writes("heads"), writes("q_dim"))) for bias in (u, v)))
+
+
 # wav2vec2-Conformer: wav2vec2's front-end (its feature encoder, projection and positional convolution, whose GELU
 # output joins the stream) and encoder LayerNorm around wav2vec2-BERT's blocks with a batch norm in the convolution
-# module; without position embeddings in the attention only (position_embeddings_type None)
+# module; with relative positions in the attention (its released layout) or none
 W2V_CONFORMER = Recipe(
     name="wav2vec2-conformer",
     model_types=("wav2vec2-conformer",),
     classes=tuple(f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                     "ForXVector", "ForPreTraining")),
     prefix="wav2vec2_conformer",
-    requires={"position_embeddings_type": None},
+    requires={"position_embeddings_type": ("relative", None)},
     requires_why={"position_embeddings_type": "the rotary variant turns the block's input cut into num_heads chunks before the "
-                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies), "
-                  "and the relative one projects a sinusoid of hidden_size computed on load (with pos_bias_u/v per head), "
-                  "which no recipe grows yet"},
+                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies)"},
     constraints=(wav2vec2.RECIPE.constraints[0], PostNorm(), *wav2vec2.RECIPE.constraints[2:]),
     stacks=(("encoder.layers", "num_hidden_layers", None),),
     config=wav2vec2.RECIPE.config,
-    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES},
+    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES, **RELATIVE_SPACES},
     outputs=wav2vec2.RECIPE.outputs,
     body=(
         *(r for r in wav2vec2.BODY if not r.pattern.startswith(wav2vec2.LAYER)),
         *conformer_block(),
+        *relative_positions(f"{LAYER}.self_attn", "linear_pos", "pos_bias_u", "pos_bias_v"),
         *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
         *conv_module(f"{LAYER}.conv_module", "batch_norm"),
     ),

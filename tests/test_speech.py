@@ -8,7 +8,7 @@ import torch
 import transformers
 
 import hfgrow
-from hfgrow.testing import GROWN_VARIANT, TINY, build_model, load
+from hfgrow.testing import TINY, build_model, load
 
 CLASSES = {
     "whisper": ["WhisperModel", "WhisperForConditionalGeneration", "WhisperForAudioClassification", "WhisperForCausalLM"],
@@ -131,8 +131,25 @@ def relative_cases():
 @pytest.mark.parametrize("cls,options", relative_cases())
 def test_every_class_of_wav2vec2s_relatives_is_exact(tmp_path, cls, options):
     """Every parameter randomised (the batch norms' statistics too), grown and compared on generated audio."""
-    variant = GROWN_VARIANT["wav2vec2-conformer"] if cls.startswith("Wav2Vec2Conformer") else {}  # not its released default
-    report = check(build_with_buffers(tmp_path / "small", cls, **variant), tmp_path / "big", **options)
+    report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.parametrize("options", [pytest.param(dict(factor=2), marks=pytest.mark.exhaustive), dict(factor=2, attention="head-dim"),
+                                     pytest.param(dict(factor=3, attention="head-dim"), marks=pytest.mark.exhaustive)],
+                         ids=key)
+def test_wav2vec2_conformer_relative_positions_are_exact(tmp_path, options):
+    """The released layout: each block projects a sinusoid of hidden_size computed on load (linear_pos) and adds
+    pos_bias_u/v to its queries; the wider sinusoid holds the small one's frequencies at pairs k·i."""
+    src = build_with_buffers(tmp_path / "small", "Wav2Vec2ConformerForCTC")
+    assert load(src).config.position_embeddings_type == "relative"
+    report = check(src, tmp_path / "big", **options)
+    assert report["verification"]["float32"]["max_rel"] < 1e-5
+
+
+@pytest.mark.exhaustive
+def test_wav2vec2_conformer_without_positions_is_exact(tmp_path):
+    report = check(build_with_buffers(tmp_path / "small", "Wav2Vec2ConformerForCTC", position_embeddings_type=None), tmp_path / "big", factor=3)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
 
 
@@ -177,8 +194,8 @@ def test_every_wavlm_class_is_exact_with_its_heads_kept(tmp_path, cls, options):
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
 
 
-@pytest.mark.parametrize("variant", ["relative", "rotary"])
-def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, variant):
+@pytest.mark.parametrize("variant", ["rotary"])
+def test_wav2vec2_conformer_refuses_its_rotary_variant_in_one_line(tmp_path, variant):
     from click.testing import CliRunner
 
     from hfgrow.cli import main
@@ -187,7 +204,19 @@ def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, 
     result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
     assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
-    assert f"position_embeddings_type={variant!r}" in result.output and "sinusoid of hidden_size" in result.output
+    assert f"position_embeddings_type={variant!r}" in result.output and "num_heads chunks" in result.output
+
+
+def test_wav2vec2_conformer_relative_positions_refuse_a_non_whole_factor_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "Wav2Vec2ConformerForCTC")  # hidden 16: 24 is not a whole multiple
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "24", "--allow-lossy", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert "sinusoid of the hidden size" in result.output and "whole factor" in result.output
 
 
 def test_wavlm_refuses_more_heads_in_one_line(tmp_path):
