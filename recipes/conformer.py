@@ -62,6 +62,26 @@ CONV_SPACES = {
     "conv_out": Space("hidden", Kind.ACTIVATION),  # its channel norm's output, before the swish
     "distance": Space("head_dim", Kind.KEY),  # the relative-key table: a key within every head
 }
+
+# Transformer-XL's relative positions (Conformer's released layout): a sinusoid of hidden_size that the model computes
+# on load (never stored) is projected per block into a key per query head (linear_pos, Parakeet's relative_k_proj),
+# and two learned vectors per head, [heads, head_dim], are added to the queries (pos_bias_u before the content scores,
+# pos_bias_v before the position ones). The wider sinusoid holds the small one's frequencies at pairs k·i
+# (algebra.sinusoid_layout), the relative shift moves positions only, and the two vectors grow as the queries do
+RELATIVE_SPACES = {
+    "sinusoid": Space("sinusoid", Kind.ACTIVATION),  # read at the small sinusoid's pairs, zero elsewhere
+    "rel_k": Space("attention", Kind.KEY),  # a relative key per query head
+    "heads": Space("heads", Kind.ACTIVATION),  # the vectors' head axis: whole heads, as the queries copy them
+    "q_dim": Space("head_dim", Kind.QUERY),  # and their head_dim axis: the queries' scale (head_dim growth)
+}
+
+
+def relative_positions(module: str, projection: str, u: str, v: str) -> tuple[TensorRule, ...]:
+    """The projection of the computed sinusoid and the two per-head query vectors of relative attention."""
+    return (TensorRule(f"{module}.{projection}.weight", (writes("rel_k"), reads("sinusoid"))),
+            *(TensorRule(f"{module}.{bias}", (writes("heads"), writes("q_dim"))) for bias in (u, v)))
+
+
 ADAPTER = "the adapter's convolutions and attention after the encoder are not grown yet"
 
 W2V_BERT = Recipe(
@@ -69,21 +89,21 @@ W2V_BERT = Recipe(
     model_types=("wav2vec2-bert",),
     classes=tuple(f"Wav2Vec2Bert{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")),
     prefix="wav2vec2_bert",
-    requires={"position_embeddings_type": "relative_key", "add_adapter": False, "use_intermediate_ffn_before_adapter": False},
+    requires={"position_embeddings_type": ("relative_key", "relative"), "add_adapter": False, "use_intermediate_ffn_before_adapter": False},
     requires_why={"position_embeddings_type": "the rotary variant turns the stream cut into num_heads chunks (more heads regroup "
-                  "the copies, a wider head turns them at other frequencies), and the relative one adds a sinusoid "
-                  "of hidden_size computed on load (not done yet)",
+                  "the copies, a wider head turns them at other frequencies)",
                   "add_adapter": ADAPTER, "use_intermediate_ffn_before_adapter": ADAPTER},
     constraints=(PostNorm(), DepthRequires("use_weighted_layer_sum", False, wav2vec2.LAYER_SUM, lossy_fallback=False)),
     stacks=(("encoder.layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
-    spaces={**block_spaces(), **CONV_SPACES},
+    spaces={**block_spaces(), **CONV_SPACES, **RELATIVE_SPACES},
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "extract_features": None},
     body=(
         TensorRule("masked_spec_embed", (writes("hidden"),)),
         *keep("feature_projection.layer_norm.(weight|bias)"),  # over the input features: not the residual stream
         *linear("feature_projection.projection", "hidden", None),
         *conformer_block(),
+        *relative_positions(f"{LAYER}.self_attn", "linear_pos", "pos_bias_u", "pos_bias_v"),  # the relative variant
         *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
         *conv_module(f"{LAYER}.conv_module", "depthwise_layer_norm"),
     ),
@@ -186,25 +206,6 @@ GRANITE_SPEECH5 = Recipe(
     ),
     heads=linear("ctc_head", None, "hidden"),
 )
-
-# Transformer-XL's relative positions (Conformer's released layout): a sinusoid of hidden_size that the model computes
-# on load (never stored) is projected per block into a key per query head (linear_pos, Parakeet's relative_k_proj),
-# and two learned vectors per head, [heads, head_dim], are added to the queries (pos_bias_u before the content scores,
-# pos_bias_v before the position ones). The wider sinusoid holds the small one's frequencies at pairs k·i
-# (algebra.sinusoid_layout), the relative shift moves positions only, and the two vectors grow as the queries do
-RELATIVE_SPACES = {
-    "sinusoid": Space("sinusoid", Kind.ACTIVATION),  # read at the small sinusoid's pairs, zero elsewhere
-    "rel_k": Space("attention", Kind.KEY),  # a relative key per query head
-    "heads": Space("heads", Kind.ACTIVATION),  # the vectors' head axis: whole heads, as the queries copy them
-    "q_dim": Space("head_dim", Kind.QUERY),  # and their head_dim axis: the queries' scale (head_dim growth)
-}
-
-
-def relative_positions(module: str, projection: str, u: str, v: str) -> tuple[TensorRule, ...]:
-    """The projection of the computed sinusoid and the two per-head query vectors of relative attention."""
-    return (TensorRule(f"{module}.{projection}.weight", (writes("rel_k"), reads("sinusoid"))),
-            *(TensorRule(f"{module}.{bias}", (writes("heads"), writes("q_dim"))) for bias in (u, v)))
-
 
 # wav2vec2-Conformer: wav2vec2's front-end (its feature encoder, projection and positional convolution, whose GELU
 # output joins the stream) and encoder LayerNorm around wav2vec2-BERT's blocks with a batch norm in the convolution

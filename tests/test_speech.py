@@ -148,6 +148,14 @@ def test_wav2vec2_conformer_relative_positions_are_exact(tmp_path, options):
 
 
 @pytest.mark.exhaustive
+@pytest.mark.parametrize("cls", RELATIVES["wav2vec2-bert"])
+def test_wav2vec2_bert_relative_variant_is_exact(tmp_path, cls):
+    """wav2vec2-BERT's position_embeddings_type='relative': the same projected sinusoid as wav2vec2-Conformer's."""
+    src = build_with_buffers(tmp_path / "small", cls, position_embeddings_type="relative", max_source_positions=64)
+    check(src, tmp_path / "big", factor=3, attention="head-dim")
+
+
+@pytest.mark.exhaustive
 def test_wav2vec2_conformer_without_positions_is_exact(tmp_path):
     report = check(build_with_buffers(tmp_path / "small", "Wav2Vec2ConformerForCTC", position_embeddings_type=None), tmp_path / "big", factor=3)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
