@@ -10,6 +10,8 @@ copied), a swish, and a pointwise convolution that reads the channels back into 
 attention adds q · distance_embedding[distance] (one table of head_dim entries shared by the heads) to each head's
 scores under the same 1/√head_dim: the table grows as the keys do within a head."""
 
+import dataclasses
+
 from hfgrow.policy import DepthRequires, PostNorm, RotaryHeadDim
 from hfgrow.recipe import Axis, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
@@ -152,6 +154,48 @@ LASR = Recipe(
     body=LASR_BODY,
     heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")),
 )
+
+# Parakeet (NVIDIA's FastConformer; Cohere ASR's encoder): a 2-D convolutional subsampler whose channels are kept and
+# whose linear layer writes the stream, times √hidden_size under scale_input (stored times √(hidden/hidden') so that the
+# product is unchanged); Conformer blocks (post-norm at norm_out) with Transformer-XL's relative positions, as
+# wav2vec2-Conformer's (relative_k_proj, bias_u, bias_v), and LASR's convolution module with a batch norm
+PARAKEET_LAYER = "layers.*"
+PARAKEET_BODY = (
+    *keep("subsampling.layers.*.weight", ndim=4),  # the convolutions over (frames, mel bins): kept channels
+    *keep("subsampling.layers.*.bias"),
+    *linear("subsampling.linear", "embedded", None),
+    *(rule for ffn in ("feed_forward1", "feed_forward2") for rule in (
+        *norm(f"{PARAKEET_LAYER}.norm_{ffn}", "hidden"),
+        *linear(f"{PARAKEET_LAYER}.{ffn}.linear1", "ffn", "hidden"),
+        *linear(f"{PARAKEET_LAYER}.{ffn}.linear2", "hidden", "ffn"))),
+    *norm(f"{PARAKEET_LAYER}.norm_self_att", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.q_proj", "q", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.k_proj", "k", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.v_proj", "v", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.o_proj", "hidden", "o"),
+    *relative_positions(f"{PARAKEET_LAYER}.self_attn", "relative_k_proj", "bias_u", "bias_v"),
+    *norm(f"{PARAKEET_LAYER}.norm_conv", "conv_in", input="hidden"),
+    *conv_module(f"{PARAKEET_LAYER}.conv", "norm"),
+    *norm(f"{PARAKEET_LAYER}.norm_out", "hidden"),
+)
+PARAKEET_ENCODER = Recipe(
+    name="parakeet_encoder",
+    model_types=("parakeet_encoder",),
+    classes=("ParakeetEncoder",),
+    prefix="encoder",
+    constraints=(PostNorm(),),
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        eps=()),  # nn.LayerNorm's default eps, fixed in the code
+    spaces={**block_spaces(), **CONV_SPACES, **RELATIVE_SPACES,
+            "embedded": Space("hidden", Kind.RESIDUAL, embed_scale="scale_input")},  # before × √hidden_size, when set
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
+    body=PARAKEET_BODY,
+)
+PARAKEET_CTC = PARAKEET_ENCODER.extend(
+    name="parakeet_ctc", model_types=("parakeet_ctc",), classes=("ParakeetForCTC",),
+    config=dataclasses.replace(PARAKEET_ENCODER.config, sub="encoder_config"),
+    heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")))
 
 # Granite Speech 5's CTC encoder (sizes in encoder_config): input_linear over stacked mel features writes the stream;
 # Conformer blocks (post-norm at norm_out) with block-wise attention plus Shaw's relative positions (rel_pos_emb:

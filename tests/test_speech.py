@@ -2,6 +2,7 @@
 
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -42,8 +43,9 @@ def audio_outputs(model, seed=0):
     cfg, forward = model.config, inspect.signature(type(model).forward).parameters
     if cfg.model_type == "wav2vec2-bert":  # stacked filterbank features, [batch, frames, features]
         feed = {"input_features": torch.randn(3, 40, cfg.feature_projection_input_dim, generator=g)}
-    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc"):  # log-mel frames, [batch, frames, bins] (Granite's: 4 × bins)
-        bins = cfg.encoder_config.num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
+    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc", "parakeet_ctc", "parakeet_encoder"):  # log-mel frames, [batch,
+        # frames, bins] (Granite's: 4 × bins)
+        bins = getattr(cfg, "encoder_config", cfg).num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
         feed = {"input_features": torch.randn(3, 40, bins, generator=g)}
     elif type(model).main_input_name == "input_features":
         feed = {"input_features": torch.randn(3, cfg.num_mel_bins, 2 * cfg.max_source_positions, generator=g)}
@@ -74,7 +76,10 @@ def check(src, out, **options):
     assert v["passed"] and not v["float32"]["missing_keys"]
     # the signals run in the model's dtype, float64 too: free of float32 round-off where every scale is a power of two
     # (×2 by heads), else up to the float32 storage of scales such as 1/3 or √2
-    powers_of_two = options.get("factor") == 2 and options.get("attention", "heads") == "heads" and not options.get("hidden_size")
+    config = json.loads((Path(src) / "config.json").read_text())
+    scaled_input = config.get("encoder_config", config).get("scale_input")  # Parakeet's stream × √hidden: its writer × √(1/k)
+    powers_of_two = options.get("factor") == 2 and options.get("attention", "heads") == "heads" and not options.get("hidden_size") \
+        and not scaled_input
     # transformers runs neither UniSpeechSatForPreTraining nor Granite Speech 5 (a float32 batch norm) in float64
     if not any(why in v["float64"].get("skipped", "") for why in ("Input type (float) and bias type (double)", "mixed dtype")):
         assert v["float64"].get("max_rel", 1.0) <= (1e-12 if powers_of_two else 1e-6), v["float64"]  # casts to float32
@@ -105,6 +110,9 @@ RELATIVES = {
                                                              "ForAudioFrameClassification", "ForXVector", "ForPreTraining")],
     "lasr_ctc": ["LasrForCTC"],  # and Llama's rotary attention
     "granite_speech5_ctc": ["GraniteSpeech5ForCTC"],  # block-wise attention with Shaw's relative positions
+    # Transformer-XL's relative positions: a sinusoid of hidden_size computed on load, projected in every block
+    "parakeet_encoder": ["ParakeetEncoder"],
+    "parakeet_ctc": ["ParakeetForCTC"],
     "unispeech": ["UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"],
     "unispeech-sat": [f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                    "ForXVector", "ForPreTraining")],
@@ -117,7 +125,7 @@ RELATIVES = {
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
 REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "Wav2Vec2ConformerForCTC", "LasrForCTC",
-                  "GraniteSpeech5ForCTC",
+                  "GraniteSpeech5ForCTC", "ParakeetForCTC",
                   "ASTForAudioClassification"}
 
 
@@ -153,6 +161,14 @@ def test_wav2vec2_bert_relative_variant_is_exact(tmp_path, cls):
     """wav2vec2-BERT's position_embeddings_type='relative': the same projected sinusoid as wav2vec2-Conformer's."""
     src = build_with_buffers(tmp_path / "small", cls, position_embeddings_type="relative", max_source_positions=64)
     check(src, tmp_path / "big", factor=3, attention="head-dim")
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("factor", [2, 4])
+def test_parakeet_without_input_scale_or_biases_is_exact(tmp_path, factor):
+    encoder = dict(TINY["parakeet_encoder"], scale_input=False, attention_bias=False, convolution_bias=False, subsampling_factor=8,
+                   num_mel_bins=16)
+    check(build_with_buffers(tmp_path / "small", "ParakeetForCTC", encoder_config=encoder), tmp_path / "big", factor=factor)
 
 
 @pytest.mark.exhaustive
