@@ -91,7 +91,7 @@ def _frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], s
 
 
 def _mel_frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
-    """LASR, Parakeet and Granite Speech 5: [batch, frames, num_mel_bins] (its encoder's sizes in ``encoder_config``, or
+    """LASR, Parakeet, Cohere ASR and Granite Speech 5: [batch, frames, num_mel_bins] (its encoder's sizes in ``encoder_config``, or
     its own for an encoder alone; Granite's mel frames delta-expanded and stacked in pairs: 4 × num_mel_bins), enough
     frames for its subsampler."""
     encoder = getattr(config, "encoder_config", None) or config
@@ -109,7 +109,8 @@ def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tenso
 
 BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform,
                  "wav2vec2-bert": _frames, "lasr_ctc": _mel_frames,
-                 "granite_speech5_ctc": _mel_frames, "parakeet_encoder": _mel_frames, "parakeet_ctc": _mel_frames}  # an input name another family reads otherwise
+                 "granite_speech5_ctc": _mel_frames, "parakeet_encoder": _mel_frames, "parakeet_ctc": _mel_frames,
+                 "cohere_asr": _mel_frames}  # an input name another family reads otherwise
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,

@@ -46,7 +46,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2,
            omniasr.CTC, wav2vec2.WAVLM, sew_d.RECIPE,
            conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5,
-           conformer.W2V_CONFORMER, conformer.PARAKEET_ENCODER, conformer.PARAKEET_CTC)
+           conformer.W2V_CONFORMER, conformer.PARAKEET_ENCODER, conformer.PARAKEET_CTC,
+           conformer.COHERE_ASR)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -128,8 +129,6 @@ REFUSED = {
     "seamless_m4t_v2": "SeamlessM4T v2's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "canary": "Canary's decoder positions are a sinusoid of hidden_size that transformers computes on load (never "
               "stored): the wider sinusoid is not a copy of the small one's; its encoder is Parakeet's",
-    "cohere_asr": "its Parakeet encoder's relative positions are a sinusoid of hidden_size computed on load (never "
-                  "stored) and projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
     "pop2piano": "Pop2Piano's encoder reads the feature extractor's frames directly as its input embeddings, d_model "
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
     "moonshine": "not done yet: Moonshine's partial rotary encoder-decoder behind a convolutional front-end with a "

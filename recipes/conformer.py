@@ -197,6 +197,41 @@ PARAKEET_CTC = PARAKEET_ENCODER.extend(
     config=dataclasses.replace(PARAKEET_ENCODER.config, sub="encoder_config"),
     heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")))
 
+# Cohere ASR: Parakeet's encoder (sizes in encoder_config) grows; the decoder, of a width of its own (hidden_size), is
+# kept: the encoder_decoder_proj reads the encoder's stream, the decoder's learned positions and blocks are copied as they
+# are (one recipe has one set of widths, and the decoder's sizes are no sub-config that a tower could plan). transformers
+# saves it in NeMo's names (its conversion mapping, reversed on save): the encoder's are Parakeet's renamed
+NEMO_NAMES = {"subsampling.layers": "pre_encode.conv", "subsampling.linear": "pre_encode.out", "relative_k_proj": "linear_pos",
+              "q_proj": "linear_q", "k_proj": "linear_k", "v_proj": "linear_v", "o_proj": "linear_out", "bias_u": "pos_bias_u",
+              "bias_v": "pos_bias_v", "conv.norm.": "conv.batch_norm."}  # in this order (relative_k_proj before k_proj)
+
+
+def nemo(rule: TensorRule) -> TensorRule:
+    """A Parakeet encoder rule under ``encoder.``, in NeMo's names."""
+    pattern = rule.pattern
+    for hf, stored in NEMO_NAMES.items():
+        pattern = pattern.replace(hf, stored)
+    return dataclasses.replace(rule, pattern=f"encoder.{pattern}")
+
+
+NEMO_DECODER = "transf_decoder._decoder.layers.*"
+COHERE_ASR = PARAKEET_CTC.extend(
+    name="cohere_asr", model_types=("cohere_asr",), classes=("CohereAsrModel", "CohereAsrForConditionalGeneration"), prefix="model",
+    stacks=(("encoder.layers", "num_hidden_layers", None),),
+    outputs={"encoder_last_hidden_state": "hidden", "encoder_hidden_states": "hidden", "last_hidden_state": None,
+             "decoder_hidden_states": None},
+    body=(
+        *map(nemo, PARAKEET_BODY),
+        *linear("encoder_decoder_proj", None, "hidden"),
+        *keep(f"{NEMO_DECODER}.(first|second)_sub_layer.(query_net|key_net|value_net|out_projection).weight", ndim=2),
+        *keep(f"{NEMO_DECODER}.third_sub_layer.(dense_in|dense_out).weight", ndim=2),
+        *keep(f"{NEMO_DECODER}.(first|second|third)_sub_layer.(query_net|key_net|value_net|out_projection|dense_in|dense_out).bias"),
+        *keep(f"{NEMO_DECODER}.layer_norm_(1|2|3).(weight|bias)"),
+        *keep("transf_decoder.(_decoder.final_layer_norm|_embedding.layer_norm).(weight|bias)"),
+        *keep("transf_decoder._embedding.(position_embedding.pos_enc|token_embedding.weight)", ndim=2),
+    ),
+    heads=(*keep("log_softmax.mlp.layer0.weight", ndim=2), *keep("log_softmax.mlp.layer0.bias")))
+
 # Granite Speech 5's CTC encoder (sizes in encoder_config): input_linear over stacked mel features writes the stream;
 # Conformer blocks (post-norm at norm_out) with block-wise attention plus Shaw's relative positions (rel_pos_emb:
 # head_dim entries per distance, a key within every head, as wav2vec2-BERT's), some blocks average frame pairs of the

@@ -43,8 +43,8 @@ def audio_outputs(model, seed=0):
     cfg, forward = model.config, inspect.signature(type(model).forward).parameters
     if cfg.model_type == "wav2vec2-bert":  # stacked filterbank features, [batch, frames, features]
         feed = {"input_features": torch.randn(3, 40, cfg.feature_projection_input_dim, generator=g)}
-    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc", "parakeet_ctc", "parakeet_encoder"):  # log-mel frames, [batch,
-        # frames, bins] (Granite's: 4 × bins)
+    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc", "parakeet_ctc", "parakeet_encoder", "cohere_asr"):  # log-mel
+        # frames, [batch, frames, bins] (Granite's: 4 × bins)
         bins = getattr(cfg, "encoder_config", cfg).num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
         feed = {"input_features": torch.randn(3, 40, bins, generator=g)}
     elif type(model).main_input_name == "input_features":
@@ -113,6 +113,7 @@ RELATIVES = {
     # Transformer-XL's relative positions: a sinusoid of hidden_size computed on load, projected in every block
     "parakeet_encoder": ["ParakeetEncoder"],
     "parakeet_ctc": ["ParakeetForCTC"],
+    "cohere_asr": ["CohereAsrModel", "CohereAsrForConditionalGeneration"],  # Parakeet's encoder grown, its decoder kept
     "unispeech": ["UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"],
     "unispeech-sat": [f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                    "ForXVector", "ForPreTraining")],
@@ -125,7 +126,7 @@ RELATIVES = {
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
 REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "Wav2Vec2ConformerForCTC", "LasrForCTC",
-                  "GraniteSpeech5ForCTC", "ParakeetForCTC",
+                  "GraniteSpeech5ForCTC", "ParakeetForCTC", "CohereAsrForConditionalGeneration",
                   "ASTForAudioClassification"}
 
 
