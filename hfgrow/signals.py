@@ -107,10 +107,17 @@ def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tenso
         f"generated audio: {BATCH} random log-mel spectrograms of {frames} frames × {bins} bins"
 
 
+def _moonshine_waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """Moonshine: [batch, samples], its front-end's kernels and strides fixed in the code (127/64, 7/3, 3/2)."""
+    length = waveform_length([127, 7, 3], [64, 3, 2], FRAMES // 4)
+    return {"input_values": torch.randn(BATCH, length, generator=g)}, \
+        f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES // 4} frames)"
+
+
 BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform,
                  "wav2vec2-bert": _frames, "lasr_ctc": _mel_frames,
                  "granite_speech5_ctc": _mel_frames, "parakeet_encoder": _mel_frames, "parakeet_ctc": _mel_frames,
-                 "cohere_asr": _mel_frames}  # an input name another family reads otherwise
+                 "cohere_asr": _mel_frames, "moonshine": _moonshine_waveform}  # an input name another family reads otherwise
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,

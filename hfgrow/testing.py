@@ -455,6 +455,9 @@ TINY["parakeet_encoder"] = dict(hidden_size=16, num_hidden_layers=2, num_attenti
                                 subsampling_factor=4, subsampling_conv_channels=4, num_mel_bins=8, dropout=0.0, layerdrop=0.0,
                                 activation_dropout=0.0, attention_dropout=0.0, max_position_embeddings=64)
 TINY["parakeet_ctc"] = dict(vocab_size=11, encoder_config=TINY["parakeet_encoder"], pad_token_id=0)
+TINY["moonshine"] = dict(vocab_size=11, hidden_size=16, intermediate_size=24, encoder_num_hidden_layers=2, decoder_num_hidden_layers=2,
+                         encoder_num_attention_heads=2, decoder_num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
+                         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5))
 TINY["cohere_asr"] = dict(vocab_size=11, encoder_config=dict(TINY["parakeet_encoder"], model_type="parakeet_encoder"), hidden_size=12,
                           num_hidden_layers=2, num_attention_heads=2, intermediate_size=20, max_position_embeddings=32,
                           pad_token_id=0, eos_token_id=1, bos_token_id=2, decoder_start_token_id=2)

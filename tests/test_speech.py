@@ -51,6 +51,8 @@ def audio_outputs(model, seed=0):
         feed = {"input_features": torch.randn(3, cfg.num_mel_bins, 2 * cfg.max_source_positions, generator=g)}
     elif cfg.model_type == "audio-spectrogram-transformer":  # a spectrogram, [batch, frames, bins]
         feed = {"input_values": torch.randn(3, cfg.max_length, cfg.num_mel_bins, generator=g)}
+    elif cfg.model_type == "moonshine":  # a waveform long enough for its front-end's strides (64 × 3 × 2): 10 frames
+        feed = {"input_values": torch.randn(3, 4000, generator=g)}
     elif cfg.model_type == "omniasr_ctc":  # a waveform with its channel axis
         feed = {"input_values": torch.randn(3, 1, 1200, generator=g)}
     elif type(model).main_input_name == "input_values":
@@ -181,9 +183,10 @@ def test_wav2vec2_conformer_without_positions_is_exact(tmp_path):
 # pre-norm encoders of their own layouts: every class by heads ×2 and ×3, head_dim ×2 and heads ×2 with a block more
 OWN_LAYOUTS = {
     "omniasr_ctc": ["OmniASRCTCModel", "OmniASRForCTC"],
+    "moonshine": ["MoonshineModel", "MoonshineForConditionalGeneration"],  # partial rotary, a GroupNorm in the front-end
 }
 CLASSES.update(OWN_LAYOUTS)
-OWN_REPRESENTATIVE = {"OmniASRForCTC"}
+OWN_REPRESENTATIVE = {"OmniASRForCTC", "MoonshineForConditionalGeneration"}
 
 
 def own_layout_cases():
@@ -198,6 +201,28 @@ def test_every_class_of_the_pre_norm_speech_encoders_is_exact(tmp_path, cls, opt
     """Every parameter randomised (batch norm statistics too), grown and compared on generated audio."""
     report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+def test_moonshine_released_shapes_are_exact(tmp_path, attention):
+    """Moonshine's released rotary layout (head_dim 36, partial_rotary_factor 0.9: 32 rotated dims), its head_dim padded
+    to a multiple of 8, and an untied output projection."""
+    src = build_model(tmp_path / "small", "MoonshineForConditionalGeneration", hidden_size=72, intermediate_size=40,
+                      pad_head_dim_to_multiple_of=8, tie_word_embeddings=False,
+                      rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.9))
+    check(src, tmp_path / "big", factor=2, attention=attention)
+
+
+def test_moonshine_refuses_a_non_whole_factor_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "MoonshineForConditionalGeneration")
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "24", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "GELU(conv3" in result.output
 
 
 # WavLM: head_dim growth (its gate reads the stream in num_heads chunks: the heads stay), FFN width and, pre-norm, depth
