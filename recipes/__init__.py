@@ -127,11 +127,15 @@ REFUSED = {
     "speecht5": "SpeechT5's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact) (its text decoder's and its scaled speech encodings alike)",
     "seamless_m4t": "SeamlessM4T's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "seamless_m4t_v2": "SeamlessM4T v2's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
-    "canary": "Canary's decoder positions are a sinusoid of hidden_size that transformers computes on load (never "
-              "stored): the wider sinusoid is not a copy of the small one's; its encoder is Parakeet's",
+    "canary": "Canary's decoder adds a sinusoid of hidden_size computed on load (never stored) to its token embeddings "
+              "before its first LayerNorm, not through a projection that could read the small one's frequencies: the "
+              "wider sinusoid is not a copy of the small one's; and its cross attention reads the Parakeet encoder at "
+              "the decoder's width, so the encoder cannot grow with the decoder kept (as Cohere ASR's does)",
     "pop2piano": "Pop2Piano's encoder reads the feature extractor's frames directly as its input embeddings, d_model "
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
-    "moonshine_streaming": "not done yet: Moonshine Streaming's encoder of its own layout",
+    "moonshine_streaming": "not done yet: Moonshine Streaming's encoder (encoder_config: a width of its own, sliding-window "
+                           "attention, an embedder of frame CMVN, asinh compression and causal convolutions) and its decoder "
+                           "(the top-level sizes) are two widths, which one recipe plans only with one of them kept",
     "dia": "not done yet: Dia's encoder-decoder over text bytes and several audio codebook channels, a layout no recipe describes",
     "vibevoice": "not done yet: VibeVoice joins acoustic and semantic tokenizer encoders and a diffusion head to a Qwen2 "
                  "text model, none of which a recipe describes",
