@@ -135,7 +135,9 @@ REFUSED = {
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
     "moonshine_streaming": "not done yet: Moonshine Streaming's encoder (encoder_config: a width of its own, sliding-window "
                            "attention, an embedder of frame CMVN, asinh compression and causal convolutions) and its decoder "
-                           "(the top-level sizes) are two widths, which one recipe plans only with one of them kept",
+                           "(the top-level sizes) are two widths, which one recipe plans only with the decoder kept (as Cohere "
+                           "ASR's), and the decoder's proj from the encoder's width is an identity, stored nowhere, where the "
+                           "two widths are equal: growing the encoder alone would need that layer written",
     "dia": "not done yet: Dia's encoder-decoder over text bytes and several audio codebook channels, a layout no recipe describes",
     "vibevoice": "not done yet: VibeVoice joins acoustic and semantic tokenizer encoders and a diffusion head to a Qwen2 "
                  "text model, none of which a recipe describes",
