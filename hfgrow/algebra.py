@@ -488,8 +488,7 @@ class Space:
     # "linear_k_heads", "linear_v_heads"; or a name in Widths.fixed, or "heads×NAME" (or "kv_heads×NAME": one per KV
     # head) for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
     # copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
-    # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them;
-    # "sinusoid": relative positions of the hidden size that the model computes (never stored), see sinusoid_layout
+    # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
