@@ -418,6 +418,11 @@ class Widths:
         return 1, 1
 
     @property
+    def sinusoid(self) -> tuple[int, int]:
+        """A sinusoid of the hidden size that the model computes (relative positions: :func:`sinusoid_layout`)."""
+        return self.hidden
+
+    @property
     def block_counts(self) -> tuple[int, int]:
         (n, big), sources = self.blocks
         return n, big if sources else n
@@ -521,6 +526,21 @@ def rotary_groups(heads: int, d: int, k: int, layout: str) -> torch.Tensor:
     else:
         raise ValueError(f"unknown rotary layout {layout!r}")
     return (torch.arange(heads)[:, None, None] * (k * d) + pos).reshape(heads * d, k)
+
+
+def sinusoid_layout(d: int, big: int) -> torch.Tensor:
+    """The small unit each big unit of a computed sinusoid holds (-1: none), for relative positions of the hidden size
+    that the model computes and never stores (Transformer-XL's, in wav2vec2-Conformer and Parakeet): features 2i and
+    2i + 1 are sin and cos of position × 10000^(−2i/d). In width k·d pair k·i has the frequency of small pair i, so the
+    small sinusoid is the big one's pairs k·i: a layer reading it (linear_pos) takes its weights there and zeros
+    elsewhere. Other widths move every frequency but the first (no pair of the big sinusoid holds the small ones)."""
+    if big % d or d % 2:
+        raise GrowthError(f"relative positions are a sinusoid of the hidden size computed on load: its frequencies are "
+                          f"the small model's only for a whole factor of an even hidden size ({d} → {big})")
+    j = torch.arange(d)
+    src = torch.full((big,), -1, dtype=torch.long)
+    src[2 * (big // d) * (j // 2) + j % 2] = j
+    return src
 
 
 def rotary_rows(t: torch.Tensor, heads: int, to_halves: bool) -> torch.Tensor:
@@ -704,6 +724,9 @@ class _Layouts:
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "kept":
             return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
+        if dim == "sinusoid":  # relative positions of the hidden size, computed by the model (never stored)
+            n, big = widths.sinusoid
+            return n, sinusoid_layout(n, big), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "mixer_by_head":  # the mixer's channels as whole heads: channel (j, d) copies (j's source head, d)
             (n, big), (heads, big_heads) = widths.mixer, widths.mixer_heads
             size = n // heads

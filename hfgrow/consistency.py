@@ -28,10 +28,11 @@ def check_requirements(config: dict[str, Any], recipe: Recipe, twins: bool = Tru
         value = config.get(name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
             raise GrowthError(f"config.json: '{name}' should be a positive integer, got {value!r}")
-    for name, want in recipe.requires.items():
-        if name in config and config[name] != want:
+    for name, want in recipe.requires.items():  # a tuple: one of its values (a config's JSON list is never a tuple)
+        if name in config and (config[name] not in want if isinstance(want, tuple) else config[name] != want):
             why = f": {recipe.requires_why[name]}" if name in recipe.requires_why else ""
-            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {want!r}){why}")
+            needs = " or ".join(map(repr, want)) if isinstance(want, tuple) else repr(want)
+            raise GrowthError(f"config.json: {name}={config[name]!r} is not supported by the {recipe.name} recipe (needs {needs}){why}")
     for twin, name in recipe.config.twins.items() if twins else ():
         if twin in config and config[twin] != config.get(name):
             raise GrowthError(f"config.json: {twin}={config[twin]!r} differs from {name}={config.get(name)!r}: "

@@ -93,9 +93,11 @@ def _frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], s
 
 
 def _mel_frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
-    """LASR and Granite Speech 5: [batch, frames, num_mel_bins] (its encoder's sizes in ``encoder_config``; Granite's
-    mel frames delta-expanded and stacked in pairs: 4 × num_mel_bins), enough frames for its subsampler."""
-    bins = _positive(config.encoder_config, "num_mel_bins") * (4 if config.model_type == "granite_speech5_ctc" else 1)
+    """LASR, Parakeet, Cohere ASR and Granite Speech 5: [batch, frames, num_mel_bins] (its encoder's sizes in ``encoder_config``, or
+    its own for an encoder alone; Granite's mel frames delta-expanded and stacked in pairs: 4 × num_mel_bins), enough
+    frames for its subsampler."""
+    encoder = getattr(config, "encoder_config", None) or config
+    bins = _positive(encoder, "num_mel_bins") * (4 if config.model_type == "granite_speech5_ctc" else 1)
     return {"input_features": torch.randn(BATCH, FRAMES, bins, generator=g)}, \
         f"generated audio: {BATCH} random log-mel spectrograms of {FRAMES} frames × {bins} bins"
 
@@ -107,9 +109,17 @@ def _spectrogram(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tenso
         f"generated audio: {BATCH} random log-mel spectrograms of {frames} frames × {bins} bins"
 
 
+def _moonshine_waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor], str]:
+    """Moonshine: [batch, samples], its front-end's kernels and strides fixed in the code (127/64, 7/3, 3/2)."""
+    length = waveform_length([127, 7, 3], [64, 3, 2], FRAMES // 4)
+    return {"input_values": torch.randn(BATCH, length, generator=g)}, \
+        f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES // 4} frames)"
+
+
 BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform,
                  "wav2vec2-bert": _frames, "lasr_ctc": _mel_frames,
-                 "granite_speech5_ctc": _mel_frames}  # an input name another family reads otherwise
+                 "granite_speech5_ctc": _mel_frames, "parakeet_encoder": _mel_frames, "parakeet_ctc": _mel_frames,
+                 "cohere_asr": _mel_frames, "moonshine": _moonshine_waveform}  # an input name another family reads otherwise
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,

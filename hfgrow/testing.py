@@ -451,13 +451,23 @@ TINY["lasr_encoder"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_h
                             subsampling_conv_channels=6, num_mel_bins=8, subsampling_conv_kernel_size=3, dropout=0.0,
                             layerdrop=0.0, activation_dropout=0.0, attention_dropout=0.0, layer_norm_eps=0.05)
 TINY["lasr_ctc"] = dict(vocab_size=11, encoder_config=TINY["lasr_encoder"], pad_token_id=0)
+TINY["parakeet_encoder"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, conv_kernel_size=3,
+                                subsampling_factor=4, subsampling_conv_channels=4, num_mel_bins=8, dropout=0.0, layerdrop=0.0,
+                                activation_dropout=0.0, attention_dropout=0.0, max_position_embeddings=64)
+TINY["parakeet_ctc"] = dict(vocab_size=11, encoder_config=TINY["parakeet_encoder"], pad_token_id=0)
+TINY["moonshine"] = dict(vocab_size=11, hidden_size=16, intermediate_size=24, encoder_num_hidden_layers=2, decoder_num_hidden_layers=2,
+                         encoder_num_attention_heads=2, decoder_num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
+                         rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5))
+TINY["cohere_asr"] = dict(vocab_size=11, encoder_config=dict(TINY["parakeet_encoder"], model_type="parakeet_encoder"), hidden_size=12,
+                          num_hidden_layers=2, num_attention_heads=2, intermediate_size=20, max_position_embeddings=32,
+                          pad_token_id=0, eos_token_id=1, bos_token_id=2, decoder_start_token_id=2)
 TINY["granite_speech5_encoder"] = dict(vocab_size=11, hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
                                        num_mel_bins=3, max_position_embeddings=8, context_size=5, conv_kernel_size=3,
                                        subsample_layers=[1])
 TINY["granite_speech5_ctc"] = dict(vocab_size=11, encoder_config=TINY["granite_speech5_encoder"], pad_token_id=0)
-# the released layout (relative positions: refused, as the coverage sweep shows); GROWN_VARIANT is the one that grows
+# the released layout (relative positions)
 TINY["wav2vec2-conformer"] = dict(TINY["wav2vec2"], conv_depthwise_kernel_size=3, conformer_conv_dropout=0.0, max_source_positions=64)
-GROWN_VARIANT = {"wav2vec2-conformer": dict(position_embeddings_type=None)}  # model type: the config values a test grows
+GROWN_VARIANT: dict[str, dict] = {}  # model type: the config values a test grows where its released layout is refused
 TINY["wavlm"] = dict(TINY["wav2vec2"], num_buckets=12, max_bucket_distance=20)
 TINY["omniasr_audio"] = dict(hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=24, layer_norm_eps=0.05,
                              conv_dim=(6, 5), conv_kernel=(4, 3), conv_stride=(3, 2), num_conv_pos_embeddings=4,  # even, as 128: it drops its last frame

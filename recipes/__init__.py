@@ -4,7 +4,7 @@ To add a family, write a module here that defines its recipe (see ``bert.py`` an
 docs/adding-a-recipe.md) and list it below.
 """
 
-from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, omni_joins, omniasr, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, vlm_projectors, wav2vec2, whisper, xlm)
+from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, moonshine, mpnet, multimodal_refused, nemotron, olmo2, omni_joins, omniasr, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, vlm_projectors, wav2vec2, whisper, xlm)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
@@ -47,7 +47,8 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2,
            omniasr.CTC, wav2vec2.WAVLM, sew_d.RECIPE,
            conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5,
-           conformer.W2V_CONFORMER)
+           conformer.W2V_CONFORMER, conformer.PARAKEET_ENCODER, conformer.PARAKEET_CTC,
+           conformer.COHERE_ASR, moonshine.RECIPE)
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -127,17 +128,17 @@ REFUSED = {
     "speecht5": "SpeechT5's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact) (its text decoder's and its scaled speech encodings alike)",
     "seamless_m4t": "SeamlessM4T's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "seamless_m4t_v2": "SeamlessM4T v2's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
-    "canary": "Canary's decoder positions are a sinusoid of hidden_size that transformers computes on load (never "
-              "stored): the wider sinusoid is not a copy of the small one's; its encoder is Parakeet's",
-    "parakeet_ctc": "Parakeet's relative positions are a sinusoid of hidden_size computed on load (never stored) and "
-                    "projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
-    "cohere_asr": "its Parakeet encoder's relative positions are a sinusoid of hidden_size computed on load (never "
-                  "stored) and projected by each block's linear_pos: the wider sinusoid is not a copy of the small one's",
+    "canary": "Canary's decoder adds a sinusoid of hidden_size computed on load (never stored) to its token embeddings "
+              "before its first LayerNorm, not through a projection that could read the small one's frequencies: the "
+              "wider sinusoid is not a copy of the small one's; and its cross attention reads the Parakeet encoder at "
+              "the decoder's width, so the encoder cannot grow with the decoder kept (as Cohere ASR's does)",
     "pop2piano": "Pop2Piano's encoder reads the feature extractor's frames directly as its input embeddings, d_model "
                  "wide: a wider model reads other inputs, so no growth computes the same function of the same audio",
-    "moonshine": "not done yet: Moonshine's partial rotary encoder-decoder behind a convolutional front-end with a "
-                 "GroupNorm",
-    "moonshine_streaming": "not done yet: Moonshine Streaming's encoder of its own layout",
+    "moonshine_streaming": "not done yet: Moonshine Streaming's encoder (encoder_config: a width of its own, sliding-window "
+                           "attention, an embedder of frame CMVN, asinh compression and causal convolutions) and its decoder "
+                           "(the top-level sizes) are two widths, which one recipe plans only with the decoder kept (as Cohere "
+                           "ASR's), and the decoder's proj from the encoder's width is an identity, stored nowhere, where the "
+                           "two widths are equal: growing the encoder alone would need that layer written",
     "dia": "not done yet: Dia's encoder-decoder over text bytes and several audio codebook channels, a layout no recipe describes",
     "vibevoice": "not done yet: VibeVoice joins acoustic and semantic tokenizer encoders and a diffusion head to a Qwen2 "
                  "text model, none of which a recipe describes",

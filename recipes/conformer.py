@@ -10,6 +10,8 @@ copied), a swish, and a pointwise convolution that reads the channels back into 
 attention adds q · distance_embedding[distance] (one table of head_dim entries shared by the heads) to each head's
 scores under the same 1/√head_dim: the table grows as the keys do within a head."""
 
+import dataclasses
+
 from hfgrow.policy import DepthRequires, PostNorm, RotaryHeadDim
 from hfgrow.recipe import Axis, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
@@ -62,6 +64,26 @@ CONV_SPACES = {
     "conv_out": Space("hidden", Kind.ACTIVATION),  # its channel norm's output, before the swish
     "distance": Space("head_dim", Kind.KEY),  # the relative-key table: a key within every head
 }
+
+# Transformer-XL's relative positions (Conformer's released layout): a sinusoid of hidden_size that the model computes
+# on load (never stored) is projected per block into a key per query head (linear_pos, Parakeet's relative_k_proj),
+# and two learned vectors per head, [heads, head_dim], are added to the queries (pos_bias_u before the content scores,
+# pos_bias_v before the position ones). The wider sinusoid holds the small one's frequencies at pairs k·i
+# (algebra.sinusoid_layout), the relative shift moves positions only, and the two vectors grow as the queries do
+RELATIVE_SPACES = {
+    "sinusoid": Space("sinusoid", Kind.ACTIVATION),  # read at the small sinusoid's pairs, zero elsewhere
+    "rel_k": Space("attention", Kind.KEY),  # a relative key per query head
+    "heads": Space("heads", Kind.ACTIVATION),  # the vectors' head axis: whole heads, as the queries copy them
+    "q_dim": Space("head_dim", Kind.QUERY),  # and their head_dim axis: the queries' scale (head_dim growth)
+}
+
+
+def relative_positions(module: str, projection: str, u: str, v: str) -> tuple[TensorRule, ...]:
+    """The projection of the computed sinusoid and the two per-head query vectors of relative attention."""
+    return (TensorRule(f"{module}.{projection}.weight", (writes("rel_k"), reads("sinusoid"))),
+            *(TensorRule(f"{module}.{bias}", (writes("heads"), writes("q_dim"))) for bias in (u, v)))
+
+
 ADAPTER = "the adapter's convolutions and attention after the encoder are not grown yet"
 
 W2V_BERT = Recipe(
@@ -69,21 +91,21 @@ W2V_BERT = Recipe(
     model_types=("wav2vec2-bert",),
     classes=tuple(f"Wav2Vec2Bert{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification", "ForXVector")),
     prefix="wav2vec2_bert",
-    requires={"position_embeddings_type": "relative_key", "add_adapter": False, "use_intermediate_ffn_before_adapter": False},
+    requires={"position_embeddings_type": ("relative_key", "relative"), "add_adapter": False, "use_intermediate_ffn_before_adapter": False},
     requires_why={"position_embeddings_type": "the rotary variant turns the stream cut into num_heads chunks (more heads regroup "
-                  "the copies, a wider head turns them at other frequencies), and the relative one adds a sinusoid "
-                  "of hidden_size computed on load (not done yet)",
+                  "the copies, a wider head turns them at other frequencies)",
                   "add_adapter": ADAPTER, "use_intermediate_ffn_before_adapter": ADAPTER},
     constraints=(PostNorm(), DepthRequires("use_weighted_layer_sum", False, wav2vec2.LAYER_SUM, lossy_fallback=False)),
     stacks=(("encoder.layers", "num_hidden_layers", None),),
     config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",)),
-    spaces={**block_spaces(), **CONV_SPACES},
+    spaces={**block_spaces(), **CONV_SPACES, **RELATIVE_SPACES},
     outputs={"last_hidden_state": "hidden", "hidden_states": "hidden", "extract_features": None},
     body=(
         TensorRule("masked_spec_embed", (writes("hidden"),)),
         *keep("feature_projection.layer_norm.(weight|bias)"),  # over the input features: not the residual stream
         *linear("feature_projection.projection", "hidden", None),
         *conformer_block(),
+        *relative_positions(f"{LAYER}.self_attn", "linear_pos", "pos_bias_u", "pos_bias_v"),  # the relative variant
         *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
         *conv_module(f"{LAYER}.conv_module", "depthwise_layer_norm"),
     ),
@@ -132,6 +154,83 @@ LASR = Recipe(
     body=LASR_BODY,
     heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")),
 )
+
+# Parakeet (NVIDIA's FastConformer; Cohere ASR's encoder): a 2-D convolutional subsampler whose channels are kept and
+# whose linear layer writes the stream, times √hidden_size under scale_input (stored times √(hidden/hidden') so that the
+# product is unchanged); Conformer blocks (post-norm at norm_out) with Transformer-XL's relative positions, as
+# wav2vec2-Conformer's (relative_k_proj, bias_u, bias_v), and LASR's convolution module with a batch norm
+PARAKEET_LAYER = "layers.*"
+PARAKEET_BODY = (
+    *keep("subsampling.layers.*.weight", ndim=4),  # the convolutions over (frames, mel bins): kept channels
+    *keep("subsampling.layers.*.bias"),
+    *linear("subsampling.linear", "embedded", None),
+    *(rule for ffn in ("feed_forward1", "feed_forward2") for rule in (
+        *norm(f"{PARAKEET_LAYER}.norm_{ffn}", "hidden"),
+        *linear(f"{PARAKEET_LAYER}.{ffn}.linear1", "ffn", "hidden"),
+        *linear(f"{PARAKEET_LAYER}.{ffn}.linear2", "hidden", "ffn"))),
+    *norm(f"{PARAKEET_LAYER}.norm_self_att", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.q_proj", "q", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.k_proj", "k", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.v_proj", "v", "hidden"),
+    *linear(f"{PARAKEET_LAYER}.self_attn.o_proj", "hidden", "o"),
+    *relative_positions(f"{PARAKEET_LAYER}.self_attn", "relative_k_proj", "bias_u", "bias_v"),
+    *norm(f"{PARAKEET_LAYER}.norm_conv", "conv_in", input="hidden"),
+    *conv_module(f"{PARAKEET_LAYER}.conv", "norm"),
+    *norm(f"{PARAKEET_LAYER}.norm_out", "hidden"),
+)
+PARAKEET_ENCODER = Recipe(
+    name="parakeet_encoder",
+    model_types=("parakeet_encoder",),
+    classes=("ParakeetEncoder",),
+    prefix="encoder",
+    constraints=(PostNorm(),),
+    stacks=(("layers", "num_hidden_layers", None),),
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
+                        eps=()),  # nn.LayerNorm's default eps, fixed in the code
+    spaces={**block_spaces(), **CONV_SPACES, **RELATIVE_SPACES,
+            "embedded": Space("hidden", Kind.RESIDUAL, embed_scale="scale_input")},  # before × √hidden_size, when set
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
+    body=PARAKEET_BODY,
+)
+PARAKEET_CTC = PARAKEET_ENCODER.extend(
+    name="parakeet_ctc", model_types=("parakeet_ctc",), classes=("ParakeetForCTC",),
+    config=dataclasses.replace(PARAKEET_ENCODER.config, sub="encoder_config"),
+    heads=(TensorRule("ctc_head.weight", (None, reads("hidden"), None)), *keep("ctc_head.bias")))
+
+# Cohere ASR: Parakeet's encoder (sizes in encoder_config) grows; the decoder, of a width of its own (hidden_size), is
+# kept: the encoder_decoder_proj reads the encoder's stream, the decoder's learned positions and blocks are copied as they
+# are (one recipe has one set of widths, and the decoder's sizes are no sub-config that a tower could plan). transformers
+# saves it in NeMo's names (its conversion mapping, reversed on save): the encoder's are Parakeet's renamed
+NEMO_NAMES = {"subsampling.layers": "pre_encode.conv", "subsampling.linear": "pre_encode.out", "relative_k_proj": "linear_pos",
+              "q_proj": "linear_q", "k_proj": "linear_k", "v_proj": "linear_v", "o_proj": "linear_out", "bias_u": "pos_bias_u",
+              "bias_v": "pos_bias_v", "conv.norm.": "conv.batch_norm."}  # in this order (relative_k_proj before k_proj)
+
+
+def nemo(rule: TensorRule) -> TensorRule:
+    """A Parakeet encoder rule under ``encoder.``, in NeMo's names."""
+    pattern = rule.pattern
+    for hf, stored in NEMO_NAMES.items():
+        pattern = pattern.replace(hf, stored)
+    return dataclasses.replace(rule, pattern=f"encoder.{pattern}")
+
+
+NEMO_DECODER = "transf_decoder._decoder.layers.*"
+COHERE_ASR = PARAKEET_CTC.extend(
+    name="cohere_asr", model_types=("cohere_asr",), classes=("CohereAsrModel", "CohereAsrForConditionalGeneration"), prefix="model",
+    stacks=(("encoder.layers", "num_hidden_layers", None),),
+    outputs={"encoder_last_hidden_state": "hidden", "encoder_hidden_states": "hidden", "last_hidden_state": None,
+             "decoder_hidden_states": None},
+    body=(
+        *map(nemo, PARAKEET_BODY),
+        *linear("encoder_decoder_proj", None, "hidden"),
+        *keep(f"{NEMO_DECODER}.(first|second)_sub_layer.(query_net|key_net|value_net|out_projection).weight", ndim=2),
+        *keep(f"{NEMO_DECODER}.third_sub_layer.(dense_in|dense_out).weight", ndim=2),
+        *keep(f"{NEMO_DECODER}.(first|second|third)_sub_layer.(query_net|key_net|value_net|out_projection|dense_in|dense_out).bias"),
+        *keep(f"{NEMO_DECODER}.layer_norm_(1|2|3).(weight|bias)"),
+        *keep("transf_decoder.(_decoder.final_layer_norm|_embedding.layer_norm).(weight|bias)"),
+        *keep("transf_decoder._embedding.(position_embedding.pos_enc|token_embedding.weight)", ndim=2),
+    ),
+    heads=(*keep("log_softmax.mlp.layer0.weight", ndim=2), *keep("log_softmax.mlp.layer0.bias")))
 
 # Granite Speech 5's CTC encoder (sizes in encoder_config): input_linear over stacked mel features writes the stream;
 # Conformer blocks (post-norm at norm_out) with block-wise attention plus Shaw's relative positions (rel_pos_emb:
@@ -189,26 +288,25 @@ GRANITE_SPEECH5 = Recipe(
 
 # wav2vec2-Conformer: wav2vec2's front-end (its feature encoder, projection and positional convolution, whose GELU
 # output joins the stream) and encoder LayerNorm around wav2vec2-BERT's blocks with a batch norm in the convolution
-# module; without position embeddings in the attention only (position_embeddings_type None)
+# module; with relative positions in the attention (its released layout) or none
 W2V_CONFORMER = Recipe(
     name="wav2vec2-conformer",
     model_types=("wav2vec2-conformer",),
     classes=tuple(f"Wav2Vec2Conformer{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                     "ForXVector", "ForPreTraining")),
     prefix="wav2vec2_conformer",
-    requires={"position_embeddings_type": None},
+    requires={"position_embeddings_type": ("relative", None)},
     requires_why={"position_embeddings_type": "the rotary variant turns the block's input cut into num_heads chunks before the "
-                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies), "
-                  "and the relative one projects a sinusoid of hidden_size computed on load (with pos_bias_u/v per head), "
-                  "which no recipe grows yet"},
+                  "q/k projections (more heads regroup the stream's copies, a wider head turns them at other frequencies)"},
     constraints=(wav2vec2.RECIPE.constraints[0], PostNorm(), *wav2vec2.RECIPE.constraints[2:]),
     stacks=(("encoder.layers", "num_hidden_layers", None),),
     config=wav2vec2.RECIPE.config,
-    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES},
+    spaces={**wav2vec2.RECIPE.spaces, **CONV_SPACES, **RELATIVE_SPACES},
     outputs=wav2vec2.RECIPE.outputs,
     body=(
         *(r for r in wav2vec2.BODY if not r.pattern.startswith(wav2vec2.LAYER)),
         *conformer_block(),
+        *relative_positions(f"{LAYER}.self_attn", "linear_pos", "pos_bias_u", "pos_bias_v"),
         *norm(f"{LAYER}.conv_module.layer_norm", "conv_in", input="hidden"),
         *conv_module(f"{LAYER}.conv_module", "batch_norm"),
     ),

@@ -224,3 +224,26 @@ def test_split_leaves_copies_that_r_skips_alone():
     t = torch.randn(3, 4)
     split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32))
     assert torch.equal(split, m.read(t, 1))
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_small_sinusoid_is_the_wider_ones_aligned_pairs(k):
+    """Relative positions computed from the hidden size (wav2vec2-Conformer's, with transformers' own function): a
+    layer reading the big sinusoid through R sees exactly the small one; a width that is not a whole multiple refused."""
+    from types import SimpleNamespace
+
+    from transformers.models.wav2vec2_conformer.modeling_wav2vec2_conformer import Wav2Vec2ConformerRelPositionalEmbedding
+
+    from hfgrow.algebra import sinusoid_layout
+
+    def table(d):
+        return Wav2Vec2ConformerRelPositionalEmbedding(SimpleNamespace(max_source_positions=9, hidden_size=d)).pe[0]
+
+    widths = Widths(hidden=(8, 8 * k), ffn=(1, 1), heads=(1, 1), kv_heads=(1, 1), head_dim=(8, 8 * k), embedding=(8, 8 * k))
+    m = expansions({"s": Space("sinusoid", Kind.ACTIVATION)}, widths, Convention.COPY, attention_scaled=True)["s"]
+    assert torch.equal(m.src, sinusoid_layout(8, 8 * k))
+    w = torch.randn(5, 8, dtype=torch.float64)
+    grown = grow_tensor(w, (None, Axis("s", reads=True)), {"s": m})
+    torch.testing.assert_close(table(8 * k).double() @ grown.T, table(8).double() @ w.T, rtol=1e-6, atol=1e-6)
+    with pytest.raises(GrowthError, match="whole factor"):
+        sinusoid_layout(8, 12)

@@ -2,13 +2,14 @@
 
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 import torch
 import transformers
 
 import hfgrow
-from hfgrow.testing import GROWN_VARIANT, TINY, build_model, load
+from hfgrow.testing import TINY, build_model, load
 
 CLASSES = {
     "whisper": ["WhisperModel", "WhisperForConditionalGeneration", "WhisperForAudioClassification", "WhisperForCausalLM"],
@@ -42,13 +43,16 @@ def audio_outputs(model, seed=0):
     cfg, forward = model.config, inspect.signature(type(model).forward).parameters
     if cfg.model_type == "wav2vec2-bert":  # stacked filterbank features, [batch, frames, features]
         feed = {"input_features": torch.randn(3, 40, cfg.feature_projection_input_dim, generator=g)}
-    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc"):  # log-mel frames, [batch, frames, bins] (Granite's: 4 × bins)
-        bins = cfg.encoder_config.num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
+    elif cfg.model_type in ("lasr_ctc", "granite_speech5_ctc", "parakeet_ctc", "parakeet_encoder", "cohere_asr"):  # log-mel
+        # frames, [batch, frames, bins] (Granite's: 4 × bins)
+        bins = getattr(cfg, "encoder_config", cfg).num_mel_bins * (4 if cfg.model_type == "granite_speech5_ctc" else 1)
         feed = {"input_features": torch.randn(3, 40, bins, generator=g)}
     elif type(model).main_input_name == "input_features":
         feed = {"input_features": torch.randn(3, cfg.num_mel_bins, 2 * cfg.max_source_positions, generator=g)}
     elif cfg.model_type == "audio-spectrogram-transformer":  # a spectrogram, [batch, frames, bins]
         feed = {"input_values": torch.randn(3, cfg.max_length, cfg.num_mel_bins, generator=g)}
+    elif cfg.model_type == "moonshine":  # a waveform long enough for its front-end's strides (64 × 3 × 2): 10 frames
+        feed = {"input_values": torch.randn(3, 4000, generator=g)}
     elif cfg.model_type == "omniasr_ctc":  # a waveform with its channel axis
         feed = {"input_values": torch.randn(3, 1, 1200, generator=g)}
     elif type(model).main_input_name == "input_values":
@@ -74,7 +78,10 @@ def check(src, out, **options):
     assert v["passed"] and not v["float32"]["missing_keys"]
     # the signals run in the model's dtype, float64 too: free of float32 round-off where every scale is a power of two
     # (×2 by heads), else up to the float32 storage of scales such as 1/3 or √2
-    powers_of_two = options.get("factor") == 2 and options.get("attention", "heads") == "heads" and not options.get("hidden_size")
+    config = json.loads((Path(src) / "config.json").read_text())
+    scaled_input = config.get("encoder_config", config).get("scale_input")  # Parakeet's stream × √hidden: its writer × √(1/k)
+    powers_of_two = options.get("factor") == 2 and options.get("attention", "heads") == "heads" and not options.get("hidden_size") \
+        and not scaled_input
     # transformers runs neither UniSpeechSatForPreTraining nor Granite Speech 5 (a float32 batch norm) in float64
     if not any(why in v["float64"].get("skipped", "") for why in ("Input type (float) and bias type (double)", "mixed dtype")):
         assert v["float64"].get("max_rel", 1.0) <= (1e-12 if powers_of_two else 1e-6), v["float64"]  # casts to float32
@@ -105,6 +112,10 @@ RELATIVES = {
                                                              "ForAudioFrameClassification", "ForXVector", "ForPreTraining")],
     "lasr_ctc": ["LasrForCTC"],  # and Llama's rotary attention
     "granite_speech5_ctc": ["GraniteSpeech5ForCTC"],  # block-wise attention with Shaw's relative positions
+    # Transformer-XL's relative positions: a sinusoid of hidden_size computed on load, projected in every block
+    "parakeet_encoder": ["ParakeetEncoder"],
+    "parakeet_ctc": ["ParakeetForCTC"],
+    "cohere_asr": ["CohereAsrModel", "CohereAsrForConditionalGeneration"],  # Parakeet's encoder grown, its decoder kept
     "unispeech": ["UniSpeechModel", "UniSpeechForCTC", "UniSpeechForSequenceClassification", "UniSpeechForPreTraining"],
     "unispeech-sat": [f"UniSpeechSat{h}" for h in ("Model", "ForCTC", "ForSequenceClassification", "ForAudioFrameClassification",
                                                    "ForXVector", "ForPreTraining")],
@@ -117,7 +128,7 @@ RELATIVES = {
 }
 CLASSES.update(RELATIVES)  # proven below (ALL, the matrix above, was drawn before: these have a matrix of their own)
 REPRESENTATIVE = {"Data2VecAudioForCTC", "UniSpeechForPreTraining", "UniSpeechSatForPreTraining", "SEWForCTC", "SEWDForCTC", "Wav2Vec2BertForCTC", "Wav2Vec2ConformerForCTC", "LasrForCTC",
-                  "GraniteSpeech5ForCTC",
+                  "GraniteSpeech5ForCTC", "ParakeetForCTC", "CohereAsrForConditionalGeneration",
                   "ASTForAudioClassification"}
 
 
@@ -131,17 +142,51 @@ def relative_cases():
 @pytest.mark.parametrize("cls,options", relative_cases())
 def test_every_class_of_wav2vec2s_relatives_is_exact(tmp_path, cls, options):
     """Every parameter randomised (the batch norms' statistics too), grown and compared on generated audio."""
-    variant = GROWN_VARIANT["wav2vec2-conformer"] if cls.startswith("Wav2Vec2Conformer") else {}  # not its released default
-    report = check(build_with_buffers(tmp_path / "small", cls, **variant), tmp_path / "big", **options)
+    report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
+    assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.parametrize("options", [pytest.param(dict(factor=2), marks=pytest.mark.exhaustive), dict(factor=2, attention="head-dim"),
+                                     pytest.param(dict(factor=3, attention="head-dim"), marks=pytest.mark.exhaustive)],
+                         ids=key)
+def test_wav2vec2_conformer_relative_positions_are_exact(tmp_path, options):
+    """The released layout: each block projects a sinusoid of hidden_size computed on load (linear_pos) and adds
+    pos_bias_u/v to its queries; the wider sinusoid holds the small one's frequencies at pairs k·i."""
+    src = build_with_buffers(tmp_path / "small", "Wav2Vec2ConformerForCTC")
+    assert load(src).config.position_embeddings_type == "relative"
+    report = check(src, tmp_path / "big", **options)
+    assert report["verification"]["float32"]["max_rel"] < 1e-5
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("cls", RELATIVES["wav2vec2-bert"])
+def test_wav2vec2_bert_relative_variant_is_exact(tmp_path, cls):
+    """wav2vec2-BERT's position_embeddings_type='relative': the same projected sinusoid as wav2vec2-Conformer's."""
+    src = build_with_buffers(tmp_path / "small", cls, position_embeddings_type="relative", max_source_positions=64)
+    check(src, tmp_path / "big", factor=3, attention="head-dim")
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("factor", [2, 4])
+def test_parakeet_without_input_scale_or_biases_is_exact(tmp_path, factor):
+    encoder = dict(TINY["parakeet_encoder"], scale_input=False, attention_bias=False, convolution_bias=False, subsampling_factor=8,
+                   num_mel_bins=16)
+    check(build_with_buffers(tmp_path / "small", "ParakeetForCTC", encoder_config=encoder), tmp_path / "big", factor=factor)
+
+
+@pytest.mark.exhaustive
+def test_wav2vec2_conformer_without_positions_is_exact(tmp_path):
+    report = check(build_with_buffers(tmp_path / "small", "Wav2Vec2ConformerForCTC", position_embeddings_type=None), tmp_path / "big", factor=3)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
 
 
 # pre-norm encoders of their own layouts: every class by heads ×2 and ×3, head_dim ×2 and heads ×2 with a block more
 OWN_LAYOUTS = {
     "omniasr_ctc": ["OmniASRCTCModel", "OmniASRForCTC"],
+    "moonshine": ["MoonshineModel", "MoonshineForConditionalGeneration"],  # partial rotary, a GroupNorm in the front-end
 }
 CLASSES.update(OWN_LAYOUTS)
-OWN_REPRESENTATIVE = {"OmniASRForCTC"}
+OWN_REPRESENTATIVE = {"OmniASRForCTC", "MoonshineForConditionalGeneration"}
 
 
 def own_layout_cases():
@@ -156,6 +201,28 @@ def test_every_class_of_the_pre_norm_speech_encoders_is_exact(tmp_path, cls, opt
     """Every parameter randomised (batch norm statistics too), grown and compared on generated audio."""
     report = check(build_with_buffers(tmp_path / "small", cls), tmp_path / "big", **options)
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("attention", ["heads", "head-dim"])
+def test_moonshine_released_shapes_are_exact(tmp_path, attention):
+    """Moonshine's released rotary layout (head_dim 36, partial_rotary_factor 0.9: 32 rotated dims), its head_dim padded
+    to a multiple of 8, and an untied output projection."""
+    src = build_model(tmp_path / "small", "MoonshineForConditionalGeneration", hidden_size=72, intermediate_size=40,
+                      pad_head_dim_to_multiple_of=8, tie_word_embeddings=False,
+                      rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.9))
+    check(src, tmp_path / "big", factor=2, attention=attention)
+
+
+def test_moonshine_refuses_a_non_whole_factor_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "MoonshineForConditionalGeneration")
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "24", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "GELU(conv3" in result.output
 
 
 # WavLM: head_dim growth (its gate reads the stream in num_heads chunks: the heads stay), FFN width and, pre-norm, depth
@@ -177,8 +244,8 @@ def test_every_wavlm_class_is_exact_with_its_heads_kept(tmp_path, cls, options):
     assert any("hidden" in name for name in report["verification"]["float32"]["outputs"])
 
 
-@pytest.mark.parametrize("variant", ["relative", "rotary"])
-def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, variant):
+@pytest.mark.parametrize("variant", ["rotary"])
+def test_wav2vec2_conformer_refuses_its_rotary_variant_in_one_line(tmp_path, variant):
     from click.testing import CliRunner
 
     from hfgrow.cli import main
@@ -187,7 +254,19 @@ def test_wav2vec2_conformer_refuses_its_position_variants_in_one_line(tmp_path, 
     result = CliRunner().invoke(main, [str(src), "--factor", "2", "--out", str(tmp_path / "big")])
     assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
-    assert f"position_embeddings_type={variant!r}" in result.output and "sinusoid of hidden_size" in result.output
+    assert f"position_embeddings_type={variant!r}" in result.output and "num_heads chunks" in result.output
+
+
+def test_wav2vec2_conformer_relative_positions_refuse_a_non_whole_factor_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "Wav2Vec2ConformerForCTC")  # hidden 16: 24 is not a whole multiple
+    result = CliRunner().invoke(main, [str(src), "--hidden-size", "24", "--allow-lossy", "--out", str(tmp_path / "big")])
+    assert result.exit_code == 2 and not (tmp_path / "big").exists(), result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert "sinusoid of the hidden size" in result.output and "whole factor" in result.output
 
 
 def test_wavlm_refuses_more_heads_in_one_line(tmp_path):
