@@ -35,7 +35,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                        "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
                        "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
                                                                                                      "minimax_m3_vl"),
-    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
     AUDIO.format("its projector ends in adaptor_config.num_hidden_layers pre-LayerNorm transformer layers of the text width, "
                  "a stack no recipe declares"): ("fun_asr_nano",),
@@ -78,8 +77,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                                                          "t5gemma2", "florence2"),
     NOT_DECLARED + "BLIP's and GIT's text decoders (BERT-like, with cross-attention or image tokens prepended) have no "
     "recipe": ("blip", "git"),
-    NOT_DECLARED + "Janus's understanding aligner (an MLP into the text width) and its image-generation path (VQ codebook "
-    "embeddings through generation_aligner into the text width, generation_head reading it)": ("janus",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
     PROJECTOR.format("a LayerNorm and two layers over SigLIP 2 (NaFlex) features, whose pixel_attention_mask and "
@@ -89,6 +86,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
     "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
     "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
+    NOT_DECLARED + "transformers saves it in the original repository's layout, the text model and the vision tower both at "
+    "the top level (embed_tokens, layers.N.self_attn.to_q / to_k / to_v / to_out, norm_q / norm_k; blocks.N, merger, "
+    "deepstack_merger_list: no prefix), renamed to Qwen3-VL's on load: a tower's keys are told apart by a prefix "
+    "(hfgrow/towers.py), and neither has one (Qwen3-VL's merger rules would apply)": ("cosmos3_omni",),
     NOT_DECLARED + "its checkpoints are saved in Mistral's own layout with the text model at the top level (tok_embeddings, "
     "layers.N.attention.*, output) beside vision_encoder.* and the projector (pre_mm_projector_norm, patch_merger, "
     "vision_language_adapter.w_in / w_out): a tower's keys are told apart by a prefix (hfgrow/towers.py), and the text "

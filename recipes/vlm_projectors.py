@@ -1,0 +1,42 @@
+"""Vision-language models whose projector has parts of its own beside LLaVA's two layers (recipes/vlm_joins.py joins
+the plain ones): the language model grows by its own recipe, the vision towers are kept, and each tensor of the
+projector that writes the text width grows as an embedding row does (E on its output rows), each hidden layer of the
+text width as an activation (copied, read with Rᵀ).
+
+* Janus: the understanding aligner (fc1 into projection_dim, GELU, a last layer into the text width) over the SigLIP-like
+  tower; its image-generation path too: VQ codebook embeddings (kept, of the VQ model's embed_dim) through
+  generation_aligner (the aligner's form) into the text width, and generation_head (proj_out reading the text model's
+  output, GELU, vision_head into the codebook) reading it. projection_dim and image_token_embed_dim are the text width
+  (twins); the VQ model is kept whole.
+"""
+
+import dataclasses
+
+from hfgrow.recipe import Tower, TensorRule, keep, linear, reads, writes
+
+from .vlm import FIELDS, LLAVA
+from .vlm_joins import PROJECTED, joined
+
+
+def aligner(module: str, source: str | None) -> tuple[TensorRule, ...]:
+    """Janus's aligner MLP of depth 2: fc1 reads ``source`` (None: kept sizes) into a hidden layer of the text width
+    (it feeds GELU), its one hidden layer writes the text width."""
+    return (TensorRule(f"{module}.fc1.weight", (writes("text_config.projected"), reads(source) if source else None)),
+            TensorRule(f"{module}.fc1.bias", (writes("text_config.projected"),)),
+            *linear(f"{module}.hidden_layers.0", "text_config.hidden", "text_config.projected"))
+
+
+JANUS = joined("janus", ("JanusModel", "JanusForConditionalGeneration"),
+               (Tower("text_config", ("model.language_model", "language_model"), spaces=PROJECTED),
+                Tower("vision_config", ("model.vision_model", "vision_model"), kept=True),
+                Tower("vq_config", ("model.vqmodel", "vqmodel"), kept=True)),
+               (*aligner("aligner", "vision_config.hidden"), *keep("generation_embeddings.weight", 2),
+                *aligner("generation_aligner", None),
+                *linear("generation_head.proj_out", "text_config.projected", "text_config.final"),
+                *linear("generation_head.vision_head", None, "text_config.projected")),
+               heads=linear("lm_head", None, "text_config.final", bias=False),
+               config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
+                                                         "vq_config.projection_dim": "text_config.hidden_size",
+                                                         "vq_config.image_token_embed_dim": "text_config.hidden_size"}))
+
+RECIPES = (JANUS,)
