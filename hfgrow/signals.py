@@ -301,6 +301,14 @@ def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     return {"pixel_values": pixels, "image_position_ids": positions}, rows * columns // pool ** 2, *ends
 
 
+def _hunyuan_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """HunYuan-VL: Qwen2-VL's patch rows and image_grid_thw (one frame); m × m patches merged into one feature, a newline
+    feature after each merged row, a begin and an end feature: every one an image token."""
+    images, _, _, _ = _qwen2_vl(config, n, g)
+    rows = 2  # _qwen2_vl's grid of 2m × 2m patches: 2 × 2 merged
+    return images, rows * (rows + 1) + 2, [], []
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
 CODED_IMAGES = {"emu3", "apertus1p5"}
@@ -310,17 +318,17 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
-    "janus": _llava,
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
 # multimodal rotary positions from them
 TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids",
-            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4") if t != "exaone4_5"}}
+            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4", "hunyuan_vl") if t != "exaone4_5"}}
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "hunyuan_vl"}
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:

@@ -660,6 +660,10 @@ TINY["janus"] = dict(text_config=_LLAMA, image_token_id=5, vision_config=dict(
     _VISION, mlp_ratio=1.5, projection_dim=16, depth=2, num_image_tokens=4), vq_config=dict(
     embed_dim=4, num_embeddings=16, latent_channels=4, base_channels=32, channel_multiplier=[1, 1], num_res_blocks=1,
     projection_dim=16, image_token_embed_dim=16, num_hidden_layers=2))
+# HunYuan-VL: 4×4 patches of 4×4 pixels merged 2×2 into 2 rows of 2 (and a newline each), between begin and end: 8 tokens
+TINY["hunyuan_vl"] = dict(text_config=dict(TINY["hunyuan_vl_text"], model_type="hunyuan_vl_text"), image_token_id=5, im_start_id=7,
+                          im_end_id=8, im_newline_id=9, vision_config=dict(_TOWER, patch_size=4, spatial_merge_size=2, rms_norm_eps=0.05,
+                                                                           text_hidden_size=16, out_hidden_size=16))
 
 # audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
 _MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)

@@ -27,7 +27,7 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
                    "decoder that reads it by cross-attention")
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    MERGER: ("granite_docling", "hunyuan_vl"),
+    MERGER: ("granite_docling",),
     SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
                        "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
     SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "

@@ -8,10 +8,18 @@ text width as an activation (copied, read with Rᵀ).
   generation_aligner (the aligner's form) into the text width, and generation_head (proj_out reading the text model's
   output, GELU, vision_head into the codebook) reading it. projection_dim and image_token_embed_dim are the text width
   (twins); the VQ model is kept whole.
+* HunYuan-VL: the vision tower (kept) ends in a patch merger whose last layer (``mlp``) writes the text width
+  (vision_config.text_hidden_size, a twin), then image_begin / image_end (and the unused image_sep) vectors of the text
+  width around the image's rows, then an RMSNorm over the text width (``after_rms``) whose output enters the stream. Its
+  eps is vision_config.rms_norm_eps, shared with the merger's norm over the kept vision width: the copy convention only,
+  residual copies that keep their mean square (``SharedEps``). Transformers saves the vision tower as ``vit`` (the merger
+  ``vit.perceive``) and the text model as ``model`` (HunYuanVLModel: ``vision_tower.perceive``, ``language_model``): the
+  tower prefixes name every layout.
 """
 
 import dataclasses
 
+from hfgrow.policy import SharedEps
 from hfgrow.recipe import Tower, TensorRule, keep, linear, reads, writes
 
 from .vlm import FIELDS, LLAVA
@@ -39,4 +47,16 @@ JANUS = joined("janus", ("JanusModel", "JanusForConditionalGeneration"),
                                                          "vq_config.projection_dim": "text_config.hidden_size",
                                                          "vq_config.image_token_embed_dim": "text_config.hidden_size"}))
 
-RECIPES = (JANUS,)
+MERGER = "(vit|vision_tower).(perceive|patch_merger)"
+HUNYUAN_NORM = SharedEps("HunYuan-VL's merger's RMSNorm over the text width (after_rms, eps vision_config.rms_norm_eps, "
+                         "which its norm over the kept vision width shares)")
+HUNYUAN_VL = joined("hunyuan_vl", ("HunYuanVLModel", "HunYuanVLForConditionalGeneration"),
+                    (Tower("text_config", ("model.language_model", "language_model", "model"), constraints=(HUNYUAN_NORM,)),
+                     Tower("vision_config", ("model.vision_tower", "vision_tower", "vit"), kept=True)),
+                    (*linear(f"{MERGER}.mlp", "text_config.hidden", None),
+                     *(TensorRule(f"{MERGER}.{v}", (writes("text_config.hidden"),)) for v in ("image_begin", "image_end", "image_sep")),
+                     TensorRule(f"{MERGER}.after_rms.weight", (writes("text_config.hidden"),), norm_input="text_config.hidden")),
+                    heads=linear("lm_head", None, "text_config.final", bias=False),
+                    config=dataclasses.replace(FIELDS, twins={"vision_config.text_hidden_size": "text_config.hidden_size"}))
+
+RECIPES = (JANUS, HUNYUAN_VL)
