@@ -9,9 +9,6 @@ that are not a transformers layout. "Not yet declared" says plainly that the rul
 """
 
 NOT_DECLARED = "not yet declared: "
-MERGER = (NOT_DECLARED + "its vision tower ends in a merger that writes the text width (vision_config.out_hidden_size or "
-          "text_hidden_size, the text hidden size): kept, the tower would mis-size the grown model; only Qwen2-VL's and "
-          "Qwen2.5-VL's mergers have rules")
 AUDIO = (NOT_DECLARED + "its audio reaches the text model through audio placeholder tokens ({}); recipes/audio_joins.py "
          "joins the audio-language models whose projector is plain layers into the text width, and verification generates "
          "audio in their layouts alone (hfgrow/signals.py AUDIO_LAYOUTS)")
@@ -27,7 +24,10 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
                    "decoder that reads it by cross-attention")
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    MERGER: ("granite_docling",),
+    "its connector adds a fixed 2-D sine-cosine position table of out_hidden_size (the text width) that transformers "
+    "rebuilds from that width on load (a buffer, never stored): a wider table holds each small column once beside new "
+    "frequencies, not copies of the small one's, and the LayerNorm after it (ln_mid) reads every unit, so no growth of "
+    "the text width is exact": ("granite_docling",),
     SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
                        "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
     SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "
