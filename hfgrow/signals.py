@@ -309,6 +309,15 @@ def _hunyuan_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     return images, rows * (rows + 1) + 2, [], []
 
 
+def _global_view(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Unlimited OCR: a global view each, [n, channels, side, side] at the SAM encoder's image_size (no local tiles); q × q
+    features (its patches per side over 4: two stride-2 convolutions), an image_newline after each row, a view_separator."""
+    sam = config.vision_config.sam_config
+    side = _side(sam.image_size)[0]
+    q = side // _side(sam.patch_size)[0] // 4
+    return {"pixel_values": torch.randn(n, int(getattr(sam, "num_channels", 3)), side, side, generator=g)}, q * (q + 1) + 1, [], []
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
 CODED_IMAGES = {"emu3", "apertus1p5"}
@@ -318,7 +327,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
-    "janus": _llava, "hunyuan_vl": _hunyuan_vl,
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -664,6 +664,11 @@ TINY["janus"] = dict(text_config=_LLAMA, image_token_id=5, vision_config=dict(
 TINY["hunyuan_vl"] = dict(text_config=dict(TINY["hunyuan_vl_text"], model_type="hunyuan_vl_text"), image_token_id=5, im_start_id=7,
                           im_end_id=8, im_newline_id=9, vision_config=dict(_TOWER, patch_size=4, spatial_merge_size=2, rms_norm_eps=0.05,
                                                                            text_hidden_size=16, out_hidden_size=16))
+# Unlimited OCR: a SAM encoder over 32×32 images (8×8 patches, two stride-2 convolutions: 2×2), a CLIP encoder over that map
+TINY["unlimited_ocr"] = dict(text_config=dict(TINY["unlimited_ocr_text"], model_type="unlimited_ocr_text"), image_token_id=5, vision_config=dict(
+    sam_config=dict(hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
+                    global_attn_indexes=[1], downsample_channels=[12, 16], layer_norm_eps=0.05),
+    encoder_config=dict(_VISION, image_size=8)))
 
 # audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
 _MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)

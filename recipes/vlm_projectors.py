@@ -8,6 +8,8 @@ text width as an activation (copied, read with Rᵀ).
   generation_aligner (the aligner's form) into the text width, and generation_head (proj_out reading the text model's
   output, GELU, vision_head into the codebook) reading it. projection_dim and image_token_embed_dim are the text width
   (twins); the VQ model is kept whole.
+* Unlimited OCR: a SAM encoder and a CLIP encoder over its map, side by side (kept), one linear layer into the text width,
+  image_newline and view_separator vectors of the text width (embedding rows).
 * HunYuan-VL: the vision tower (kept) ends in a patch merger whose last layer (``mlp``) writes the text width
   (vision_config.text_hidden_size, a twin), then image_begin / image_end (and the unused image_sep) vectors of the text
   width around the image's rows, then an RMSNorm over the text width (``after_rms``) whose output enters the stream. Its
@@ -59,4 +61,18 @@ HUNYUAN_VL = joined("hunyuan_vl", ("HunYuanVLModel", "HunYuanVLForConditionalGen
                     heads=linear("lm_head", None, "text_config.final", bias=False),
                     config=dataclasses.replace(FIELDS, twins={"vision_config.text_hidden_size": "text_config.hidden_size"}))
 
-RECIPES = (JANUS, HUNYUAN_VL)
+# Unlimited OCR: the vision tower (a SAM encoder, its downsampled map read by a CLIP encoder, both outputs side by side)
+# kept; one linear layer into the text width, an image_newline after each row of features and a view_separator after the
+# image, vectors of the text width. Saved in the original repository's layout (model.sam_model, model.vision_model,
+# model.projector.layers, model.view_seperator, the text model's keys under model with its experts one by one, which
+# UnlimitedOcrTextModel merges on load)
+# (UnlimitedOcrModel, which saves the text model at the top level without a prefix, is refused: multimodal_refused.py)
+UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",),
+                       (Tower("text_config", ("model.language_model", "language_model", "model")),
+                        Tower("vision_config", ("model.vision_tower", "vision_tower", "model.sam_model", "model.vision_model",
+                                                "sam_model", "vision_model"), kept=True)),
+                       (*linear("(multi_modal_projector|projector.layers)", "text_config.hidden", None),
+                        TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
+                       heads=linear("lm_head", None, "text_config.final", bias=False))
+
+RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR)

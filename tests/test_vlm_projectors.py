@@ -16,13 +16,15 @@ from hfgrow.testing import build_model, load
 from test_vlm import image_features_reach_the_text, logits
 
 CLASSES = {"janus": ["JanusForConditionalGeneration", "JanusModel"],
-           "hunyuan_vl": ["HunYuanVLForConditionalGeneration", "HunYuanVLModel"]}
+           "hunyuan_vl": ["HunYuanVLForConditionalGeneration", "HunYuanVLModel"],
+           "unlimited_ocr": ["UnlimitedOcrForConditionalGeneration"]}  # UnlimitedOcrModel: refused (test below)
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36), "deeper": dict(factor=2, layers=3),
            "orthogonal": dict(factor=2, convention="orthogonal")}
 # one per family in the default run (whole copies: Janus's generation head's split columns show; HunYuan-VL's merger
 # norm over a width that is no multiple: residual copies that keep their mean square)
-FAST = {("JanusForConditionalGeneration", "heads"), ("HunYuanVLForConditionalGeneration", "wider")}
+FAST = {("JanusForConditionalGeneration", "heads"), ("HunYuanVLForConditionalGeneration", "wider"),
+        ("UnlimitedOcrForConditionalGeneration", "heads")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 # refused in one line, nothing written: HunYuan-VL's text model's q/k norms after multimodal rotary chunks; the eps its
@@ -30,7 +32,8 @@ CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST els
 REFUSED = {("hunyuan_vl", "head-dim"): "head_dim growth is not supported", ("hunyuan_vl", "orthogonal"): "after_rms.*only the copy convention keeps both exact"}
 # the tensors kept as they are: the vision towers (but for what writes the text width), Janus's VQ model and codebook
 KEPT = {"janus": re.compile(r"vision_model\.|vqmodel\.|generation_embeddings\."),
-        "hunyuan_vl": re.compile(r"vision_tower\.(?!patch_merger\.(mlp|image_begin|image_end|image_sep|after_rms))")}
+        "hunyuan_vl": re.compile(r"vision_tower\.(?!patch_merger\.(mlp|image_begin|image_end|image_sep|after_rms))"),
+        "unlimited_ocr": re.compile(r"vision_tower\.")}
 
 
 def relative(x: torch.Tensor, y: torch.Tensor) -> float:
@@ -77,3 +80,12 @@ def janus_generation_gap(a, b, hidden: int) -> float:
             outs.append(inner.generation_head(states))
     assert b.config.text_config.hidden_size == hidden and outs[0].shape == outs[1].shape
     return relative(*outs)
+
+
+def test_unlimited_ocr_model_is_refused(tmp_path):
+    """UnlimitedOcrModel saves its text model at the top level, without a prefix to tell its keys from the towers': refused
+    in one line naming that, nothing written (UnlimitedOcrForConditionalGeneration, under model., grows above)."""
+    src = build_model(tmp_path / "src", "UnlimitedOcrModel")
+    with pytest.raises(hfgrow.GrowthError, match="UnlimitedOcrModel saves the text model's tensors at the top level") as e:
+        hfgrow.grow(src, tmp_path / "out", factor=2)
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
