@@ -318,6 +318,14 @@ def _global_view(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, tor
     return {"pixel_values": torch.randn(n, int(getattr(sam, "num_channels", 3)), side, side, generator=g)}, q * (q + 1) + 1, [], []
 
 
+def _high_res(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """DeepSeek-VL hybrid: LLaVA's images for SigLIP, and high_res_pixel_values at the SAM tower's image_size."""
+    images, count, before, after = _llava(config, n, g)
+    side = _side(config.high_res_vision_config.image_size)
+    high = torch.randn(n, int(getattr(config.high_res_vision_config, "num_channels", 3)), *side, generator=g)
+    return {**images, "high_res_pixel_values": high}, count, before, after
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
 CODED_IMAGES = {"emu3", "apertus1p5"}
@@ -327,7 +335,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
-    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view,
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_vl_hybrid": _high_res,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its

@@ -669,6 +669,10 @@ TINY["unlimited_ocr"] = dict(text_config=dict(TINY["unlimited_ocr_text"], model_
     sam_config=dict(hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
                     global_attn_indexes=[1], downsample_channels=[12, 16], layer_norm_eps=0.05),
     encoder_config=dict(_VISION, image_size=8)))
+# DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
+TINY["deepseek_vl_hybrid"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5, high_res_vision_config=dict(
+    hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
+    global_attn_indexes=[1], layer_norm_eps=0.05, mlp_dim=24))
 
 # audio-language models (recipes/audio_joins.py): tiny encoders of 8 mel bins (Whisper's: 24 frames) or raw audio, audio token 5
 _MELS = dict(num_mel_bins=8, max_source_positions=12, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)

@@ -101,10 +101,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                        "up_proj / down_proj, which DeepseekOcr2TextModel (no conversion of its own) loads fused as "
                        "experts.gate_up_proj; its projector would be one linear layer into the text width and "
                        "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_projectors.py)"): ("deepseek_ocr2",),
-    NOT_DECLARED + "its aligner writes the text width in two halves side by side (vision_proj over SigLIP, "
-    "high_res_vision_proj over the SAM tower's neck, each text hidden_size // 2, concatenated before GELU and proj): a "
-    "space of half the text width, which no recipe dimension declares (hfgrow/widths.py); the SAM tower, its neck, "
-    "projection and high_res_vision_alpha never read the text width and would be kept": ("deepseek_vl_hybrid",),
     NOT_DECLARED + "UnlimitedOcrModel saves the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
     "prefix) beside sam_model, vision_model and the projector: a tower's keys are told apart by a prefix "
     "(hfgrow/towers.py), and the text model has none; UnlimitedOcrForConditionalGeneration (under model.) grows":

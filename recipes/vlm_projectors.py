@@ -10,6 +10,9 @@ text width as an activation (copied, read with Rᵀ).
   (twins); the VQ model is kept whole.
 * Unlimited OCR: a SAM encoder and a CLIP encoder over its map, side by side (kept), one linear layer into the text width,
   image_newline and view_separator vectors of the text width (embedding rows).
+* DeepSeek-VL hybrid: SigLIP and a SAM high-resolution tower (with its neck, projection and high_res_vision_alpha, which
+  mixes the neck's global features in: all of the SAM widths) kept; the aligner's two layers each write half the text
+  width (the ``hidden_half`` dimension), side by side before GELU and the last layer into the text width.
 * HunYuan-VL: the vision tower (kept) ends in a patch merger whose last layer (``mlp``) writes the text width
   (vision_config.text_hidden_size, a twin), then image_begin / image_end (and the unused image_sep) vectors of the text
   width around the image's rows, then an RMSNorm over the text width (``after_rms``) whose output enters the stream. Its
@@ -22,7 +25,7 @@ text width as an activation (copied, read with Rᵀ).
 import dataclasses
 
 from hfgrow.policy import SharedEps
-from hfgrow.recipe import Tower, TensorRule, keep, linear, reads, writes
+from hfgrow.recipe import Kind, Packed, Space, Tower, TensorRule, keep, linear, reads, writes
 
 from .vlm import FIELDS, LLAVA
 from .vlm_joins import PROJECTED, joined
@@ -75,4 +78,28 @@ UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",
                         TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
                        heads=linear("lm_head", None, "text_config.final", bias=False))
 
-RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR)
+# DeepSeek-VL hybrid: SigLIP (vision_config) and a SAM tower (high_res_vision_config) kept, with the SAM neck, its
+# projection and high_res_vision_alpha (which mixes the neck's global features in) of the SAM widths; the aligner's two
+# layers each write half the text width (activations: GELU follows), [high-res | low-res] side by side, read by proj,
+# which writes the text width
+HALVES = {**PROJECTED, "half": Space("hidden_half", Kind.ACTIVATION)}
+
+
+def half(module: str, source: str | None) -> tuple[TensorRule, ...]:
+    return (TensorRule(f"{module}.weight", (writes("text_config.half"), reads(source) if source else None)),
+            TensorRule(f"{module}.bias", (writes("text_config.half"),)))
+
+
+DEEPSEEK_VL_HYBRID = joined(
+    "deepseek_vl_hybrid", ("DeepseekVLHybridModel", "DeepseekVLHybridForConditionalGeneration"),
+    (Tower("text_config", ("model.language_model", "language_model"), spaces=HALVES),
+     Tower("vision_config", ("model.vision_model", "vision_model"), kept=True),
+     Tower("high_res_vision_config", ("model.high_res_vision_model", "high_res_vision_model"), kept=True)),
+    (*half("aligner.vision_proj", "vision_config.hidden"), *half("aligner.high_res_vision_proj", None),
+     TensorRule("aligner.proj.weight", (writes("text_config.hidden"), Packed((reads("text_config.half"), reads("text_config.half"))))),
+     TensorRule("aligner.proj.bias", (writes("text_config.hidden"),)),
+     *keep("high_res_vision_(neck|proj).conv(1|2).weight", 4), *keep("high_res_vision_neck.layer_norm(1|2).(weight|bias)"),
+     *keep("high_res_vision_alpha")),
+    heads=linear("lm_head", None, "text_config.final", bias=False))
+
+RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_VL_HYBRID)

@@ -17,14 +17,16 @@ from test_vlm import image_features_reach_the_text, logits
 
 CLASSES = {"janus": ["JanusForConditionalGeneration", "JanusModel"],
            "hunyuan_vl": ["HunYuanVLForConditionalGeneration", "HunYuanVLModel"],
-           "unlimited_ocr": ["UnlimitedOcrForConditionalGeneration"]}  # UnlimitedOcrModel: refused (test below)
+           "unlimited_ocr": ["UnlimitedOcrForConditionalGeneration"],  # UnlimitedOcrModel: refused (test below)
+           "deepseek_vl_hybrid": ["DeepseekVLHybridForConditionalGeneration", "DeepseekVLHybridModel"]}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36), "deeper": dict(factor=2, layers=3),
            "orthogonal": dict(factor=2, convention="orthogonal")}
-# one per family in the default run (whole copies: Janus's generation head's split columns show; HunYuan-VL's merger
-# norm over a width that is no multiple: residual copies that keep their mean square)
+# one per family in the default run (whole copies: Janus's generation head's split columns show; a width that is no
+# multiple: HunYuan-VL's merger norm over residual copies that keep their mean square, DeepSeek-VL hybrid's halves each
+# with extra units of their own)
 FAST = {("JanusForConditionalGeneration", "heads"), ("HunYuanVLForConditionalGeneration", "wider"),
-        ("UnlimitedOcrForConditionalGeneration", "heads")}
+        ("UnlimitedOcrForConditionalGeneration", "heads"), ("DeepseekVLHybridForConditionalGeneration", "wider")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 # refused in one line, nothing written: HunYuan-VL's text model's q/k norms after multimodal rotary chunks; the eps its
@@ -33,7 +35,8 @@ REFUSED = {("hunyuan_vl", "head-dim"): "head_dim growth is not supported", ("hun
 # the tensors kept as they are: the vision towers (but for what writes the text width), Janus's VQ model and codebook
 KEPT = {"janus": re.compile(r"vision_model\.|vqmodel\.|generation_embeddings\."),
         "hunyuan_vl": re.compile(r"vision_tower\.(?!patch_merger\.(mlp|image_begin|image_end|image_sep|after_rms))"),
-        "unlimited_ocr": re.compile(r"vision_tower\.")}
+        "unlimited_ocr": re.compile(r"vision_tower\."),
+        "deepseek_vl_hybrid": re.compile(r"(^|model\.)(vision_model\.|high_res_vision_)")}
 
 
 def relative(x: torch.Tensor, y: torch.Tensor) -> float:
@@ -88,4 +91,13 @@ def test_unlimited_ocr_model_is_refused(tmp_path):
     src = build_model(tmp_path / "src", "UnlimitedOcrModel")
     with pytest.raises(hfgrow.GrowthError, match="UnlimitedOcrModel saves the text model's tensors at the top level") as e:
         hfgrow.grow(src, tmp_path / "out", factor=2)
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+
+
+def test_deepseek_vl_hybrid_halves_need_an_even_width(tmp_path):
+    """DeepSeek-VL hybrid's aligner writes two halves of the text width side by side: an odd width is refused in one line
+    naming them, nothing written."""
+    src = build_model(tmp_path / "src", "DeepseekVLHybridForConditionalGeneration")
+    with pytest.raises(hfgrow.GrowthError, match="two halves of the hidden size side by side .* need it even: 16 grown to 25") as e:
+        hfgrow.grow(src, tmp_path / "out", hidden_size=25, intermediate_size=36)
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
