@@ -654,7 +654,7 @@ TINY["apertus1p5"] = dict(text_config=dict(TINY["apertus1p5_text"], model_type="
                                              num_res_blocks=1, attn_resolutions=[], resolution=8),
                           audio_config=dict(model_type="wavtokenizer_encoder", num_filters=4, upsampling_ratios=[2, 2], hidden_size=8,
                                             codebook_size=16, codebook_dim=8, num_lstm_layers=1, kernel_size=3, last_kernel_size=3))
-# projectors of parts of their own (recipes/vlm_projectors.py, issue 32, helper merge)
+# projectors of parts of their own (recipes/vlm_aligners.py, issue 32, SAM, aligner and merger joins)
 # Janus: a SigLIP-like tower (8×8 images of 4×4 patches: 4 image tokens), a VQ model of 16 codes of 4 channels
 TINY["janus"] = dict(text_config=_LLAMA, image_token_id=5, vision_config=dict(
     _VISION, mlp_ratio=1.5, projection_dim=16, depth=2, num_image_tokens=4), vq_config=dict(

@@ -100,7 +100,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     SAVED_NAMES.format("DeepSeek-OCR 2: its text model's experts one by one, model.layers.N.mlp.experts.M.gate_proj / "
                        "up_proj / down_proj, which DeepseekOcr2TextModel (no conversion of its own) loads fused as "
                        "experts.gate_up_proj; its projector would be one linear layer into the text width and "
-                       "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_projectors.py)"): ("deepseek_ocr2",),
+                       "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_aligners.py)"): ("deepseek_ocr2",),
     NOT_DECLARED + "UnlimitedOcrModel saves the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
     "prefix) beside sam_model, vision_model and the projector: a tower's keys are told apart by a prefix "
     "(hfgrow/towers.py), and the text model has none; UnlimitedOcrForConditionalGeneration (under model.) grows":

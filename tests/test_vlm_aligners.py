@@ -1,4 +1,4 @@
-"""Vision-language models whose projector has parts of its own (recipes/vlm_projectors.py): the language model grows,
+"""Vision-language models whose projector has parts of its own (recipes/vlm_aligners.py): the language model grows,
 the vision towers are kept, and every tensor that writes or reads the text width grows with it. Every parameter
 randomised, grown, reloaded, compared on images whose placeholder tokens are in the text; Janus's image-generation path
 (codebook embeddings through generation_aligner into the text model, generation_head reading its output) compared too."""
