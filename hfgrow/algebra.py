@@ -388,6 +388,9 @@ class Widths:
     # the hidden channels of one head's chunk of the stream, hidden / heads (WavLM's gate reads the stream so cut): copies
     # of the small chunk's channels while the heads stay and the hidden size grows by whole factors
     hidden_chunk: tuple[int, int] = (0, 0)
+    # half the hidden channels (DeepSeek-VL hybrid's aligner writes two halves of the text width side by side): the
+    # hidden layout at half the sizes
+    hidden_half: tuple[int, int] = (0, 0)
     # per-head sizes of their own, kept (multi-head latent attention: qk_nope, qk_rope, v): dimension "heads×NAME" is the
     # heads times that size, copied with its head
     per_head: tuple[tuple[str, int], ...] = ()
@@ -487,7 +490,7 @@ class Space:
     """
 
     dim: str  # a field of Widths: "hidden", "ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "embedding", "heads", "kv_heads", "head_dim",
-    # "attention", "kv_attention", "hidden_group", "hidden_chunk", "mixer", "mixer_heads", "mixer_state", "mixer_by_head" (the mixer's
+    # "attention", "kv_attention", "hidden_group", "hidden_chunk", "hidden_half", "mixer", "mixer_heads", "mixer_state", "mixer_by_head" (the mixer's
     # channels copied as whole heads: Zamba's per-head x_proj reads all of a head's channels), "linear_k", "linear_v",
     # "linear_k_heads", "linear_v_heads"; or a name in Widths.fixed, or "heads×NAME" (or "kv_heads×NAME": one per KV
     # head) for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
@@ -719,8 +722,11 @@ class _Layouts:
 
     def _build(self, dim: str, rope: str | None) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:
         widths = self.widths
-        if dim in ("hidden", "embedding", "hidden_group", "hidden_chunk"):  # a group's channels: its share of the hidden layout
+        if dim in ("hidden", "embedding", "hidden_group", "hidden_chunk", "hidden_half"):  # a group's channels: its share of the hidden layout
             n, big = getattr(widths, dim)
+            if dim == "hidden_half" and (2 * n, 2 * big) != widths.hidden:
+                raise GrowthError(f"two halves of the hidden size side by side (DeepSeek-VL hybrid's aligner) need it even: "
+                                  f"{widths.hidden[0]} grown to {widths.hidden[1]}")
             return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "kept":
             return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)

@@ -313,6 +313,31 @@ def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     return {"pixel_values": pixels, "image_position_ids": positions}, rows * columns // pool ** 2, *ends
 
 
+def _hunyuan_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """HunYuan-VL: Qwen2-VL's patch rows and image_grid_thw (one frame); m × m patches merged into one feature, a newline
+    feature after each merged row, a begin and an end feature: every one an image token."""
+    images, _, _, _ = _qwen2_vl(config, n, g)
+    rows = 2  # _qwen2_vl's grid of 2m × 2m patches: 2 × 2 merged
+    return images, rows * (rows + 1) + 2, [], []
+
+
+def _global_view(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Unlimited OCR: a global view each, [n, channels, side, side] at the SAM encoder's image_size (no local tiles); q × q
+    features (its patches per side over 4: two stride-2 convolutions), an image_newline after each row, a view_separator."""
+    sam = config.vision_config.sam_config
+    side = _side(sam.image_size)[0]
+    q = side // _side(sam.patch_size)[0] // 4
+    return {"pixel_values": torch.randn(n, int(getattr(sam, "num_channels", 3)), side, side, generator=g)}, q * (q + 1) + 1, [], []
+
+
+def _high_res(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """DeepSeek-VL hybrid: LLaVA's images for SigLIP, and high_res_pixel_values at the SAM tower's image_size."""
+    images, count, before, after = _llava(config, n, g)
+    side = _side(config.high_res_vision_config.image_size)
+    high = torch.randn(n, int(getattr(config.high_res_vision_config, "num_channels", 3)), *side, generator=g)
+    return {**images, "high_res_pixel_values": high}, count, before, after
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
 CODED_IMAGES = {"emu3", "apertus1p5"}
@@ -324,16 +349,18 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
     # recipes/vlm_projectors.py
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
+    # recipes/vlm_aligners.py
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_vl_hybrid": _high_res,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
 # multimodal rotary positions from them
 TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids",
-            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4") if t != "exaone4_5"}}
+            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4", "hunyuan_vl") if t != "exaone4_5"}}
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3"}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl"}
 # omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
 OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
 IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))

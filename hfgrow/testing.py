@@ -664,6 +664,25 @@ TINY["apertus1p5"] = dict(text_config=dict(TINY["apertus1p5_text"], model_type="
                                              num_res_blocks=1, attn_resolutions=[], resolution=8),
                           audio_config=dict(model_type="wavtokenizer_encoder", num_filters=4, upsampling_ratios=[2, 2], hidden_size=8,
                                             codebook_size=16, codebook_dim=8, num_lstm_layers=1, kernel_size=3, last_kernel_size=3))
+# projectors of parts of their own (recipes/vlm_aligners.py, issue 32, SAM, aligner and merger joins)
+# Janus: a SigLIP-like tower (8×8 images of 4×4 patches: 4 image tokens), a VQ model of 16 codes of 4 channels
+TINY["janus"] = dict(text_config=_LLAMA, image_token_id=5, vision_config=dict(
+    _VISION, mlp_ratio=1.5, projection_dim=16, depth=2, num_image_tokens=4), vq_config=dict(
+    embed_dim=4, num_embeddings=16, latent_channels=4, base_channels=32, channel_multiplier=[1, 1], num_res_blocks=1,
+    projection_dim=16, image_token_embed_dim=16, num_hidden_layers=2))
+# HunYuan-VL: 4×4 patches of 4×4 pixels merged 2×2 into 2 rows of 2 (and a newline each), between begin and end: 8 tokens
+TINY["hunyuan_vl"] = dict(text_config=dict(TINY["hunyuan_vl_text"], model_type="hunyuan_vl_text"), image_token_id=5, im_start_id=7,
+                          im_end_id=8, im_newline_id=9, vision_config=dict(_TOWER, patch_size=4, spatial_merge_size=2, rms_norm_eps=0.05,
+                                                                           text_hidden_size=16, out_hidden_size=16))
+# Unlimited OCR: a SAM encoder over 32×32 images (8×8 patches, two stride-2 convolutions: 2×2), a CLIP encoder over that map
+TINY["unlimited_ocr"] = dict(text_config=dict(TINY["unlimited_ocr_text"], model_type="unlimited_ocr_text"), image_token_id=5, vision_config=dict(
+    sam_config=dict(hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
+                    global_attn_indexes=[1], downsample_channels=[12, 16], layer_norm_eps=0.05),
+    encoder_config=dict(_VISION, image_size=8)))
+# DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
+TINY["deepseek_vl_hybrid"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5, high_res_vision_config=dict(
+    hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
+    global_attn_indexes=[1], layer_norm_eps=0.05, mlp_dim=24))
 
 # recipes/vlm_projectors.py (issue 32): their text models' fixtures, tiny vision towers, projectors of their own width 20
 _PROJECTED_TOWER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2)

@@ -96,6 +96,7 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
                   decoder_ffn=_decoder_ffn(config, f.ffn, f.decoder_ffn, ffn, big_ffn, o.intermediate_size is not None),
                   hidden_group=_hidden_group(config, f.conv_groups, hidden, big_hidden),
                   hidden_chunk=_hidden_chunk(hidden, big_hidden, heads, big_heads),
+                  hidden_half=(hidden // 2, big_hidden // 2),
                   per_head=tuple((name, sum(config_int(config, n) for n in names)) for name, names in f.per_head.items()),
                   fixed=tuple((name, config_int(config, n) if config.get(n) is not None else 0) for name, n in f.fixed.items()),
                   **_mixer(config, f, hidden, big_hidden), **_linear_heads(config, f, hidden, big_hidden),

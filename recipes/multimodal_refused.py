@@ -9,9 +9,6 @@ that are not a transformers layout. "Not yet declared" says plainly that the rul
 """
 
 NOT_DECLARED = "not yet declared: "
-MERGER = (NOT_DECLARED + "its vision tower ends in a merger that writes the text width (vision_config.out_hidden_size or "
-          "text_hidden_size, the text hidden size): kept, the tower would mis-size the grown model; only Qwen2-VL's and "
-          "Qwen2.5-VL's mergers have rules")
 AUDIO = (NOT_DECLARED + "its audio reaches the text model through audio placeholder tokens ({}); recipes/audio_joins.py "
          "joins the audio-language models whose projector is plain layers into the text width, and verification generates "
          "audio in their layouts alone (hfgrow/signals.py AUDIO_LAYOUTS)")
@@ -27,7 +24,10 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
                    "decoder that reads it by cross-attention")
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    MERGER: ("granite_docling", "hunyuan_vl"),
+    "its connector adds a fixed 2-D sine-cosine position table of out_hidden_size (the text width) that transformers "
+    "rebuilds from that width on load (a buffer, never stored): a wider table holds each small column once beside new "
+    "frequencies, not copies of the small one's, and the LayerNorm after it (ln_mid) reads every unit, so no growth of "
+    "the text width is exact": ("granite_docling",),
     SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
                        "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
     SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "
@@ -35,7 +35,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                        "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
                        "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
                                                                                                      "minimax_m3_vl"),
-    MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     SAVED_NAMES.format("Step 3.7: the routed experts as moe.gate_proj / moe.up_proj / moe.down_proj with moe.gate and "
                        "moe.router_bias, the shared expert as share_expert, which Step3p7TextModel loads as "
                        "mlp.experts.gate_up_proj (fused), mlp.experts.down_proj, mlp.gate and mlp.shared_experts; its "
@@ -75,23 +74,29 @@ GROUPS: dict[str, tuple[str, ...]] = {
                                                          "t5gemma2", "florence2"),
     NOT_DECLARED + "BLIP's and GIT's text decoders (BERT-like, with cross-attention or image tokens prepended) have no "
     "recipe": ("blip", "git"),
-    NOT_DECLARED + "Janus's understanding aligner (an MLP into the text width) and its image-generation path (VQ codebook "
-    "embeddings through generation_aligner into the text width, generation_head reading it)": ("janus",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
     NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
     "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
     "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
+    NOT_DECLARED + "transformers saves it in the original repository's layout, the text model and the vision tower both at "
+    "the top level (embed_tokens, layers.N.self_attn.to_q / to_k / to_v / to_out, norm_q / norm_k; blocks.N, merger, "
+    "deepstack_merger_list: no prefix), renamed to Qwen3-VL's on load: a tower's keys are told apart by a prefix "
+    "(hfgrow/towers.py), and neither has one (Qwen3-VL's merger rules would apply)": ("cosmos3_omni",),
     NOT_DECLARED + "its checkpoints are saved in Mistral's own layout with the text model at the top level (tok_embeddings, "
     "layers.N.attention.*, output) beside vision_encoder.* and the projector (pre_mm_projector_norm, patch_merger, "
     "vision_language_adapter.w_in / w_out): a tower's keys are told apart by a prefix (hfgrow/towers.py), and the text "
     "model has none": ("mistral_large4",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO.format("its audio tower and adapter have no rules, nor its vision adapter and projection"): ("muse_spark",),
-    PROJECTOR.format("a SAM encoder beside a CLIP one, their features side by side, image_newline and view_separator "
-                     "vectors of the text width"): ("unlimited_ocr", "deepseek_ocr2"),
-    PROJECTOR.format("a SAM high-resolution tower with its neck and projection beside SigLIP, mixed by "
-                     "high_res_vision_alpha"): ("deepseek_vl_hybrid",),
+    SAVED_NAMES.format("DeepSeek-OCR 2: its text model's experts one by one, model.layers.N.mlp.experts.M.gate_proj / "
+                       "up_proj / down_proj, which DeepseekOcr2TextModel (no conversion of its own) loads fused as "
+                       "experts.gate_up_proj; its projector would be one linear layer into the text width and "
+                       "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_aligners.py)"): ("deepseek_ocr2",),
+    NOT_DECLARED + "UnlimitedOcrModel saves the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
+    "prefix) beside sam_model, vision_model and the projector: a tower's keys are told apart by a prefix "
+    "(hfgrow/towers.py), and the text model has none; UnlimitedOcrForConditionalGeneration (under model.) grows":
+    ("UnlimitedOcrModel",),
     PROJECTOR.format("a resampler merger after a ViT merger of the vision tower's own"): ("minicpm_ocr", "minicpmv4_6", "minicpmv4_7"),
     PROJECTOR.format("an RMSNorm and two layers over RADIO's features (RADIO has no recipe or fixture)"): ("nemotron_h_omni",),
     PROJECTOR.format("Gemma 4 Unified's vision embedder: patches of model_patch_size² × 3 pixels through its own "
