@@ -156,6 +156,10 @@ TINY["qwen3_moe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, mo
 TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
                         layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
                         pad_token_id=0, num_labels=3, rotary_pct=1.0)  # Pythia's 0.25: 1 rotary dim at head_dim 4
+TINY["persimmon"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                         layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=3, qk_layernorm=True,
+                         rope_parameters={"rope_type": "default", "rope_theta": 25000.0, "partial_rotary_factor": 0.5})
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)
