@@ -301,15 +301,23 @@ def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     return {"pixel_values": pixels, "image_position_ids": positions}, rows * columns // pool ** 2, *ends
 
 
+def _fuyu(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Fuyu: no vision tower, each image patch (patch_size² × num_channels values) one image token."""
+    size, channels = _positive(config, "patch_size"), _positive(config, "num_channels")
+    count = 4
+    return {"pixel_values": torch.randn(n, count, size * size * channels, generator=g)}, count, [], []
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
-CODED_IMAGES = {"emu3", "apertus1p5"}
+CODED_IMAGES = {"emu3", "apertus1p5", "chameleon"}  # Chameleon: the decoder is the model itself (no text_config)
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
+    "fuyu": _fuyu,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
@@ -393,7 +401,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         inputs, source, mask_id = tokens(config.text_config)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
     if getattr(config, "model_type", None) in CODED_IMAGES:
-        return tokens(config.text_config)
+        return tokens(getattr(config, "text_config", None) or config)
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:

@@ -160,6 +160,14 @@ TINY["persimmon"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, nu
                          layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
                          pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=3, qk_layernorm=True,
                          rope_parameters={"rope_type": "default", "rope_theta": 25000.0, "partial_rotary_factor": 0.5})
+# Fuyu: Persimmon with 2×2-pixel patches of 3 channels entering through one linear layer (image token 5)
+TINY["fuyu"] = dict(text_config=dict(TINY["persimmon"], model_type="persimmon"), patch_size=2, num_channels=3, image_size=8,
+                    image_token_id=5)
+# Chameleon: Llama's sizes (head_dim = hidden / heads), its image codes 0..15 the tokens 80..95 (IMGIMG + digits as letters)
+TINY["chameleon"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"}, bos_token_id=1, eos_token_id=2,
+                         vocabulary_map={"<image>": 5, **{f"IMGIMG{''.join(chr(65 + int(c)) for c in str(i))}Z": 80 + i for i in range(16)}},
+                         vq_config=dict(num_embeddings=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
+                                        num_res_blocks=1, attn_resolutions=[], resolution=8))
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)

@@ -59,7 +59,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),
-    TEXT.format("persimmon has no recipe; the image patches enter by a linear layer into the text width"): ("fuyu",),
     TEXT.format("hyper-connections: several residual streams mixed by weights read from all of them"): ("qwen4_exp", "hy_v4_vl"),
     TEXT.format("glm5_next_text is refused"): ("glm5_next",),
     TEXT.format("dots3_note_text is refused; an audio tower too"): ("dots3_note",),
@@ -69,8 +68,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # emu3, apertus1p5: joined in recipes/vlm_joins.py (images as discrete codes, issue 32, helper mm3)
     PROJECTOR.format("a LayerNorm and two layers over the vision tower's merged patches (spatial_merge_size² of them side by "
                      "side)"): ("lfm3_vl",),
-    TEXT.format("Chameleon's decoder is the model itself (no text sub-config) and has no recipe; images enter as VQ-VAE "
-                "codes"): ("chameleon",),
     "its vision tower is a timm model (vision_config: timm_wrapper, config.architecture names a timm architecture): no "
     "transformers module layout for a recipe to declare": ("fast_vlm", "perception_lm"),
     ENCODER_DECODER.format("Pix2Struct, PP-FormulaNet, UDOP, VisionEncoderDecoderModel's pairs, T5Gemma 2, Florence-2's "

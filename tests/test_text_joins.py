@@ -1,0 +1,89 @@
+"""Multimodal models whose text model is grown by a family recipe of its own (recipes/text_joins.py): Fuyu (Persimmon, its
+image patches entering through one linear layer) and Chameleon (the decoder is the model itself, images as VQ-VAE codes).
+Every parameter randomised, grown, reloaded, compared on inputs that carry images where the model reads them."""
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import hfgrow
+from hfgrow.cli import main
+from hfgrow.testing import TINY, build_model, load
+
+CLASSES = {
+    "fuyu": ["FuyuForCausalLM", "FuyuModel"],
+    "chameleon": ["ChameleonForConditionalGeneration", "ChameleonModel"],
+}
+GROWTHS = {"heads": dict(factor=2), "heads3": dict(factor=3), "wider": dict(hidden_size=24, intermediate_size=36, layers=3)}
+VARIANTS = {"plain": {}, "swin_norm": {"swin_norm": True}}  # Chameleon 30B's norms after each branch
+FAST = {("FuyuForCausalLM", "wider", "plain"), ("ChameleonForConditionalGeneration", "heads3", "swin_norm")}
+CASES = [pytest.param(cls, growth, variant, marks=() if (cls, growth, variant) in FAST else pytest.mark.exhaustive)
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
+         for variant in (VARIANTS if family == "chameleon" else ("plain",))]
+
+
+def image_inputs(config, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Token ids with an image's placeholders first, and that image: Fuyu's patches (one token each), Chameleon's pixels
+    (its VQ-VAE's codes, one token each, replace the placeholders)."""
+    g = torch.Generator().manual_seed(seed)
+    if config.model_type == "fuyu":
+        count, pixels = 4, torch.randn(2, 4, config.patch_size ** 2 * config.num_channels, generator=g)
+        token = config.image_token_id
+    else:
+        side = config.vq_config.resolution // 2 ** (len(config.vq_config.channel_multiplier) - 1)
+        count, pixels = side * side, torch.randn(2, 3, config.vq_config.resolution, config.vq_config.resolution, generator=g)
+        token = config.vocabulary_map["<image>"]
+    ids = torch.randint(6, 80, (2, 7), generator=g)  # text tokens: neither a placeholder nor an image code
+    return {"input_ids": torch.cat([torch.full((2, count), token), ids], dim=1), "pixel_values": pixels}
+
+
+def outputs(model, inputs) -> torch.Tensor:
+    """Logits (Chameleon's image-code columns, set to the dtype's minimum, left out) or the last hidden state."""
+    with torch.no_grad():
+        out = model(**inputs)[0]
+    codes = getattr(getattr(getattr(model, "model", None), "vocabulary_mapping", None), "image_tokens", None)
+    if codes and out.shape[-1] == model.config.vocab_size:
+        out = out[..., [i for i in range(out.shape[-1]) if i not in set(codes)]]
+    return out
+
+
+@pytest.mark.parametrize("cls, growth, variant", CASES)
+def test_every_class_is_exact(tmp_path, cls, growth, variant):
+    src = build_model(tmp_path / "src", cls, **VARIANTS[variant])
+    report = hfgrow.grow(src, tmp_path / "out", **GROWTHS[growth])
+    v = report["verification"]
+    assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"], v
+    assert all(stats["max_rel"] <= 1e-5 for stats in v["float32"]["outputs"].values()), v
+    assert "hidden_states" in v["float32"]["outputs"]
+    a, b = load(src), load(tmp_path / "out")
+    inputs = image_inputs(a.config)
+    x, y = outputs(a, inputs), outputs(b, inputs)
+    moved = outputs(a, {**inputs, "pixel_values": inputs["pixel_values"] + 1})
+    assert not torch.allclose(x, moved)  # the image reaches the text
+    if x.shape == y.shape:  # logits: compared as the user sees them
+        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+    if cls.startswith("Chameleon"):  # the VQ-VAE is kept, tensor for tensor
+        for name, t in a.state_dict().items():
+            if "vqmodel" in name:
+                assert torch.equal(t, b.state_dict()[name]), name
+
+
+@pytest.mark.parametrize("cls", ["FuyuForCausalLM", "ChameleonForConditionalGeneration"])
+def test_head_dim_growth_is_refused_over_per_head_layer_norms(tmp_path, cls):
+    """Both normalise each head's queries and keys by a LayerNorm (Fuyu's Persimmon: qk_layernorm), whose mean a longer
+    head's zero slots would move: one line, exit 2, nothing written."""
+    src = build_model(tmp_path / "src", cls)
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--attention", "head-dim", "--out", str(tmp_path / "out")])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "LayerNorms over each head's dims" in lines[0], result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+@pytest.mark.exhaustive
+def test_fuyu_without_qk_layernorm_grows_head_dim(tmp_path):
+    src = build_model(tmp_path / "src", "FuyuForCausalLM", text_config=dict(TINY["fuyu"]["text_config"], qk_layernorm=False))
+    v = hfgrow.grow(src, tmp_path / "out", factor=2, attention="head-dim")["verification"]
+    assert v["passed"] and v["exact"] and all(s["max_rel"] <= 1e-5 for s in v["float32"]["outputs"].values()), v
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["text_config"]["hidden_size"] == 32
