@@ -308,6 +308,17 @@ def _fuyu(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tens
     return {"pixel_values": torch.randn(n, count, size * size * channels, generator=g)}, count, [], []
 
 
+def _minicpm(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """MiniCPM-V 4.6 / MiniCPM-OCR: every image's patches packed in one row (NaViT: [1, channels, patch, patches ×
+    patch]) and each image's patch grid (target_sizes), 8 × 8 patches merged 2 × 2 by the merger, and 2 × 2 before by
+    the vision tower's window merger unless downsample_mode is "4x" (MiniCPM-OCR's default): 4 or 16 image tokens."""
+    vision = config.vision_config
+    size, channels, side = _positive(vision, "patch_size"), _positive(vision, "num_channels"), 8
+    pixels = torch.randn(1, channels, size, n * side * side * size, generator=g)
+    merged = side // (2 if getattr(config, "downsample_mode", "16x") == "4x" else 4)
+    return {"pixel_values": pixels, "target_sizes": torch.tensor([[side, side]] * n)}, merged ** 2, [], []
+
+
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
 CODED_IMAGES = {"emu3", "apertus1p5", "chameleon"}  # Chameleon: the decoder is the model itself (no text_config)
@@ -317,7 +328,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
-    "fuyu": _fuyu,
+    "fuyu": _fuyu, "minicpmv4_6": _minicpm, "minicpm_ocr": _minicpm,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
@@ -327,7 +338,7 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "minicpmv4_6", "minicpm_ocr"}
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:

@@ -656,6 +656,10 @@ TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_co
 # images as discrete codes (issue 32, helper mm3): a VQ tokenizer model kept whole, the text model grown
 # Emu3: a VQ-VAE of 16 codes, written into the text as tokens 80..95 (its vocabulary_map), <image> 5, end of row 6
 _EMU3_VOCABULARY = {"<image>": 5, "<|extra_200|>": 6, **{f"<|visual token {i:06d}|>": 80 + i for i in range(16)}}
+# MiniCPM-V 4.6 / MiniCPM-OCR: Qwen3.5's text model; a NaViT SigLIP tower (8 × 8 positions) with its window merger after block 0
+_MINICPM_VISION = dict(_VISION, image_size=32, insert_layer_id=0)
+TINY["minicpmv4_6"] = TINY["minicpm_ocr"] = dict(text_config=dict(TINY["qwen3_5_text"], model_type="qwen3_5_text"), insert_layer_id=0,
+                                                 vision_config=_MINICPM_VISION, image_token_id=5, video_token_id=6)
 TINY["emu3"] = dict(text_config=dict(TINY["llama"], model_type="emu3_text_model", bos_token_id=1, eos_token_id=2), vocabulary_map=_EMU3_VOCABULARY, image_token_id=5,
                     vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
                                    num_res_blocks=1, attn_resolutions=[], hidden_size=32, temporal_downsample_factor=1))

@@ -1,5 +1,6 @@
 """Multimodal models joined through a text model that a recipe of their own family grows (issue 32): Fuyu (Persimmon,
-no vision tower) and Chameleon (the decoder is the model itself; images as VQ-VAE codes)."""
+no vision tower), Chameleon (the decoder is the model itself; images as VQ-VAE codes), MiniCPM-V 4.6 and MiniCPM-OCR
+(a merger MLP after the vision tower's own window-attention merger)."""
 
 import dataclasses
 
@@ -8,6 +9,7 @@ from hfgrow.recipe import ConfigFields, Kind, Space, TensorRule, Tower, keep, li
 
 from .llama import LAYER, RECIPE as LLAMA
 from .vlm import LLAVA
+from .vlm_joins import joined, kept_layers, vision
 
 # Fuyu: no vision tower; image patches (patch_size² × num_channels values each) enter the Persimmon text model through one
 # linear layer into the text width (vision_embed_tokens), in place of the image placeholder tokens' embeddings: its rows
@@ -39,4 +41,24 @@ CHAMELEON = LLAMA.extend(
           TensorRule(f"{LAYER}.self_attn.k_norm.(weight|bias)", (writes("kv_per_head"), None)), *KEPT_VQ),
 )
 
-RECIPES = (FUYU, CHAMELEON)
+# MiniCPM-V 4.6 and MiniCPM-OCR: a SigLIP-like NaViT vision tower whose window-attention merger (vit_merger: attention
+# and an MLP over 2 × 2 patches, at the vision width) lies inside it, kept with it; then the model's merger: 2 × 2 of those
+# side by side through a LayerNorm and a layer of that width (kept), GELU, and linear_2 into the text width (Qwen3.5's
+# text model), which grows as an embedding row does. No attention runs at the text width outside the text model. With
+# merger_times > 1, earlier merger MLPs stay at the vision width and only the last writes the text width: 1 by default
+MERGER_TIMES = ("merger_times > 1 puts MLPs at the vision width before the one into the text width, whose index the "
+                "rules do not follow yet (the configurations' default is 1)")
+
+
+def minicpm(name: str, classes: tuple[str, ...]):
+    # the text model's prefixes as Qwen3.5's own join lists them (without "model", --layers planned no new block's
+    # tensors for the ForConditionalGeneration class: verification reported them missing)
+    return joined(name, classes, (Tower("text_config", ("model.language_model", "model", "language_model")), vision("vision_tower")),
+                  (*kept_layers("merger.mlp.0", "pre_norm", "linear_1"), *linear("merger.mlp.0.linear_2", "text_config.hidden", None)),
+                  requires={"merger_times": 1}, requires_why={"merger_times": MERGER_TIMES})
+
+
+MINICPMV4_6 = minicpm("minicpmv4_6", ("MiniCPMV4_6Model", "MiniCPMV4_6ForConditionalGeneration"))
+MINICPM_OCR = minicpm("minicpm_ocr", ("MiniCPMOcrModel", "MiniCPMOcrForConditionalGeneration"))
+
+RECIPES = (FUYU, CHAMELEON, MINICPMV4_6, MINICPM_OCR)
