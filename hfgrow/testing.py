@@ -660,6 +660,9 @@ _EMU3_VOCABULARY = {"<image>": 5, "<|extra_200|>": 6, **{f"<|visual token {i:06d
 _MINICPM_VISION = dict(_VISION, image_size=32, insert_layer_id=0)
 TINY["minicpmv4_6"] = TINY["minicpm_ocr"] = dict(text_config=dict(TINY["qwen3_5_text"], model_type="qwen3_5_text"), insert_layer_id=0,
                                                  vision_config=_MINICPM_VISION, image_token_id=5, video_token_id=6)
+# GIT: a BERT-like decoder after a CLIP tower's patches (2 × 2 of 4-pixel patches and the class token: 5 image tokens)
+TINY["git"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4, layer_norm_eps=0.05,
+                   max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, vision_config=dict(_VISION, layer_norm_eps=0.05))
 TINY["emu3"] = dict(text_config=dict(TINY["llama"], model_type="emu3_text_model", bos_token_id=1, eos_token_id=2), vocabulary_map=_EMU3_VOCABULARY, image_token_id=5,
                     vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
                                    num_res_blocks=1, attn_resolutions=[], hidden_size=32, temporal_downsample_factor=1))

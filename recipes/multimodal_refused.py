@@ -73,8 +73,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ENCODER_DECODER.format("Pix2Struct, PP-FormulaNet, UDOP, VisionEncoderDecoderModel's pairs, T5Gemma 2, Florence-2's "
                            "BART over DaViT features"): ("pix2struct", "pp_formulanet", "udop", "vision-encoder-decoder",
                                                          "t5gemma2", "florence2"),
-    NOT_DECLARED + "BLIP's and GIT's text decoders (BERT-like, with cross-attention or image tokens prepended) have no "
-    "recipe": ("blip", "git"),
+    NOT_DECLARED + "BLIP's text decoder (BERT-like, with cross-attention into the vision features in every block) has no "
+    "recipe": ("blip",),
     NOT_DECLARED + "Janus's understanding aligner (an MLP into the text width) and its image-generation path (VQ codebook "
     "embeddings through generation_aligner into the text width, generation_head reading it)": ("janus",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "

@@ -1,12 +1,13 @@
 """Multimodal models joined through a text model that a recipe of their own family grows (issue 32): Fuyu (Persimmon,
 no vision tower), Chameleon (the decoder is the model itself; images as VQ-VAE codes), MiniCPM-V 4.6 and MiniCPM-OCR
-(a merger MLP after the vision tower's own window-attention merger)."""
+(a merger MLP after the vision tower's own window-attention merger), GIT (a BERT-like decoder after a kept CLIP tower)."""
 
 import dataclasses
 
 from hfgrow.policy import HeadDimFixed
-from hfgrow.recipe import ConfigFields, Kind, Space, TensorRule, Tower, keep, linear, writes
+from hfgrow.recipe import ConfigFields, Kind, Space, TensorRule, Tower, keep, linear, norm, writes
 
+from .bert import RECIPE as BERT
 from .llama import LAYER, RECIPE as LLAMA
 from .vlm import LLAVA
 from .vlm_joins import joined, kept_layers, vision
@@ -62,3 +63,22 @@ MINICPMV4_6 = minicpm("minicpmv4_6", ("MiniCPMV4_6Model", "MiniCPMV4_6ForConditi
 MINICPM_OCR = minicpm("minicpm_ocr", ("MiniCPMOcrModel", "MiniCPMOcrForConditionalGeneration"))
 
 RECIPES = (FUYU, CHAMELEON, MINICPMV4_6, MINICPM_OCR)
+
+# GIT: a BERT-like post-norm decoder (causal over the text, bidirectional over the image tokens prepended to it) that is
+# the model itself; a CLIP vision tower (image_encoder, kept whole) whose features enter through visual_projection: a
+# layer into the text width and a LayerNorm over it (eps: vision_config.layer_norm_eps), rows of the stream as an
+# embedding's; BERT's cells: whole multiples of the hidden size, heads growth, no new block (post-norm)
+VISION = "image_encoder"
+KEPT_VISION = (*keep(rf"{VISION}.([\w.]+.)?\w+.bias"), *keep(rf"{VISION}.[\w.]+.(layer_norm\d|pre_layrnorm|post_layernorm).weight"),
+               *keep(rf"{VISION}.[\w.]+.class_embedding"), *keep(rf"{VISION}.[\w.]+.patch_embedding.weight", 4),
+               *keep(rf"{VISION}.[\w.]+.(position_embedding|fc\d|(k|v|q|out)_proj).weight", 2),
+               *keep(rf"{VISION}.[\w.]+.position_ids", 2))
+GIT = BERT.extend(
+    name="git", model_types=("git",), classes=("GitModel", "GitForCausalLM"), prefix="git",
+    outputs={"last_hidden_state": "hidden", "hidden_states": "hidden"},
+    body=(*KEPT_VISION, *keep("img_temporal_embedding.*", 3),  # per video frame, of the vision width
+          *linear("visual_projection.visual_projection.0", "hidden", None),
+          *norm("visual_projection.visual_projection.1", "hidden")),
+    heads=linear("output", None, "hidden"),
+)
+RECIPES += (GIT,)

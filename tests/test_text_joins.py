@@ -1,6 +1,6 @@
 """Multimodal models whose text model is grown by a family recipe of its own (recipes/text_joins.py): Fuyu (Persimmon, its
 image patches entering through one linear layer), Chameleon (the decoder is the model itself, images as VQ-VAE codes),
-MiniCPM-V 4.6 and MiniCPM-OCR (Qwen3.5's text model after a merger MLP into its width).
+MiniCPM-V 4.6 and MiniCPM-OCR (Qwen3.5's text model after a merger MLP into its width), GIT (a BERT-like decoder).
 Every parameter randomised, grown, reloaded, compared on inputs that carry images where the model reads them."""
 
 import json
@@ -19,15 +19,19 @@ CLASSES = {
     "chameleon": ["ChameleonForConditionalGeneration", "ChameleonModel"],
     "minicpmv4_6": ["MiniCPMV4_6ForConditionalGeneration", "MiniCPMV4_6Model"],
     "minicpm_ocr": ["MiniCPMOcrForConditionalGeneration", "MiniCPMOcrModel"],
+    "git": ["GitForCausalLM", "GitModel"],
 }
 GROWTHS = {"heads": dict(factor=2), "heads3": dict(factor=3), "wider": dict(hidden_size=24, intermediate_size=36, layers=3),
            "head-dim": dict(factor=2, attention="head-dim")}  # MiniCPM's Qwen3.5 text model alone (the others: refused below)
-HEAD_DIM = {"minicpmv4_6", "minicpm_ocr"}
+HEAD_DIM = {"minicpmv4_6", "minicpm_ocr", "git"}
+POST_NORM = {"git"}  # BERT's cells: whole multiples, no new block (test_git_refuses_what_bert_refuses)
 VARIANTS = {"plain": {}, "swin_norm": {"swin_norm": True}}  # Chameleon 30B's norms after each branch
 FAST = {("FuyuForCausalLM", "heads3", "plain"), ("ChameleonForConditionalGeneration", "heads3", "swin_norm"),
-        ("MiniCPMV4_6ForConditionalGeneration", "wider", "plain"), ("MiniCPMOcrModel", "head-dim", "plain")}
+        ("MiniCPMV4_6ForConditionalGeneration", "wider", "plain"), ("MiniCPMOcrModel", "head-dim", "plain"),
+        ("GitForCausalLM", "heads3", "plain")}
 CASES = [pytest.param(cls, growth, variant, marks=() if (cls, growth, variant) in FAST else pytest.mark.exhaustive)
-         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS if growth != "head-dim" or family in HEAD_DIM
+         for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
+         if (growth != "head-dim" or family in HEAD_DIM) and (growth != "wider" or family not in POST_NORM)
          for variant in (VARIANTS if family == "chameleon" else ("plain",))]
 
 
@@ -35,6 +39,8 @@ def image_inputs(config, cls: str, seed: int = 0) -> dict[str, torch.Tensor]:
     """Token ids with an image's placeholders first, and that image: Fuyu's patches (one token each), Chameleon's pixels
     (its VQ-VAE's codes, one token each, replace the placeholders)."""
     g = torch.Generator().manual_seed(seed)
+    if config.model_type == "git":  # images before the text, no placeholders
+        return {"input_ids": torch.randint(6, 97, (2, 7), generator=g), "pixel_values": torch.randn(2, 3, 8, 8, generator=g)}
     if config.model_type in HEAD_DIM:  # MiniCPM's NaViT-packed patches, as verification generates them
         return with_signals(cls, config, seed, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5), generator=g)}, "", None))[0]
     if config.model_type == "fuyu":
@@ -108,3 +114,25 @@ def test_minicpm_with_several_merger_mlps_is_refused(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "merger_times=2" in lines[0], result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_git_refuses_what_bert_refuses(tmp_path):
+    """GIT's decoder is post-norm, as BERT: a non-multiple width and new blocks refused in one line, nothing written."""
+    src = build_model(tmp_path / "src", "GitForCausalLM")
+    for args, why in ((["--hidden-size", "24", "--num-heads", "6"], "whole multiples"), (["--factor", "2", "--layers", "3"], "post-norm")):
+        result = CliRunner().invoke(main, [str(src), *args, "--out", str(tmp_path / "out")])
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1 and why in lines[0], result.output
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.exhaustive
+def test_git_video_frames_keep_their_temporal_embeddings(tmp_path):
+    """num_image_with_embedding: a learned vector of the vision width per frame (kept); frames as 5-D pixel values."""
+    src = build_model(tmp_path / "src", "GitForCausalLM", num_image_with_embedding=2)
+    assert hfgrow.grow(src, tmp_path / "out", factor=2)["verification"]["exact"]
+    a, b = load(src), load(tmp_path / "out")
+    feed = {"input_ids": torch.randint(6, 97, (2, 7)), "pixel_values": torch.randn(2, 2, 3, 8, 8)}
+    with torch.no_grad():
+        x, y = a(**feed).logits, b(**feed).logits
+    assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
