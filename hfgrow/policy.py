@@ -142,13 +142,16 @@ class SharedEps(Constraint):
 @dataclass(frozen=True)
 class HeadDimFixed(Constraint):
     """head_dim cannot grow, for ``reason`` (ESMC's q/k LayerNorms over the whole width: the queries' zero slots would
-    move their mean); the heads may."""
+    move their mean); the heads may. With ``flag``, only where that config flag is set (Persimmon's qk_layernorm)."""
 
     reason: str
+    flag: str | None = None
 
     def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
         (d, big_d) = growth.widths.head_dim
-        return [f"{self.reason}: head_dim growth is not supported; grow the heads (--attention heads)"] if d != big_d else []
+        if d == big_d or (self.flag is not None and not getattr(growth.cfg, self.flag, False)):
+            return []
+        return [f"{self.reason}: head_dim growth is not supported; grow the heads (--attention heads)"]
 
 
 @dataclass(frozen=True)

@@ -336,11 +336,27 @@ def _high_res(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     side = _side(config.high_res_vision_config.image_size)
     high = torch.randn(n, int(getattr(config.high_res_vision_config, "num_channels", 3)), *side, generator=g)
     return {**images, "high_res_pixel_values": high}, count, before, after
+def _fuyu(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Fuyu: no vision tower, each image patch (patch_size² × num_channels values) one image token."""
+    size, channels = _positive(config, "patch_size"), _positive(config, "num_channels")
+    count = 4
+    return {"pixel_values": torch.randn(n, count, size * size * channels, generator=g)}, count, [], []
+
+
+def _minicpm(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """MiniCPM-V 4.6 / MiniCPM-OCR: every image's patches packed in one row (NaViT: [1, channels, patch, patches ×
+    patch]) and each image's patch grid (target_sizes), 8 × 8 patches merged 2 × 2 by the merger, and 2 × 2 before by
+    the vision tower's window merger unless downsample_mode is "4x" (MiniCPM-OCR's default): 4 or 16 image tokens."""
+    vision = config.vision_config
+    size, channels, side = _positive(vision, "patch_size"), _positive(vision, "num_channels"), 8
+    pixels = torch.randn(1, channels, size, n * side * side * size, generator=g)
+    merged = side // (2 if getattr(config, "downsample_mode", "16x") == "4x" else 4)
+    return {"pixel_values": pixels, "target_sizes": torch.tensor([[side, side]] * n)}, merged ** 2, [], []
 
 
 # images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
 # codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
-CODED_IMAGES = {"emu3", "apertus1p5"}
+CODED_IMAGES = {"emu3", "apertus1p5", "chameleon"}  # Chameleon: the decoder is the model itself (no text_config)
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
@@ -351,6 +367,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
     # recipes/vlm_aligners.py
     "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_vl_hybrid": _high_res,
+    "fuyu": _fuyu, "minicpmv4_6": _minicpm, "minicpm_ocr": _minicpm,
 }
 
 # the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
@@ -360,7 +377,7 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl"}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl", "minicpmv4_6", "minicpm_ocr"}
 # omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
 OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
 IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))
@@ -440,7 +457,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
             inputs, source = image_text_inputs(config, seed, inputs, source)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
     if getattr(config, "model_type", None) in CODED_IMAGES:
-        return tokens(config.text_config)
+        return tokens(getattr(config, "text_config", None) or config)
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:

@@ -156,6 +156,18 @@ TINY["qwen3_moe"] = dict(TINY["llama"], num_experts=3, num_experts_per_tok=2, mo
 TINY["gpt_neox"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
                         layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
                         pad_token_id=0, num_labels=3, rotary_pct=1.0)  # Pythia's 0.25: 1 rotary dim at head_dim 4
+TINY["persimmon"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+                         layer_norm_eps=0.05, max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0,
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, num_labels=3, qk_layernorm=True,
+                         rope_parameters={"rope_type": "default", "rope_theta": 25000.0, "partial_rotary_factor": 0.5})
+# Fuyu: Persimmon with 2×2-pixel patches of 3 channels entering through one linear layer (image token 5)
+TINY["fuyu"] = dict(text_config=dict(TINY["persimmon"], model_type="persimmon"), patch_size=2, num_channels=3, image_size=8,
+                    image_token_id=5)
+# Chameleon: Llama's sizes (head_dim = hidden / heads), its image codes 0..15 the tokens 80..95 (IMGIMG + digits as letters)
+TINY["chameleon"] = dict({k: v for k, v in TINY["llama"].items() if k != "head_dim"}, bos_token_id=1, eos_token_id=2,
+                         vocabulary_map={"<image>": 5, **{f"IMGIMG{''.join(chr(65 + int(c)) for c in str(i))}Z": 80 + i for i in range(16)}},
+                         vq_config=dict(num_embeddings=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
+                                        num_res_blocks=1, attn_resolutions=[], resolution=8))
 TINY["opt"] = dict(vocab_size=97, hidden_size=16, ffn_dim=24, num_hidden_layers=2, num_attention_heads=2, word_embed_proj_dim=16,
                    max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                    num_labels=3)
@@ -654,6 +666,13 @@ TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_co
 # images as discrete codes (issue 32, helper mm3): a VQ tokenizer model kept whole, the text model grown
 # Emu3: a VQ-VAE of 16 codes, written into the text as tokens 80..95 (its vocabulary_map), <image> 5, end of row 6
 _EMU3_VOCABULARY = {"<image>": 5, "<|extra_200|>": 6, **{f"<|visual token {i:06d}|>": 80 + i for i in range(16)}}
+# MiniCPM-V 4.6 / MiniCPM-OCR: Qwen3.5's text model; a NaViT SigLIP tower (8 × 8 positions) with its window merger after block 0
+_MINICPM_VISION = dict(_VISION, image_size=32, insert_layer_id=0)
+TINY["minicpmv4_6"] = TINY["minicpm_ocr"] = dict(text_config=dict(TINY["qwen3_5_text"], model_type="qwen3_5_text"), insert_layer_id=0,
+                                                 vision_config=_MINICPM_VISION, image_token_id=5, video_token_id=6)
+# GIT: a BERT-like decoder after a CLIP tower's patches (2 × 2 of 4-pixel patches and the class token: 5 image tokens)
+TINY["git"] = dict(vocab_size=97, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4, layer_norm_eps=0.05,
+                   max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, vision_config=dict(_VISION, layer_norm_eps=0.05))
 TINY["emu3"] = dict(text_config=dict(TINY["llama"], model_type="emu3_text_model", bos_token_id=1, eos_token_id=2), vocabulary_map=_EMU3_VOCABULARY, image_token_id=5,
                     vq_config=dict(codebook_size=16, embed_dim=4, latent_channels=4, base_channels=32, channel_multiplier=[1, 1],
                                    num_res_blocks=1, attn_resolutions=[], hidden_size=32, temporal_downsample_factor=1))

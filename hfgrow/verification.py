@@ -245,10 +245,13 @@ def worst_gap(gap: float) -> float:
     return math.inf if gap != gap else gap
 
 
+MASKED = 1e38  # a logit both models set to their dtype's minimum (Chameleon's image codes): a mask, not a value
+
+
 def compare(a: torch.Tensor, b: torch.Tensor, logits: bool) -> dict[str, Any]:
     a, b = a.detach().cpu().double(), b.detach().cpu().double()
     gap = (a - b).abs().max().item()
-    ref = a.abs().max().item()
+    ref = a.abs().masked_fill((a == b) & (a.abs() >= MASKED), 0).max().item()  # the scale of the values, masks left out
     out: dict[str, Any] = {"max_abs": gap, "max_rel": gap / ref if ref else gap}
     broken = [side for side, x in (("small", a), ("big", b)) if not bool(torch.isfinite(x).all())]
     if broken:  # NaN or inf: no gap to speak of, and a NaN never compares above the tolerance

@@ -57,7 +57,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),
-    TEXT.format("persimmon has no recipe; the image patches enter by a linear layer into the text width"): ("fuyu",),
     TEXT.format("hyper-connections: several residual streams mixed by weights read from all of them"): ("qwen4_exp", "hy_v4_vl"),
     TEXT.format("glm5_next_text is refused"): ("glm5_next",),
     TEXT.format("dots3_note_text is refused; an audio tower too"): ("dots3_note",),
@@ -72,8 +71,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ENCODER_DECODER.format("Pix2Struct, PP-FormulaNet, UDOP, VisionEncoderDecoderModel's pairs, T5Gemma 2, Florence-2's "
                            "BART over DaViT features"): ("pix2struct", "pp_formulanet", "udop", "vision-encoder-decoder",
                                                          "t5gemma2", "florence2"),
-    NOT_DECLARED + "BLIP's and GIT's text decoders (BERT-like, with cross-attention or image tokens prepended) have no "
-    "recipe": ("blip", "git"),
+    NOT_DECLARED + "BLIP's text decoder (BERT-like, with cross-attention into the vision features in every block) has no "
+    "recipe": ("blip",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
     NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
@@ -97,7 +96,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "prefix) beside sam_model, vision_model and the projector: a tower's keys are told apart by a prefix "
     "(hfgrow/towers.py), and the text model has none; UnlimitedOcrForConditionalGeneration (under model.) grows":
     ("UnlimitedOcrModel",),
-    PROJECTOR.format("a resampler merger after a ViT merger of the vision tower's own"): ("minicpm_ocr", "minicpmv4_6", "minicpmv4_7"),
+    NOT_DECLARED + "MiniCPM-V 4.6's merger (joined, recipes/text_joins.py) before a Qwen3.5 text model whose canvas M-RoPE "
+    "positions (get_rope_index) are laid out from the image start, end, slice and newline markers around each crop and "
+    "from mm_token_type_ids, which verification does not generate yet": ("minicpmv4_7",),
     PROJECTOR.format("an RMSNorm and two layers over RADIO's features (RADIO has no recipe or fixture)"): ("nemotron_h_omni",),
     PROJECTOR.format("Gemma 4 Unified's vision embedder: patches of model_patch_size² × 3 pixels through its own "
                      "mm_embed_dim layers and learned positions into a multimodal embedder of the text width, no vision "

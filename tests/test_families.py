@@ -213,6 +213,7 @@ DECODERS = {
     "sarvam_moe": ["Glm4MoeModel", "Glm4MoeForCausalLM"],
     "lara_mini": ["LaraMiniModel", "LaraMiniForCausalLM"],
     "higgs_audio_v2": ["HiggsAudioV2ForConditionalGeneration"],  # its default run: test_higgs_audio_v2_audio_tokens_…
+    "persimmon": ["PersimmonModel", "PersimmonForCausalLM", "PersimmonForSequenceClassification", "PersimmonForTokenClassification"],
 }
 CLASSES.update(ENCODERS)
 CLASSES.update(DECODERS)
@@ -259,7 +260,7 @@ FAST = {case for case in FAST if case[0] not in DECODERS_32} | {
 FAST = {case for case in FAST if case[0] not in DECODERS} | {
     ("gptj", "GPTJForCausalLM", 3, "head-dim"), ("gpt_oss", "GptOssForCausalLM", 2, "heads"),
     ("sarvam_mla", "DeepseekV3ForCausalLM", 2, "heads"), ("sarvam_moe", "Glm4MoeForCausalLM", 3, "head-dim"),
-    ("lara_mini", "LaraMiniForCausalLM", 2, "heads")}
+    ("lara_mini", "LaraMiniForCausalLM", 2, "heads"), ("persimmon", "PersimmonForCausalLM", 3, "heads")}
 
 
 def representative(cases, fast):
@@ -323,6 +324,7 @@ NO_HEAD_DIM = {  # heads growth only: head_dim growth refused, with the reason
     "sarvam_mla": "multi-head latent attention keeps its per-head sizes",
     "gpt_oss": "rope type yarn depends on head_dim",  # YaRN as released; test_gpt_oss_default_rope_grows_head_dim
     "esm": "ESM stores its rotary frequencies",
+    "persimmon": "qk_layernorm: LayerNorms over each head's dims",  # as released; test_persimmon_without_qk_layernorm_…
     "yoso": "YOSO's attention reads the angle between the normalised q and k",
 }
 
@@ -677,6 +679,21 @@ def test_gpt_neox_pythia_layout(tmp_path):
     odd = build_model(tmp_path / "odd", "GPTNeoXForCausalLM", hidden_size=40, rotary_pct=0.27)
     with pytest.raises(hfgrow.GrowthError, match="partial_rotary_factor 0.27: head_dim 10 → 30 rotates 8 dims, not 3 × 2"):
         hfgrow.grow(odd, tmp_path / "c", factor=3, attention="head-dim")
+
+
+def test_persimmon_without_qk_layernorm_grows_head_dim_and_refuses_it_with(tmp_path):
+    """Persimmon: GPT-NeoX's per-head q|k|v with rotary on half of each head. Without qk_layernorm, head_dim growth is
+    exact (the rotary part grows with it); with it (as released) refused in one line, exit 2, nothing written."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    check(build_model(tmp_path / "plain", "PersimmonForCausalLM", qk_layernorm=False), tmp_path / "a", 2, attention="head-dim")
+    src = build_model(tmp_path / "small", "PersimmonForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--factor", "2", "--attention", "head-dim", "--out", str(tmp_path / "b")])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "qk_layernorm: LayerNorms over each head's dims" in lines[0], result.output
+    assert "Traceback" not in result.output and not (tmp_path / "b").exists()
 
 
 def test_smollm3_no_rope_layers_follow_their_blocks(tmp_path):
