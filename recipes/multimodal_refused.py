@@ -64,8 +64,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     TEXT.format("voxtral_realtime_text is refused; an audio tower too"): ("voxtral_realtime",),
     TEXT.format("inkling_text, inkling2_text or inkling2_loop_text: not done yet, layouts no recipe declares"): ("inkling2", "inkling2_loop", "inkling_mm_model"),
     # emu3, apertus1p5: joined in recipes/vlm_joins.py (images as discrete codes, issue 32, helper mm3)
-    TEXT.format("Chameleon's decoder is the model itself (no text sub-config) and has no recipe; images enter as VQ-VAE "
-                "codes"): ("chameleon",),
     "its vision tower is a timm model (vision_config: timm_wrapper, config.architecture names a timm architecture): no "
     "transformers module layout for a recipe to declare": ("fast_vlm", "perception_lm"),
     ENCODER_DECODER.format("Pix2Struct, PP-FormulaNet, UDOP, VisionEncoderDecoderModel's pairs, T5Gemma 2, Florence-2's "
