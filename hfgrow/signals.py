@@ -162,6 +162,8 @@ def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
 def image_token(config: Any) -> int:
     """A vision-language config's image placeholder token id."""
     value = getattr(config, "image_token_id", None)
+    if value is None and config.model_type in VIDEO_ONLY:  # InstructBLIP-Video's features fill its video tokens
+        return _positive(config, "video_token_index")
     return _positive(config, "image_token_index") if value is None else value
 
 
@@ -205,6 +207,19 @@ def _instructed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     images, count, before, after = _queries(config, n, g)
     ids = torch.randint(1, int(config.qformer_config.vocab_size), (n, 4), generator=g)
     return {**images, "qformer_input_ids": ids, "qformer_attention_mask": torch.ones_like(ids)}, count, before, after
+
+
+# video-language models that read videos alone, each a few frames: their features fill the video placeholder tokens
+VIDEO_ONLY, FRAMES_PER_VIDEO = ("instructblipvideo",), 4  # InstructBLIP-Video's processor samples 4 frames
+
+
+def _instructed_video(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """InstructBLIP-Video: InstructBLIP's inputs, each image a video of FRAMES_PER_VIDEO frames [n, frames, channels,
+    height, width]; num_query_tokens features a frame."""
+    images, count, before, after = _instructed(config, n, g)
+    frames = torch.randn(n, FRAMES_PER_VIDEO - 1, *images["pixel_values"].shape[1:], generator=g)
+    video = torch.cat([images["pixel_values"].unsqueeze(1), frames], dim=1)
+    return {**images, "pixel_values": video}, count * FRAMES_PER_VIDEO, before, after
 
 
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -310,6 +325,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
+    "instructblipvideo": _instructed_video,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
 }
 

@@ -637,6 +637,8 @@ _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_a
 TINY["instructblip"] = dict(
     text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4), qformer_config=_QFORMER,
     num_query_tokens=3, image_token_index=5)
+# InstructBLIP-Video: InstructBLIP's, its features in place of video token 5
+TINY["instructblipvideo"] = {**{k: v for k, v in TINY["instructblip"].items() if k != "image_token_index"}, "video_token_index": 5}
 # LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
 TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),
