@@ -222,6 +222,13 @@ def _instructed_video(config: Any, n: int, g: torch.Generator) -> tuple[dict[str
     return {**images, "pixel_values": video}, count * FRAMES_PER_VIDEO, before, after
 
 
+def _aria(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Aria: [n, channels, height, width]; as many features as projector_patch_to_query_dict gives the image's patches
+    (its projector's learned queries)."""
+    images, patches, before, after = _llava(config, n, g)
+    return images, int(config.projector_patch_to_query_dict[patches]), before, after
+
+
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
     images, count, before, after = _llava(config, n, g)
@@ -325,7 +332,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
-    "instructblipvideo": _instructed_video,
+    "instructblipvideo": _instructed_video, "aria": _aria,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
 }
 

@@ -639,6 +639,9 @@ TINY["instructblip"] = dict(
     num_query_tokens=3, image_token_index=5)
 # InstructBLIP-Video: InstructBLIP's, its features in place of video token 5
 TINY["instructblipvideo"] = {**{k: v for k, v in TINY["instructblip"].items() if k != "image_token_index"}, "video_token_index": 5}
+# Aria: Idefics3's tower (8×8 images of 4×4 patches), its projector's 3 learned queries for 4 patches; Aria's text model
+TINY["aria"] = dict(text_config=dict(TINY["aria_text"], model_type="aria_text"), vision_config=dict(_VISION, model_type="idefics3_vision"),
+                    projector_patch_to_query_dict={4: 3}, image_token_index=5)
 # LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
 TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),

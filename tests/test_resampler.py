@@ -13,13 +13,14 @@ from hfgrow.testing import build_model, load
 
 CLASSES = {
     "instructblipvideo": ["InstructBlipVideoForConditionalGeneration"],
+    "aria": ["AriaForConditionalGeneration", "AriaModel"],
 }
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal")}
 # one line each: what a growth cannot keep exact (OPT's layer norms: eps fixed in its code)
 REFUSED = {("instructblipvideo", "orthogonal"): "norm eps is fixed in its code.*--convention copy$"}
 # one per family in the default run
-FAST = {("InstructBlipVideoForConditionalGeneration", "wider")}
+FAST = {("InstructBlipVideoForConditionalGeneration", "wider"), ("AriaForConditionalGeneration", "wider")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
