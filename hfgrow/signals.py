@@ -229,6 +229,15 @@ def _aria(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tens
     return images, int(config.projector_patch_to_query_dict[patches]), before, after
 
 
+def _perceived(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Idefics2: [n, 1 image, channels, height, width] with its pixel_attention_mask; resampler_n_latents features an
+    image (its perceiver's learned latents)."""
+    images, _, before, after = _llava(config, n, g)
+    pixels = images["pixel_values"].unsqueeze(1)
+    mask = torch.ones(n, 1, *pixels.shape[-2:], dtype=torch.bool)
+    return {"pixel_values": pixels, "pixel_attention_mask": mask}, _positive(config.perceiver_config, "resampler_n_latents"), before, after
+
+
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
     images, count, before, after = _llava(config, n, g)
@@ -332,7 +341,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
-    "instructblipvideo": _instructed_video, "aria": _aria,
+    "instructblipvideo": _instructed_video, "aria": _aria, "idefics2": _perceived,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
 }
 

@@ -49,7 +49,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
-    CROSS: ("idefics2", "kosmos-2", "kosmos-2.5", "granite4_vision", "molmo2", "evolla"),
+    CROSS: ("kosmos-2", "kosmos-2.5", "granite4_vision", "molmo2", "evolla"),
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),

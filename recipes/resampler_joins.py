@@ -9,12 +9,20 @@ embedding row does.
   the vision features by cross-attention at the vision width (LayerNorms, q/k/v, torch's MultiheadAttention, a linear
   layer: all kept with the tower), then a LayerNorm over the vision width and an FFN whose hidden layer (GELU) and output
   are of the text width: LLaVA's two layers without biases.
+* Idefics2: a SwiGLU modality projection from the vision width into the text width (its hidden layer the text model's
+  intermediate_size: the text FFN's space), then a perceiver resampler at the text width (perceiver_config.hidden_size,
+  a twin): learned latents (embedding rows), pre-RMSNorm layers whose attention has heads of its own (resampler_n_heads
+  × resampler_head_dim, kept: q/k/v read the stream, o_proj writes it) and an MLP of 4 · hidden (``hidden*4``), a
+  final RMSNorm. Blocks over the text stream, as FunASR-Nano's adaptor; RMSNorms over copies counted unevenly would
+  change (whole multiples only), and their eps is perceiver_config's own (the copy convention only).
 """
 
 import dataclasses
 
-from hfgrow.recipe import keep, linear
+from hfgrow.policy import SharedEps, WholeMultiplesOnly
+from hfgrow.recipe import Kind, Space, TensorRule, Tower, keep, linear, norm, writes
 
+from .vlm import FIELDS, IDEFICS3
 from .vlm_joins import INSTRUCTBLIP, joined, text, vision
 
 INSTRUCTBLIPVIDEO = dataclasses.replace(INSTRUCTBLIP, name="instructblipvideo", model_types=("instructblipvideo",),
@@ -29,4 +37,35 @@ ARIA = joined("aria", ("AriaModel", "AriaForConditionalGeneration"), (text(), vi
               (*ARIA_KEPT, *linear(f"{ARIA_P}.feed_forward.linear_in", "text_config.projected", "vision_config.hidden", bias=False),
                *linear(f"{ARIA_P}.feed_forward.linear_out", "text_config.hidden", "text_config.projected", bias=False)))
 
-RECIPES = (INSTRUCTBLIPVIDEO, ARIA)
+
+IDEFICS2_NORM = WholeMultiplesOnly("Idefics2's perceiver resampler normalises over the text width (RMSNorms), which copies "
+                                   "counted unevenly would change")
+IDEFICS2_EPS = SharedEps("Idefics2's perceiver RMSNorms over the text width (eps: perceiver_config.rms_norm_eps)")
+PERCEIVER_MLP = {"perceiver_ffn": Space("hidden*4", Kind.ACTIVATION)}
+
+
+def swiglu_mlp(p: str, inner: str, in_: str | None) -> tuple[TensorRule, ...]:
+    """An MLP down(act(gate(x)) · up(x)) without biases into the text width, its hidden layer ``inner``."""
+    return (*linear(f"{p}.gate_proj", inner, in_, bias=False), *linear(f"{p}.up_proj", inner, in_, bias=False),
+            *linear(f"{p}.down_proj", "text_config.hidden", inner, bias=False))
+
+
+def perceiver(p: str) -> tuple[TensorRule, ...]:
+    """Idefics2's perceiver resampler (``p``): blocks over the text stream, attention of its own heads."""
+    t, layer = "text_config", f"{p}.layers.*"
+    return (TensorRule(f"{p}.latents", (None, writes(f"{t}.hidden"))), *norm(f"{p}.norm", f"{t}.hidden", bias=False),
+            *(rule for n in ("input_latents_norm", "input_context_norm", "post_attention_layernorm")
+              for rule in norm(f"{layer}.{n}", f"{t}.hidden", bias=False)),
+            *(rule for x in "qkv" for rule in linear(f"{layer}.self_attn.{x}_proj", None, f"{t}.hidden", bias=False)),
+            *linear(f"{layer}.self_attn.o_proj", f"{t}.hidden", None, bias=False),
+            *swiglu_mlp(f"{layer}.mlp", f"{t}.perceiver_ffn", f"{t}.hidden"))
+
+
+IDEFICS2 = dataclasses.replace(
+    IDEFICS3, name="idefics2", model_types=("idefics2",), classes=("Idefics2Model", "Idefics2ForConditionalGeneration"),
+    towers=(Tower("text_config", ("model.text_model", "text_model"), spaces=PERCEIVER_MLP, constraints=(IDEFICS2_NORM, IDEFICS2_EPS)),
+            Tower("vision_config", ("model.vision_model", "vision_model"), kept=True)),
+    body=(*swiglu_mlp("connector.modality_projection", "text_config.ffn", None), *perceiver("connector.perceiver_resampler")),
+    config=dataclasses.replace(FIELDS, twins={"perceiver_config.hidden_size": "text_config.hidden_size"}))
+
+RECIPES = (INSTRUCTBLIPVIDEO, ARIA, IDEFICS2)

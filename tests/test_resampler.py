@@ -14,13 +14,18 @@ from hfgrow.testing import build_model, load
 CLASSES = {
     "instructblipvideo": ["InstructBlipVideoForConditionalGeneration"],
     "aria": ["AriaForConditionalGeneration", "AriaModel"],
+    "idefics2": ["Idefics2ForConditionalGeneration", "Idefics2Model"],
 }
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal")}
 # one line each: what a growth cannot keep exact (OPT's layer norms: eps fixed in its code)
-REFUSED = {("instructblipvideo", "orthogonal"): "norm eps is fixed in its code.*--convention copy$"}
+REFUSED = {("instructblipvideo", "orthogonal"): "norm eps is fixed in its code.*--convention copy$",
+           # Idefics2's perceiver RMSNorms over the text width: whole multiples, their own eps
+           ("idefics2", "wider"): "perceiver resampler normalises over the text width.*only whole multiples",
+           ("idefics2", "orthogonal"): "perceiver RMSNorms over the text width.*only the copy convention"}
 # one per family in the default run
-FAST = {("InstructBlipVideoForConditionalGeneration", "wider"), ("AriaForConditionalGeneration", "wider")}
+FAST = {("InstructBlipVideoForConditionalGeneration", "wider"), ("AriaForConditionalGeneration", "wider"),
+        ("Idefics2ForConditionalGeneration", "heads")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
