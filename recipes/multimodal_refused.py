@@ -49,7 +49,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
-    CROSS: ("kosmos-2", "kosmos-2.5", "granite4_vision", "molmo2", "evolla"),
+    CROSS: ("granite4_vision", "molmo2", "evolla"),
+    # instructblipvideo, aria, idefics2: joined in recipes/resampler_joins.py
+    TEXT.format("kosmos_2_text_model, kosmos_2_5_text_model: they add sinusoidal positions that transformers computes "
+                "from embed_dim on load (M2M-100's, never stored), and a wider model's sinusoid is not a copy of the small "
+                "one's, so no growth is exact"): ("kosmos-2", "kosmos-2.5"),
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),
