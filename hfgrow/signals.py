@@ -19,6 +19,7 @@ random inputs show a wrong one as well as real ones, and need no processor):
 from __future__ import annotations
 
 import inspect
+from fractions import Fraction
 from typing import Any, Callable
 
 import torch
@@ -238,6 +239,18 @@ def _perceived(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch
     return {"pixel_values": pixels, "pixel_attention_mask": mask}, _positive(config.perceiver_config, "resampler_n_latents"), before, after
 
 
+def _windowed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Granite 4 Vision: LLaVA-NeXT's tiles, each tile's patches per side times downsample_rate (its window Q-Formers'
+    queries over their windows)."""
+    images, _, before, after = _llava_next(config, n, g)
+    vision = config.vision_config
+    side = _side(vision.image_size)[0]
+    per_side = int(side // _side(vision.patch_size)[0] * Fraction(config.downsample_rate))
+    height, width = (int(x) for x in config.image_grid_pinpoints[0])
+    rows, columns = height // side * per_side, width // side * per_side
+    return images, per_side * per_side + rows * (columns + 1), before, after
+
+
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """GOT-OCR2: [n, channels, height, width]; a feature per 4 × 4 patches (two stride-2 convolutions)."""
     images, count, before, after = _llava(config, n, g)
@@ -342,6 +355,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     "instructblipvideo": _instructed_video, "aria": _aria, "idefics2": _perceived,
+    "granite4_vision": _windowed,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
 }
 

@@ -49,7 +49,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
-    CROSS: ("granite4_vision", "molmo2", "evolla"),
+    CROSS: ("molmo2", "evolla"),
     # instructblipvideo, aria, idefics2: joined in recipes/resampler_joins.py
     TEXT.format("kosmos_2_text_model, kosmos_2_5_text_model: they add sinusoidal positions that transformers computes "
                 "from embed_dim on load (M2M-100's, never stored), and a wider model's sinusoid is not a copy of the small "

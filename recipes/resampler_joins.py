@@ -15,11 +15,16 @@ embedding row does.
   × resampler_head_dim, kept: q/k/v read the stream, o_proj writes it) and an MLP of 4 · hidden (``hidden*4``), a
   final RMSNorm. Blocks over the text stream, as FunASR-Nano's adaptor; RMSNorms over copies counted unevenly would
   change (whole multiples only), and their eps is perceiver_config's own (the copy convention only).
+* Granite 4 Vision: LLaVA-NeXT's tiles and image_newline; window Q-Formers at the vision width (qformer_config, a tower
+  kept whole, under layerwise_projectors and spatial_projectors: their LayerNorms, queries and positions too), each
+  ending in out_linear into the text width; their features are added to the hidden states of text blocks at the image
+  positions (deepstack_layer_map, spatial_target_layers), a sum in the stream. Those name text blocks by number in the
+  whole config, which new blocks would renumber: no --layers.
 """
 
 import dataclasses
 
-from hfgrow.policy import SharedEps, WholeMultiplesOnly
+from hfgrow.policy import NoNewBlocks, SharedEps, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Space, TensorRule, Tower, keep, linear, norm, writes
 
 from .vlm import FIELDS, IDEFICS3
@@ -68,4 +73,13 @@ IDEFICS2 = dataclasses.replace(
     body=(*swiglu_mlp("connector.modality_projection", "text_config.ffn", None), *perceiver("connector.perceiver_resampler")),
     config=dataclasses.replace(FIELDS, twins={"perceiver_config.hidden_size": "text_config.hidden_size"}))
 
-RECIPES = (INSTRUCTBLIPVIDEO, ARIA, IDEFICS2)
+GRANITE4_DEPTH = NoNewBlocks("Granite 4 Vision adds its Q-Formers' features at text blocks named by number in the whole "
+                             "config (deepstack_layer_map, spatial_target_layers), which new blocks would renumber")
+WINDOW_QFORMERS = tuple(f"{m}{p}" for p in ("layerwise_projectors", "spatial_projectors") for m in ("", "model."))
+GRANITE4_VISION = joined(
+    "granite4_vision", ("Granite4VisionModel", "Granite4VisionForConditionalGeneration"),
+    (text(False, GRANITE4_DEPTH), vision("vision_tower"), Tower("qformer_config", WINDOW_QFORMERS, kept=True)),
+    (TensorRule("image_newline", (writes("text_config.hidden"),)),
+     *linear("(layerwise_projectors|spatial_projectors).*.out_linear", "text_config.hidden", None)))
+
+RECIPES = (INSTRUCTBLIPVIDEO, ARIA, IDEFICS2, GRANITE4_VISION)

@@ -15,9 +15,12 @@ CLASSES = {
     "instructblipvideo": ["InstructBlipVideoForConditionalGeneration"],
     "aria": ["AriaForConditionalGeneration", "AriaModel"],
     "idefics2": ["Idefics2ForConditionalGeneration", "Idefics2Model"],
+    "granite4_vision": ["Granite4VisionForConditionalGeneration", "Granite4VisionModel"],
 }
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal")}
+# Granite 4 Vision's Q-Formers' features enter text blocks named by number: no new blocks (refused below)
+NO_DEPTH = {"granite4_vision"}
 # one line each: what a growth cannot keep exact (OPT's layer norms: eps fixed in its code)
 REFUSED = {("instructblipvideo", "orthogonal"): "norm eps is fixed in its code.*--convention copy$",
            # Idefics2's perceiver RMSNorms over the text width: whole multiples, their own eps
@@ -25,7 +28,7 @@ REFUSED = {("instructblipvideo", "orthogonal"): "norm eps is fixed in its code.*
            ("idefics2", "orthogonal"): "perceiver RMSNorms over the text width.*only the copy convention"}
 # one per family in the default run
 FAST = {("InstructBlipVideoForConditionalGeneration", "wider"), ("AriaForConditionalGeneration", "wider"),
-        ("Idefics2ForConditionalGeneration", "heads")}
+        ("Idefics2ForConditionalGeneration", "heads"), ("Granite4VisionForConditionalGeneration", "wider")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
@@ -44,12 +47,13 @@ def reaches_the_text(model, inputs) -> bool:
 @pytest.mark.parametrize("family, cls, growth", CASES)
 def test_every_class_is_exact(tmp_path, family, cls, growth):
     src = build_model(tmp_path / "src", cls)
+    options = {k: v for k, v in GROWTHS[growth].items() if not (k == "layers" and family in NO_DEPTH)}
     if (family, growth) in REFUSED:
         with pytest.raises(hfgrow.GrowthError, match=REFUSED[family, growth]) as e:
-            hfgrow.grow(src, tmp_path / "out", **GROWTHS[growth])
+            hfgrow.grow(src, tmp_path / "out", **options)
         assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
         return
-    v = hfgrow.grow(src, tmp_path / "out", **GROWTHS[growth])["verification"]
+    v = hfgrow.grow(src, tmp_path / "out", **options)["verification"]
     assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"] and "image tokens" in v["inputs"], v
     assert all(s["max_rel"] <= 1e-5 for s in v["float32"]["outputs"].values()), v
     small, big = (json.loads((p / "config.json").read_text()) for p in (src, tmp_path / "out"))
@@ -60,3 +64,10 @@ def test_every_class_is_exact(tmp_path, family, cls, growth):
     x, y = logits(a, inputs), logits(b, inputs)
     if x.shape == y.shape:  # logits: compared as the user sees them
         assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+
+
+def test_granite4_vision_refuses_new_blocks_in_one_line(tmp_path):
+    src = build_model(tmp_path / "src", "Granite4VisionForConditionalGeneration")
+    with pytest.raises(hfgrow.GrowthError, match="blocks named by number .*which new blocks would renumber: no --layers") as e:
+        hfgrow.grow(src, tmp_path / "out", factor=2, layers=6)
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
