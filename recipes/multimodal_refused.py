@@ -47,10 +47,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
-    TEXT.format("molmo2_text has no recipe: Qwen3's or OLMo 2's q/k norms (qk_norm_type), post-norm blocks under "
-                "norm_after, scaled and unscaled rotary by block number (rope_scaling_layers); its adapter would join as "
-                "Aya Vision's, a pooling attention at the vision width then a SwiGLU whose down_proj writes the text "
-                "width"): ("molmo2",),
+    SAVED_NAMES.format("Molmo2: transformer.blocks.N with q|k|v fused as att_proj, up|gate as ff_proj, the embedding "
+                       "split into wte.embedding and wte.new_embedding; and molmo2_text has no recipe yet (Qwen3's or OLMo "
+                       "2's q/k norms by qk_norm_type, post-norm blocks under norm_after, rotary scaled by block number in "
+                       "rope_scaling_layers); its adapter would join as Aya Vision's, a pooling attention at the vision "
+                       "width then a SwiGLU whose down_proj writes the text width"): ("molmo2",),
     NOT_DECLARED + "its text model is the model itself (Llama's sizes at the top of its config, no text_config), with "
     "aligner cross-attention inside its decoder layers (one every num_hidden_layers // aligner_num_add_layers blocks, "
     "scores scaled by num_attention_heads^-1/2) over the SaProt encoder's resampled latents; verification generates no "
