@@ -24,7 +24,7 @@ embedding row does.
 
 import dataclasses
 
-from hfgrow.policy import NoNewBlocks, SharedEps, WholeMultiplesOnly
+from hfgrow.policy import NoNewBlocks, SharedEps, VisionTowerKept, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Space, TensorRule, Tower, keep, linear, norm, writes
 
 from .vlm import FIELDS, IDEFICS3
@@ -38,7 +38,9 @@ ARIA_P = "multi_modal_projector"
 ARIA_KEPT = (*keep(f"{ARIA_P}.query", 2), *keep(f"{ARIA_P}.(layer_norm|cross_attn.layer_norm|cross_attn.layer_norm_kv).(weight|bias)"),
              *keep(f"{ARIA_P}.cross_attn.((q|k|v)_proj.weight|linear.weight|multihead_attn.in_proj_weight|multihead_attn.out_proj.weight)", 2),
              *keep(f"{ARIA_P}.cross_attn.(linear.bias|multihead_attn.in_proj_bias|multihead_attn.out_proj.bias)"))
-ARIA = joined("aria", ("AriaModel", "AriaForConditionalGeneration"), (text(), vision("vision_tower")),
+ARIA_VISION = VisionTowerKept("Aria's projector attends to the vision features at the vision width (its queries, LayerNorms "
+                              "and cross-attention, kept: no rules grow them with the tower)")
+ARIA = joined("aria", ("AriaModel", "AriaForConditionalGeneration"), (text(True, ARIA_VISION), vision("vision_tower")),
               (*ARIA_KEPT, *linear(f"{ARIA_P}.feed_forward.linear_in", "text_config.projected", "vision_config.hidden", bias=False),
                *linear(f"{ARIA_P}.feed_forward.linear_out", "text_config.hidden", "text_config.projected", bias=False)))
 

@@ -71,3 +71,16 @@ def test_granite4_vision_refuses_new_blocks_in_one_line(tmp_path):
     with pytest.raises(hfgrow.GrowthError, match="blocks named by number .*which new blocks would renumber: no --layers") as e:
         hfgrow.grow(src, tmp_path / "out", factor=2, layers=6)
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cls, why", [
+    ("AriaForConditionalGeneration", "Aria's projector attends to the vision features at the vision width.*no --vision-tower grow"),
+    ("Idefics2ForConditionalGeneration", "vision_config is of model_type='idefics2_vision', which hfgrow cannot grow"),
+    ("Granite4VisionForConditionalGeneration", "qformer_config is of model_type='blip_2_qformer', which hfgrow cannot grow"),
+    ("InstructBlipVideoForConditionalGeneration", "model_type='instructblipvideo_vision_model', which hfgrow cannot grow")])
+def test_vision_tower_growth_is_refused_in_one_line(tmp_path, cls, why):
+    """The resamplers' layers at the vision width have no rules to grow with the tower: --vision-tower grow is refused."""
+    src = build_model(tmp_path / "src", cls)
+    with pytest.raises(hfgrow.GrowthError, match=why) as e:
+        hfgrow.grow(src, tmp_path / "out", factor=2, vision_tower="grow")
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
