@@ -3,9 +3,9 @@
 To add a family, write a module here that defines its recipe (see ``bert.py`` and
 docs/adding-a-recipe.md) and list it below.
 """
+from . import resampler_joins  # issue 32: joins through learned queries (its own line: the list below is edited by others)
 
 from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, mpnet, multimodal_refused, nemotron, olmo2, omni_joins, omniasr, opt, patch_vision, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, vision_refused, vit, vlm, vlm_joins, wav2vec2, whisper, xlm)
-from . import resampler_joins  # issue 32: joins through learned queries (its own line: other helpers edit the one above)
 
 RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
            deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
