@@ -469,6 +469,8 @@ class Widths:
             return self.hidden
         if dim.startswith("hidden/"):
             return self.hidden[0] // int(dim[7:]), self.hidden[1] // int(dim[7:])
+        if dim.startswith("hidden*"):
+            return self.hidden[0] * int(dim[7:]), self.hidden[1] * int(dim[7:])
         stage = next((s for s in self.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
         if stage:  # (a stage the model does not have: none)
             return stage[1], stage[2]
@@ -496,8 +498,9 @@ class Space:
     # head) for a name in Widths.per_head; "layers×NAME" for a name in Widths.fixed (a slice of that size per block,
     # copied with its block); "kept": a size that never grows (a norm over a Mamba mixer's state or
     # time-step rank: its eps is shared with the hidden norms, see eps_scale), one unit standing for all of them;
-    # "hidden_heads" (an attention of a fixed number of heads over the hidden width) and "hidden/N" (hidden / N units):
-    # whole multiples of the hidden size only (FunASR-Nano's adaptor layers)
+    # "hidden_heads" (an attention of a fixed number of heads over the hidden width), "hidden/N" (hidden / N units) and
+    # "hidden*N" (N · hidden units): whole multiples of the hidden size only (FunASR-Nano's adaptor layers, Idefics2's
+    # perceiver MLPs)
     kind: Kind
     rope: str | None = None
     rescaled_by: str | bool | None = None
@@ -768,7 +771,7 @@ class _Layouts:
             return n * size, src, torch.ones(src.numel(), dtype=torch.bool), torch.ones(src.numel())
         if dim in ("linear_k", "linear_v", "linear_k_heads", "linear_v_heads"):
             return _linear_layout(widths, dim)
-        if dim == "hidden_heads" or dim.startswith("hidden/"):
+        if dim == "hidden_heads" or dim.startswith(("hidden/", "hidden*")):
             return _hidden_share(widths, dim)
         stage = next((s for s in widths.stages if s[0] == dim), (dim, 0, 0, 1) if dim.startswith("stage") else None)
         if stage:  # a stage's channels, heads or attention: whole copies of each block of ``unit`` units, adjacent (a
@@ -785,9 +788,9 @@ def _hidden_share(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Te
     """Spaces sized by the hidden width, whole multiples of it only (FunASR-Nano's adaptor layers): ``hidden_heads``, an
     attention that splits the hidden width into a fixed number of heads, laid out as the hidden units (adjacent copies:
     each head's dims stay in it, head_dim grows by k = hidden'/hidden, and the k copies of a dim meet in its head);
-    ``hidden/N``, an activation of hidden / N units (spread)."""
+    ``hidden/N`` and ``hidden*N``, an activation of hidden / N or N · hidden units (spread)."""
     n, big = widths.size(dim)
-    if widths.hidden[1] % widths.hidden[0] or widths.hidden[0] % (1 if dim == "hidden_heads" else int(dim[7:])):
+    if widths.hidden[1] % widths.hidden[0] or widths.hidden[0] % (int(dim[7:]) if dim.startswith("hidden/") else 1):
         raise GrowthError(f"a space of {dim} grows by whole multiples of the hidden size ({widths.hidden[0]}) only")
     if dim == "hidden_heads":
         k = big // n

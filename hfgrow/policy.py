@@ -272,6 +272,18 @@ class NoNewBlocks(Constraint):
 
 
 @dataclass(frozen=True)
+class VisionTowerKept(Constraint):
+    """Layers beside the vision tower that read its width and have no rules to grow with it (Aria's cross-attention at
+    the vision width), for ``reason``: no --vision-tower grow."""
+
+    reason: str
+    lossy_fallback = False  # the kept layers would not match the grown vision config
+
+    def problems(self, recipe: Recipe, growth: Growth) -> list[str]:
+        return [f"{self.reason}: keep the vision tower (no --vision-tower grow)"] if growth.options.vision_tower == "grow" else []
+
+
+@dataclass(frozen=True)
 class HeadDimFixedBy(Constraint):
     """Where a layer type is present, head_dim may not change, for ``reason`` (MiniMax-M3's block-sparse layers)."""
 

@@ -19,6 +19,7 @@ random inputs show a wrong one as well as real ones, and need no processor):
 from __future__ import annotations
 
 import inspect
+from fractions import Fraction
 from typing import Any, Callable
 
 import torch
@@ -173,6 +174,8 @@ def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
 def image_token(config: Any) -> int:
     """A vision-language config's image placeholder token id."""
     value = getattr(config, "image_token_id", None)
+    if value is None and config.model_type in VIDEO_ONLY:  # InstructBLIP-Video's features fill its video tokens
+        return _positive(config, "video_token_index")
     return _positive(config, "image_token_index") if value is None else value
 
 
@@ -216,6 +219,47 @@ def _instructed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     images, count, before, after = _queries(config, n, g)
     ids = torch.randint(1, int(config.qformer_config.vocab_size), (n, 4), generator=g)
     return {**images, "qformer_input_ids": ids, "qformer_attention_mask": torch.ones_like(ids)}, count, before, after
+
+
+# video-language models that read videos alone, each a few frames: their features fill the video placeholder tokens
+VIDEO_ONLY, FRAMES_PER_VIDEO = ("instructblipvideo",), 4  # InstructBLIP-Video's processor samples 4 frames
+
+
+def _instructed_video(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """InstructBLIP-Video: InstructBLIP's inputs, each image a video of FRAMES_PER_VIDEO frames [n, frames, channels,
+    height, width]; num_query_tokens features a frame."""
+    images, count, before, after = _instructed(config, n, g)
+    frames = torch.randn(n, FRAMES_PER_VIDEO - 1, *images["pixel_values"].shape[1:], generator=g)
+    video = torch.cat([images["pixel_values"].unsqueeze(1), frames], dim=1)
+    return {**images, "pixel_values": video}, count * FRAMES_PER_VIDEO, before, after
+
+
+def _aria(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Aria: [n, channels, height, width]; as many features as projector_patch_to_query_dict gives the image's patches
+    (its projector's learned queries)."""
+    images, patches, before, after = _llava(config, n, g)
+    return images, int(config.projector_patch_to_query_dict[patches]), before, after
+
+
+def _perceived(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Idefics2: [n, 1 image, channels, height, width] with its pixel_attention_mask; resampler_n_latents features an
+    image (its perceiver's learned latents)."""
+    images, _, before, after = _llava(config, n, g)
+    pixels = images["pixel_values"].unsqueeze(1)
+    mask = torch.ones(n, 1, *pixels.shape[-2:], dtype=torch.bool)
+    return {"pixel_values": pixels, "pixel_attention_mask": mask}, _positive(config.perceiver_config, "resampler_n_latents"), before, after
+
+
+def _windowed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """Granite 4 Vision: LLaVA-NeXT's tiles, each tile's patches per side times downsample_rate (its window Q-Formers'
+    queries over their windows)."""
+    images, _, before, after = _llava_next(config, n, g)
+    vision = config.vision_config
+    side = _side(vision.image_size)[0]
+    per_side = int(side // _side(vision.patch_size)[0] * Fraction(config.downsample_rate))
+    height, width = (int(x) for x in config.image_grid_pinpoints[0])
+    rows, columns = height // side * per_side, width // side * per_side
+    return images, per_side * per_side + rows * (columns + 1), before, after
 
 
 def _sam(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -362,6 +406,8 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
     "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
+    "instructblipvideo": _instructed_video, "aria": _aria, "idefics2": _perceived,
+    "granite4_vision": _windowed,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
     # recipes/vlm_projectors.py
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,

@@ -659,6 +659,22 @@ _QFORMER = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_a
 TINY["instructblip"] = dict(
     text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4), qformer_config=_QFORMER,
     num_query_tokens=3, image_token_index=5)
+# InstructBLIP-Video: InstructBLIP's, its features in place of video token 5
+TINY["instructblipvideo"] = {**{k: v for k, v in TINY["instructblip"].items() if k != "image_token_index"}, "video_token_index": 5}
+# Aria: Idefics3's tower (8×8 images of 4×4 patches), its projector's 3 learned queries for 4 patches; Aria's text model
+TINY["aria"] = dict(text_config=dict(TINY["aria_text"], model_type="aria_text"), vision_config=dict(_VISION, model_type="idefics3_vision"),
+                    projector_patch_to_query_dict={4: 3}, image_token_index=5)
+# Idefics2: its tower (8×8 images of 4×4 patches), a perceiver of 2 layers and 3 latents at the text width (2 heads of 6, 1 KV head)
+TINY["idefics2"] = dict(text_config=dict(TINY["mistral"], model_type="mistral"), vision_config=_VISION, image_token_id=5, perceiver_config=dict(
+    hidden_size=TINY["mistral"]["hidden_size"], rms_norm_eps=0.05, resampler_n_latents=3, resampler_depth=2, resampler_n_heads=2,
+    resampler_head_dim=6, num_key_value_heads=1))
+# Granite 4 Vision: a CLIP tower of 64 (the Q-Formers' heads are hidden / 64), 8×8 images of 4×4 patches in 1×2 tiles, window
+# Q-Formers of 1 query a 2×2 window: one after vision layer -2 into text block 0, four spatial ones into blocks 1-4
+TINY["granite4_vision"] = dict(
+    text_config=dict(TINY["granite"], num_hidden_layers=5, model_type="granite4_vision_text"), image_token_index=5,
+    vision_config=dict(_CLIP, hidden_size=64), qformer_config=dict(_QFORMER, num_hidden_layers=1, model_type="blip_2_qformer"),
+    image_grid_pinpoints=[[8, 16], [16, 8]], downsample_rate="1/2", deepstack_layer_map=[[-2, 0]], spatial_target_layers=[1, 2, 3, 4],
+    projector_dropout=0.0)
 # LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
 TINY["llava_onevision"] = dict(TINY["llava_next"], vision_feature_select_strategy="default", video_token_index=6)
 TINY["blip-2"] = dict(text_config=dict(TINY["opt"], model_type="opt"), vision_config=dict(_TOWER, image_size=8, patch_size=4),

@@ -3,6 +3,7 @@
 To add a family, write a module here that defines its recipe (see ``bert.py`` and
 docs/adding-a-recipe.md) and list it below.
 """
+from . import resampler_joins  # issue 32: joins through learned queries (its own line: the list below is edited by others)
 
 from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, moonshine, mpnet, multimodal_refused, nemotron, olmo2, omni_joins, omniasr, opt, patch_vision, persimmon, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, text_joins, vision_refused, vit, vlm, vlm_aligners, vlm_joins, vlm_projectors, wav2vec2, whisper, xlm)
 
@@ -34,6 +35,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            *vlm_joins.RECIPES, *vlm_projectors.RECIPES, *vlm_aligners.RECIPES,
            *audio_joins.RECIPES,
            *omni_joins.RECIPES,
+           *resampler_joins.RECIPES,
            prenorm_bert.ROBERTA_PRELAYERNORM, prenorm_bert.MEGATRON_BERT, prenorm_bert.XLM_ROBERTA_XL,
            bert_like.LAYOUTLM, bert_like.TAPAS, bert_like.IBERT,
            mpnet.RECIPE,

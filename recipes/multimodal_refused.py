@@ -12,8 +12,6 @@ NOT_DECLARED = "not yet declared: "
 AUDIO = (NOT_DECLARED + "its audio reaches the text model through audio placeholder tokens ({}); recipes/audio_joins.py "
          "joins the audio-language models whose projector is plain layers into the text width, and verification generates "
          "audio in their layouts alone (hfgrow/signals.py AUDIO_LAYOUTS)")
-CROSS = (NOT_DECLARED + "its image features reach the text through attention with learned queries (a resampler, Q-Former "
-         "or cross-attention) whose widths are the projector's own: no recipe declares those layers")
 TEXT = "its text model is not grown by hfgrow ({}), so neither is the whole model"
 PROJECTOR = (NOT_DECLARED + "the text model and the kept vision tower are supported, but the projector between them ({}) "
              "has no rules yet")
@@ -53,7 +51,19 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "the whole model (thinker, talker that reads the thinker's hidden states, vocoder) defines no forward, only generate "
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
-    CROSS: ("aria", "idefics2", "kosmos-2", "kosmos-2.5", "granite4_vision", "instructblipvideo", "molmo2", "evolla"),
+    SAVED_NAMES.format("Molmo2: transformer.blocks.N with q|k|v fused as att_proj, up|gate as ff_proj, the embedding "
+                       "split into wte.embedding and wte.new_embedding; and molmo2_text has no recipe yet (Qwen3's or OLMo "
+                       "2's q/k norms by qk_norm_type, post-norm blocks under norm_after, rotary scaled by block number in "
+                       "rope_scaling_layers); its adapter would join as Aya Vision's, a pooling attention at the vision "
+                       "width then a SwiGLU whose down_proj writes the text width"): ("molmo2",),
+    NOT_DECLARED + "its text model is the model itself (Llama's sizes at the top of its config, no text_config), with "
+    "aligner cross-attention inside its decoder layers (one every num_hidden_layers // aligner_num_add_layers blocks, "
+    "scores scaled by num_attention_heads^-1/2) over the SaProt encoder's resampled latents; verification generates no "
+    "protein sequences": ("evolla",),
+    # instructblipvideo, aria, idefics2: joined in recipes/resampler_joins.py
+    TEXT.format("kosmos_2_text_model, kosmos_2_5_text_model: they add sinusoidal positions that transformers computes "
+                "from embed_dim on load (M2M-100's, never stored), and a wider model's sinusoid is not a copy of the small "
+                "one's, so no growth is exact"): ("kosmos-2", "kosmos-2.5"),
     NOT_DECLARED + "gated cross-attention layers inside the text model read the perceiver's image latents (its text "
     "model is the model itself, no text sub-config)": ("idefics",),
     TEXT.format("mllama_text_model: cross-attention layers between its blocks read the vision features"): ("mllama",),
