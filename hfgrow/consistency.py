@@ -127,6 +127,12 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     return both
 
 
+def stored_names(reader: Any, skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
+    """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are the whole
+    model's, read by the whole model's conversion mapping (Kimi K2.5's ``language_model.model.*``)."""
+    return loaded_names(getattr(reader, "whole", None) or skeleton)
+
+
 def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]] | None:
     """Stored keys as transformers renames them with the conversion mappings of the sub-models a class holds, each
     scoped to its sub-model's prefix (ViTForImageClassification's ViTModel under ``vit``), by transformers' own
@@ -210,7 +216,7 @@ def check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
     """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
     if skeleton is None:
         return
-    plain, loaded = plain_names(recipe, skeleton), loaded_names(skeleton)
+    plain, loaded = plain_names(recipe, skeleton), stored_names(reader, skeleton)
     expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
     for info in reader.tensors.values():
         name, merged = loaded(info.name)
@@ -251,7 +257,7 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
         return []
     expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
     plain = plain_names(recipe, skeleton)
-    loaded = loaded_names(skeleton)
+    loaded = stored_names(reader, skeleton)
     stored = {plain(part) for name in reader.tensors for part in loaded(name, every=True)[0]}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]

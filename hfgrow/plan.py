@@ -27,7 +27,7 @@ from .memory import check_peak_fits, check_sizes_fit
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
 from .recipe import Recipe, Repeated, TensorRule, scoped, unrepeated
-from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
+from .towers import NestedReader, RenamedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths, stack_depth
 
 
@@ -174,7 +174,11 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     recipe, cls = find_recipe(reader.config())
     if options.vision_tower == "grow" and not recipe.towers:
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} is no vision-language model (it has no vision tower)")
-    plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    if recipe.renamed:  # planned under the names transformers loads, written under the stored ones
+        renamed = RenamedReader(reader, skeleton_model(recipe, cls, reader.transformers_config()))
+        plan = renamed.restored(_towers_plan(renamed, options, recipe, cls))
+    else:
+        plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
     plan.notes[:0] = getattr(reader, "notes", [])  # what the reader chose that the checkpoint did not say (its class)
     return plan
 
@@ -211,7 +215,7 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     eps_scale, maps = exact_eps(recipe, cls, sized, widths, options, norm_inputs, maps, scaled, flags)
     layers, new_blocks, depth = {}, {}, {}
     if options.layers:
-        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls)
+        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls, getattr(reader, "whole", None))
         if layers and options.new_blocks == "stack":  # asked for by name: no --allow-lossy needed
             approximate = [*approximate, STACKED]
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
@@ -265,7 +269,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     matched = {name: next((r for rx, r in rules if rx.match(name)), None) for name in reader.tensors}
     joins = {name for name, r in matched.items() if r is not None}
     by_prefix = tower_keys(list(reader.tensors), towers)
-    plans, claimed = [], set()
+    plans, claimed, whole = [], set(), skeleton_model(recipe, cls, reader.transformers_config())
     for t in towers:
         keys = by_prefix[t.sub] if t.prefix else \
             {name for name in reader.tensors if any(rx.match(name) for rx, _ in t.recipe.rules_for(t.cls))}
@@ -273,7 +277,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
             rules = t.recipe.rules_for(t.cls)
             theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.kept), tower, t.cls))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls, whole), _tower_options(options, t.kept), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
     copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}

@@ -28,13 +28,6 @@ ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recip
 
 GROUPS: dict[str, tuple[str, ...]] = {
     MERGER: ("granite_docling", "hunyuan_vl"),
-    SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
-                       "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
-    SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "
-                       "language_model.model.encoder.layers.N, mlp1.N; MiniMax-M3-VL: the dense MLPs' gate_proj / up_proj, "
-                       "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
-                       "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
-                                                                                                     "minimax_m3_vl"),
     MERGER + "; Qwen3-VL's deepstack mergers also add vision features into the first text blocks": ("cosmos3_omni",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
     AUDIO.format("its projector ends in adaptor_config.num_hidden_layers pre-LayerNorm transformer layers of the text width, "
