@@ -127,10 +127,19 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     return both
 
 
-def stored_names(reader: Any, skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
+def stored_names(reader: Any, skeleton: torch.nn.Module | None) -> Callable[..., tuple[Any, bool]]:
     """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are the whole
-    model's, read by the whole model's conversion mapping (Kimi K2.5's ``language_model.model.*``)."""
-    return loaded_names(getattr(reader, "whole", None) or skeleton)
+    model's, read by the whole model's conversion mapping with its sub-models' (as from_pretrained reads them: Mistral
+    Large 4's text experts), from the name the checkpoint stores (a key seen renamed, towers.RenamedReader)."""
+    whole = getattr(reader, "whole", None)
+    if whole is None:
+        return loaded_names(skeleton)
+    loaded = _submodel_names(whole) or loaded_names(whole)
+    stored = getattr(reader, "stored", None) or (lambda name: name)
+
+    def read(name: str, every: bool = False) -> tuple[Any, bool]:
+        return loaded(stored(name), every)
+    return read
 
 
 def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]] | None:

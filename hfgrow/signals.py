@@ -287,7 +287,7 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 # Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
 # EXAONE 4.5 aside): the vision towers whose merger writes the text width
 MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
-           "paddleocr_vl", "glm4v_moe")
+           "paddleocr_vl", "glm4v_moe", "cosmos3_edge")
 PATCHES_2D = ("paddleocr_vl", "kimi_k25")
 KERNEL_MERGE = ("kimi_k25",)  # its vision_config's merge_kernel_size (its projector merges 2 × 2 patches)
 PROJECTOR_MERGE = ("minimax_m3_vl",)  # Qwen2-VL's layout, merged by the projector (no vision start or end tokens)
@@ -311,7 +311,7 @@ CODED_IMAGES = {"emu3", "apertus1p5"}
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
     **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl", "qianfan_ocr"), _llava),
-    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
+    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral, "mistral_large4": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4, **dict.fromkeys(KERNEL_MERGE + PROJECTOR_MERGE, _qwen2_vl),
 }

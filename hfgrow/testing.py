@@ -634,6 +634,15 @@ TINY["minimax_m3_vl"] = dict(text_config=dict(TINY["minimax_m3_vl_text"], model_
                              image_token_index=5, video_token_index=6, vision_config=dict(
                                  hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
                                  temporal_patch_size=2, spatial_merge_size=2, image_size=16, layer_norm_eps=0.05))
+# Cosmos3 Edge: a SigLIP 2 tower over rows of 4×4 patches (a 4×4 table of learned positions), merged 2×2 by the projector; its
+# text model saved at the top level (embed_tokens, layers.N.self_attn.to_q, mlp.up_proj, norm)
+TINY["cosmos3_edge"] = dict(text_config=dict(TINY["cosmos3_edge_text"], model_type="cosmos3_edge_text"), projector_hidden_size=20,
+                            vision_config=dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                               num_patches=16, spatial_merge_size=2, layer_norm_eps=0.05), **_QWEN_IDS)
+# Mistral Large 4: Mistral 3's layout (a Pixtral tower, the projector without biases) before a Mistral Large 4 text model, saved
+# in Mistral's own layout (tok_embeddings, layers.N.attention.wq, vision_encoder.*, vision_language_adapter.w_in / w_out)
+TINY["mistral_large4"] = dict(TINY["mistral3"], text_config=dict(TINY["mistral_large4_text"], model_type="mistral_large4_text"),
+                              multimodal_projector_bias=False)
 TINY["qianfan_ocr"] = dict(TINY["internvl"], text_config=dict(TINY["qwen3"], model_type="qwen3"), vision_config=TINY["internvl_vision"])
 # PaddleOCR-VL: a SigLIP-like tower of 4×4 patches read as patches with image_grid_thw, merged 2×2 by the projector
 _SIGLIP_ROWS = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_channels=3, patch_size=4,

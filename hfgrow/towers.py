@@ -5,7 +5,7 @@ reads its sub-config, and the grown sub-configs joined back into the whole confi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -19,13 +19,14 @@ class TowerReader:
     """A checkpoint seen as one tower: its keys alone, its sub-config as config.json (naming the tower's class), and
     the installed transformers' reading of that sub-config."""
 
-    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, whole: torch.nn.Module | None = None):
+    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, whole: torch.nn.Module | None = None,
+                 stored: Callable[[str], str] | None = None):
         import copy
 
         self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
         # the whole model (built on the meta device): its conversion mapping names the tower's keys as transformers loads
         # them (GLM-4V-MoE's experts saved one by one, loaded fused), not the tower class's own
-        self.whole = whole
+        self.whole, self.stored = whole, stored  # stored: a key's stored name, where the keys are seen renamed (RenamedReader)
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}

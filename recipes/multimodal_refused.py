@@ -79,13 +79,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                      "spatial_shapes inputs verification does not generate yet"): ("lfm2_vl",),
     PROJECTOR.format("Ovis 2's visual head: a softmax over a visual vocabulary, then visual_embeddings_table of the text "
                      "width"): ("ovis2",),
-    NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
-    "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
-    "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
-    NOT_DECLARED + "its checkpoints are saved in Mistral's own layout with the text model at the top level (tok_embeddings, "
-    "layers.N.attention.*, output) beside vision_encoder.* and the projector (pre_mm_projector_norm, patch_merger, "
-    "vision_language_adapter.w_in / w_out): a tower's keys are told apart by a prefix (hfgrow/towers.py), and the text "
-    "model has none": ("mistral_large4",),
     PROJECTOR.format("a linear layer over the vision tower's stride-2 downsamplers"): ("step3p7",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO.format("its audio tower and adapter have no rules, nor its vision adapter and projection"): ("muse_spark",),

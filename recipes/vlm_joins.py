@@ -244,7 +244,19 @@ MINIMAX_M3_VL = joined("minimax_m3_vl", ("MiniMaxM3VLModel", "MiniMaxM3SparseFor
                         *keep("multi_modal_projector.merge_linear_1.bias"),
                         *linear("multi_modal_projector.merge_linear_2", "text_config.hidden", None)), renamed=True)
 
-RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL)
+# Cosmos3 Edge: its text model at the top level (embed_tokens, layers.N, norm); PaddleOCR-VL's projector (norm, linear_fc1
+# kept, linear_fc2 into the text width) over a SigLIP 2 tower
+COSMOS3_EDGE = dataclasses.replace(merging("cosmos3_edge", ("Cosmos3EdgeModel", "Cosmos3EdgeForConditionalGeneration"),
+                                           (*kept_layers("projector", "norm", "linear_fc1"),
+                                            *linear("projector.linear_fc2", "text_config.hidden", None)), twin=False), renamed=True)
+
+# Mistral Large 4: Mistral 3's projector without biases (pre_mm_projector_norm, patch_merger, vision_language_adapter.w_in /
+# w_out), its text model at the top level in Mistral's layout (tok_embeddings, layers.N.attention.*, output)
+MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4ForConditionalGeneration"),
+                        (text(True, PIXTRAL_NORM), vision("vision_tower")), pixtral_projector("multi_modal_projector", bias=False),
+                        renamed=True)
+
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here

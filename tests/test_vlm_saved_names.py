@@ -21,12 +21,16 @@ CLASSES = {
     "kimi_k25": ["Kimi_K25ForConditionalGeneration", "Kimi_K25Model"],
     "qianfan_ocr": ["QianfanOCRForConditionalGeneration", "QianfanOCRModel"],
     "minimax_m3_vl": ["MiniMaxM3SparseForConditionalGeneration", "MiniMaxM3VLModel"],
+    "cosmos3_edge": ["Cosmos3EdgeForConditionalGeneration", "Cosmos3EdgeModel"],  # its text model at the top level
+    "mistral_large4": ["MistralLarge4ForConditionalGeneration", "MistralLarge4Model"],  # at the top level, Mistral's layout
 }
 # how each family's stored names end (the text model's, as the original repository names them)
 STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
-          "kimi_k25": "language_model.blocks.1.mlp.experts.0.gate_proj.weight",
+          "kimi_k25": ".blocks.1.mlp.experts.0.gate_proj.weight",
           "qianfan_ocr": "model.encoder.layers.1.mlp.gate_proj.weight",
-          "minimax_m3_vl": ".layers.1.block_sparse_moe.experts.0.w1.weight"}
+          "minimax_m3_vl": ".layers.1.block_sparse_moe.experts.0.w1.weight",
+          "cosmos3_edge": "layers.1.self_attn.to_out.weight",
+          "mistral_large4": "layers.1.attention.wkv_b.weight"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal"),
            "deeper": dict(factor=2, layers=3)}
@@ -37,11 +41,19 @@ REFUSED = {  # (family, growth): the one-line reason
     ("qianfan_ocr", "orthogonal"): "cannot keep eps exact .*use --convention copy$",  # Qwen3's q/k norms
     ("minimax_m3_vl", "orthogonal"): "cannot keep eps exact .*use --convention copy$",
     ("minimax_m3_vl", "head-dim"): "the indexer rotates its queries and keys",  # its text model's refusal
+    ("cosmos3_edge", "head-dim"): "rotary sections .* interleave the position streams",  # its text model's refusal
+    # Mistral Large 4's text model's refusals (multi-head latent attention, the indexer's q_input_norm over the stream and
+    # its shared blocks), and the projector's RMSNorm that shares the text model's eps (Mistral 3's)
+    ("mistral_large4", "head-dim"): "multi-head latent attention keeps its per-head sizes",
+    ("mistral_large4", "wider"): "q_input_norm is a LayerNorm over the residual stream",
+    ("mistral_large4", "deeper"): "indexer_types: a 'shared' block reuses the tokens",
+    ("mistral_large4", "orthogonal"): "the projector's RMSNorm over the vision width",
 }
 # MiniMax-M3-VL's dense MLPs (dense_intermediate_size) grow with the intermediate size: ×1.5 of both
 WIDER = {"minimax_m3_vl": dict(hidden_size=24, intermediate_size=15, layers=3)}
 FAST = {("Glm4vMoeForConditionalGeneration", "deeper"), ("Kimi_K25ForConditionalGeneration", "deeper"),
-        ("QianfanOCRForConditionalGeneration", "wider"), ("MiniMaxM3SparseForConditionalGeneration", "heads")}
+        ("QianfanOCRForConditionalGeneration", "wider"), ("MiniMaxM3SparseForConditionalGeneration", "heads"),
+        ("Cosmos3EdgeForConditionalGeneration", "orthogonal"), ("MistralLarge4ForConditionalGeneration", "heads")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
