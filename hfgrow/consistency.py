@@ -128,14 +128,19 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
 
 
 def stored_names(reader: Any, skeleton: torch.nn.Module | None) -> Callable[..., tuple[Any, bool]]:
-    """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are the whole
-    model's, read by the whole model's conversion mapping with its sub-models' (as from_pretrained reads them: Mistral
-    Large 4's text experts), from the name the checkpoint stores (a key seen renamed, towers.RenamedReader)."""
-    whole = getattr(reader, "whole", None)
+    """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are named as the
+    whole model names them (its ``names``: :func:`whole_names`, or the names themselves for a model in memory)."""
+    return getattr(reader, "names", None) or loaded_names(skeleton)
+
+
+def whole_names(whole: torch.nn.Module | None, stored: Callable[[str], str] | None) -> Callable[..., tuple[Any, bool]]:
+    """Keys of a checkpoint as the whole model ``whole`` loads them, by its conversion mapping with its sub-models' (as
+    from_pretrained reads them: Mistral Large 4's text experts), from the name the checkpoint stores (``stored``: a key
+    seen renamed, towers.RenamedReader); a model in memory (``whole`` None) holds its keys under their loaded names."""
     if whole is None:
-        return loaded_names(skeleton)
+        return lambda name, every=False: ((name,) if every else name, False)
     loaded = _submodel_names(whole) or loaded_names(whole)
-    stored = getattr(reader, "stored", None) or (lambda name: name)
+    stored = stored or (lambda name: name)
 
     def read(name: str, every: bool = False) -> tuple[Any, bool]:
         return loaded(stored(name), every)

@@ -19,14 +19,13 @@ class TowerReader:
     """A checkpoint seen as one tower: its keys alone, its sub-config as config.json (naming the tower's class), and
     the installed transformers' reading of that sub-config."""
 
-    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, whole: torch.nn.Module | None = None,
-                 stored: Callable[[str], str] | None = None):
+    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, names: Callable[..., Any] | None = None):
         import copy
 
         self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
-        # the whole model (built on the meta device): its conversion mapping names the tower's keys as transformers loads
-        # them (GLM-4V-MoE's experts saved one by one, loaded fused), not the tower class's own
-        self.whole, self.stored = whole, stored  # stored: a key's stored name, where the keys are seen renamed (RenamedReader)
+        # the tower's keys as the whole model loads them (consistency.whole_names: GLM-4V-MoE's experts saved one by one,
+        # loaded fused), not as the tower class's own mapping would
+        self.names = names
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}
@@ -83,7 +82,7 @@ class RenamedReader:
     converter merges (experts one by one) keep their stored form, renamed."""
 
     def __init__(self, reader: CheckpointReader, skeleton: torch.nn.Module | None):
-        self.reader, self.folder, self.whole = reader, getattr(reader, "folder", None), skeleton
+        self.reader, self.folder = reader, getattr(reader, "folder", None)
         forward, backward = _renamings(skeleton)
         self.stored = lambda name: backward(name)  # a planned (loaded) name as the checkpoint stores it
         self.tensors: dict[str, TensorInfo] = {}

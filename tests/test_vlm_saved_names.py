@@ -12,7 +12,7 @@ from safetensors import safe_open
 
 import hfgrow
 from hfgrow.signals import with_signals
-from hfgrow.testing import build_model, load
+from hfgrow.testing import build_model, load, make_model
 
 from test_vlm import image_features_reach_the_text, logits
 
@@ -93,3 +93,19 @@ def test_every_class_is_exact(tmp_path, family, cls, growth):
     x, y = logits(a, inputs), logits(b, inputs)
     if x.shape == y.shape:
         assert ((x - y).abs().max() / x.abs().max()).item() <= 5e-5
+
+
+@pytest.mark.parametrize("cls", ["MistralLarge4ForConditionalGeneration",
+                                 pytest.param("Kimi_K25ForConditionalGeneration", marks=pytest.mark.exhaustive)])
+def test_a_model_in_memory_is_read_under_its_own_names(cls):
+    """grow_model reads the model's state dict, whose keys are the loaded names already: they are not renamed again (Mistral
+    Large 4's text mapping would rename its experts' ``.experts.`` twice), and the grown model computes the small one's
+    function."""
+    small = make_model(cls)
+    small.config._attn_implementation = "eager"
+    big = hfgrow.grow_model(small, factor=2).eval()
+    inputs = with_signals(cls, small.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
+    assert image_features_reach_the_text(small.eval(), inputs)
+    x, y = logits(small, inputs), logits(big, inputs)
+    assert big.config.text_config.hidden_size == 2 * small.config.text_config.hidden_size
+    assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
