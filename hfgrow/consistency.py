@@ -128,6 +128,26 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     return both
 
 
+def stored_names(reader: Any, skeleton: torch.nn.Module | None) -> Callable[..., tuple[Any, bool]]:
+    """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are named as the
+    whole model names them (its ``names``: :func:`whole_names`, or the names themselves for a model in memory)."""
+    return getattr(reader, "names", None) or loaded_names(skeleton)
+
+
+def whole_names(whole: torch.nn.Module | None, stored: Callable[[str], str] | None) -> Callable[..., tuple[Any, bool]]:
+    """Keys of a checkpoint as the whole model ``whole`` loads them, by its conversion mapping with its sub-models' (as
+    from_pretrained reads them: Mistral Large 4's text experts), from the name the checkpoint stores (``stored``: a key
+    seen renamed, towers.RenamedReader); a model in memory (``whole`` None) holds its keys under their loaded names."""
+    if whole is None:
+        return lambda name, every=False: ((name,) if every else name, False)
+    loaded = _submodel_names(whole) or loaded_names(whole)
+    stored = stored or (lambda name: name)
+
+    def read(name: str, every: bool = False) -> tuple[Any, bool]:
+        return loaded(stored(name), every)
+    return read
+
+
 def _submodel_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]] | None:
     """Stored keys as transformers renames them with the conversion mappings of the sub-models a class holds, each
     scoped to its sub-model's prefix (ViTForImageClassification's ViTModel under ``vit``), by transformers' own
@@ -211,7 +231,7 @@ def check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
     """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
     if skeleton is None:
         return
-    plain, loaded = plain_names(recipe, skeleton), loaded_names(skeleton)
+    plain, loaded = plain_names(recipe, skeleton), stored_names(reader, skeleton)
     expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
     for info in reader.tensors.values():
         name, merged = loaded(info.name)
@@ -252,7 +272,7 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
         return []
     expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
     plain = plain_names(recipe, skeleton)
-    loaded = loaded_names(skeleton)
+    loaded = stored_names(reader, skeleton)
     stored = {plain(part) for name in reader.tensors for part in loaded(name, every=True)[0]}
     tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
     optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]

@@ -62,7 +62,7 @@ STACKED = ("--new-blocks stack repeats whole blocks (G_stack): the grown model c
 
 
 def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
-           cls: str | None) -> tuple[list[Any], dict, dict, dict[str, Any]]:
+           cls: str | None, loaded: Any = None) -> tuple[list[Any], dict, dict, dict[str, Any]]:
     """Renumber the blocks of every stack and add new ones: copies of the block before them whose
     writes into the residual stream are zero, so that each new block is the identity (pre-norm); with
     ``--new-blocks stack-identity``, such copies of blocks 0, 1, … appended after the stack in order; or, with
@@ -72,7 +72,8 @@ def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: 
 
     A new block is of its original's kind (per-layer lists follow the blocks). Where blocks hold different tensors
     (dense and sparse MLPs, T5's relative bias in the first block only), the model built from the grown config on
-    the meta device says which of its original's tensors the new block has."""
+    the meta device says which of its original's tensors the new block has (``loaded``: the stored keys' loaded
+    names where a model of towers' whole mapping gives them, consistency.stored_names)."""
     if not recipe.stacks:
         raise GrowthError(f"the {recipe.name} recipe does not declare its stacks of blocks: --layers is not supported")
     layers, new_blocks, changes = {}, {}, {}
@@ -81,7 +82,7 @@ def deepen(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: 
         if n_old == options.layers and options.insert_at is None:
             continue  # this stack already has that many blocks
         grow = _stacked if options.stacked else _identities
-        tensors, added, lists = grow(tensors, recipe, config, options, cfg, cls, stack, n_old)
+        tensors, added, lists = grow(tensors, recipe, config, options, cfg, cls, stack, n_old, loaded)
         layers[stack] = (n_old, options.layers)
         new_blocks[stack] = added
         changes[field_name] = options.layers
@@ -99,12 +100,13 @@ def _stored_blocks(tensors: list[Any], rx: re.Pattern[str]) -> dict[int, dict[st
 
 
 def _copies(blocks: dict[int, dict[str, Any]], recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
-            rx: re.Pattern[str], targets: list[tuple[int, int]], zero: Callable[[Any], bool], same: bool = False) -> list[Any]:
+            rx: re.Pattern[str], targets: list[tuple[int, int]], zero: Callable[[Any], bool], same: bool = False,
+            loaded: Any = None) -> list[Any]:
     """The TensorPlans of block ``index`` copied from block ``old``, for each (old, index) of ``targets``: the
     tensors its kind holds in the grown model (``changes``: its depth and per-layer lists). ``same``: each copy is
     grown exactly as its original (the same split shares)."""
     common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
-    kinds = _block_kinds(recipe, cls, cfg, changes, rx) \
+    kinds = _block_kinds(recipe, cls, cfg, changes, rx, loaded) \
         if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
     copies = []
     for old, index in targets:
@@ -117,7 +119,7 @@ def _copies(blocks: dict[int, dict[str, Any]], recipe: Recipe, cls: str | None, 
 
 
 def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
-                cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
+                cls: str | None, stack: str, n_old: int, loaded: Any = None) -> tuple[list[Any], list[int], dict[str, Any]]:
     """New blocks spread evenly (or after ``--insert-at``'s blocks), each a copy of the block before it with its
     writes into the residual stream zero; the blocks after them renumbered."""
     after = insertions(n_old, options.layers, options.insert_at, stack)
@@ -136,7 +138,7 @@ def _identities(tensors: list[Any], recipe: Recipe, config: dict[str, Any], opti
         before[a] = before.get(a, 0) + 1
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)
     copies = _copies(blocks, recipe, cls, cfg, {field_name: options.layers, **lists}, rx, list(zip(after, added)),
-                     _writes_into_stream(recipe))
+                     _writes_into_stream(recipe), loaded=loaded)
     return renamed + copies, added, lists
 
 
@@ -151,7 +153,7 @@ def _writes_into_stream(recipe: Recipe) -> Callable[[Any], bool]:
 
 
 def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options: GrowthOptions, cfg: Any,
-             cls: str | None, stack: str, n_old: int) -> tuple[list[Any], list[int], dict[str, Any]]:
+             cls: str | None, stack: str, n_old: int, loaded: Any = None) -> tuple[list[Any], list[int], dict[str, Any]]:
     """Blocks 0..n-1 copied after the stack in order up to ``--layers`` (block i copies block i mod n): with
     ``--new-blocks stack`` plain copies (G_stack; not exact, a whole multiple), with ``stack-identity`` copies whose
     writes into the residual stream are zero (exact, any number of blocks)."""
@@ -166,7 +168,7 @@ def _stacked(tensors: list[Any], recipe: Recipe, config: dict[str, Any], options
     field_name = next(f for s, f, _ in recipe.stacks if s == stack)
     copies = _copies(_stored_blocks(tensors, rx), recipe, cls, cfg, {field_name: n_new, **lists}, rx,
                      [(i % n_old, i) for i in added], _writes_into_stream(recipe) if exact else lambda tp: False,
-                     same=not exact)
+                     same=not exact, loaded=loaded)
     return tensors + copies, added, lists
 
 
@@ -256,7 +258,7 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
 
 
 def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
-                 rx: re.Pattern[str]) -> Callable[[str, int], bool] | None:
+                 rx: re.Pattern[str], loaded: Any = None) -> Callable[[str, int], bool] | None:
     """Whether a stored tensor of a block has its counterpart in the block ``index`` of the model built, on the meta
     device, from the config with ``changes`` (the grown depth and per-layer lists); None where it cannot be built."""
     import copy
@@ -271,7 +273,7 @@ def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, A
     for name in skeleton.state_dict():
         if m := rx.match(name):
             held.setdefault(int(m.group(2)), set()).add(m.group(3))
-    loaded = loaded_names(skeleton)
+    loaded = loaded or loaded_names(skeleton)
 
     def has(stored: str, index: int) -> bool:
         m = rx.match(loaded(stored)[0])

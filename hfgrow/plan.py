@@ -19,7 +19,8 @@ from . import algebra
 from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .config_rewrite import check_config, grown_config, sizes_of
-from .consistency import check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies
+from .consistency import (check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies,
+                          whole_names)
 from .depth import STACKED, block_sources, deepen
 from .errors import GrowthError
 from .memory import check_peak_fits, check_sizes_fit
@@ -27,7 +28,7 @@ from .memory import check_peak_fits, check_sizes_fit
 from .options import DTYPES, MAX_WIDTH, VERIFY_MODES, GrowthOptions  # noqa: F401
 from .policy import approximations, attention_scaled, check_head_norms, check_lossless, config_flags, exact_eps
 from .recipe import Recipe, Repeated, TensorRule, scoped, unrepeated
-from .towers import NestedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
+from .towers import NestedReader, RenamedReader, TowerReader, joined_config, keeping, planned_towers, tower_keys, tower_subs
 from .widths import config_int, grown_widths, stack_depth
 
 
@@ -174,7 +175,13 @@ def make_plan(reader: CheckpointReader, options: GrowthOptions) -> GrowthPlan:
     recipe, cls = find_recipe(reader.config())
     if options.vision_tower == "grow" and not recipe.towers:
         raise GrowthError(f"--vision-tower grow: {cls or recipe.name} is no vision-language model (it has no vision tower)")
-    plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
+    # planned under the names transformers loads, written under the stored ones (a model in memory, or a distributed
+    # checkpoint of its state, holds the loaded names already)
+    if recipe.renamed and isinstance(reader, CheckpointReader):
+        renamed = RenamedReader(reader, skeleton_model(recipe, cls, reader.transformers_config()))
+        plan = renamed.restored(_towers_plan(renamed, options, recipe, cls))
+    else:
+        plan = _towers_plan(reader, options, recipe, cls) if recipe.towers else _plan(reader, options, recipe, cls)
     plan.notes[:0] = getattr(reader, "notes", [])  # what the reader chose that the checkpoint did not say (its class)
     return plan
 
@@ -211,7 +218,8 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     eps_scale, maps = exact_eps(recipe, cls, sized, widths, options, norm_inputs, maps, scaled, flags)
     layers, new_blocks, depth = {}, {}, {}
     if options.layers:
-        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls)
+        tensors, layers, new_blocks, depth = deepen(tensors, recipe, sized, options, cfg, cls,
+                                                    getattr(reader, "names", None))
         if layers and options.new_blocks == "stack":  # asked for by name: no --allow-lossy needed
             approximate = [*approximate, STACKED]
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
@@ -265,6 +273,11 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     matched = {name: next((r for rx, r in rules if rx.match(name)), None) for name in reader.tensors}
     joins = {name for name, r in matched.items() if r is not None}
     by_prefix = tower_keys(list(reader.tensors), towers)
+    # a checkpoint's keys are read by the whole model's conversion mapping (a model in memory's are loaded names already),
+    # from the names it stores (a RenamedReader's keys are seen renamed)
+    saved = isinstance(reader.reader, (CheckpointReader, RenamedReader))
+    names = whole_names(skeleton_model(recipe, cls, reader.transformers_config()) if saved else None,
+                        getattr(reader.reader, "stored", None))
     plans, claimed = [], set()
     for t in towers:
         keys = by_prefix[t.sub] if t.prefix else \
@@ -273,7 +286,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
             rules = t.recipe.rules_for(t.cls)
             theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls), _tower_options(options, t.kept), tower, t.cls))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls, names), _tower_options(options, t.kept), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
     copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}

@@ -330,6 +330,10 @@ class Recipe:
     # whose last class is the one planned), or a Tower (a vision-language model's), each planned on its own keys, the
     # spaces named apart (``scoped``); the model's own rules are those between the towers (logit_scale, a projector)
     towers: tuple["tuple[str, Recipe] | Tower", ...] = ()
+    # a model of towers whose checkpoints keep the original repository's names, which transformers renames on load (its
+    # conversion mapping: Kimi K2.5's language_model.model.blocks.N): planned under the loaded names, written under the
+    # stored ones (towers.RenamedReader)
+    renamed: bool = False
     # classes that read no token ids, only ``inputs_embeds``, in this space (Qwen3-Omni's talker: the thinker's hidden
     # states): verified on random embeddings, the grown model's expanded into the grown space
     embeds_input: str | None = None

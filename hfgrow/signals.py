@@ -296,9 +296,11 @@ def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     vision_start and vision_end (GLM-4V's image_start and image_end; the model derives its multimodal rotary positions from
     them); HyperCLOVAX's, without."""
     vision = config.vision_config
-    merge, patch = _positive(vision, "spatial_merge_size"), _positive(vision, "patch_size")
+    merge, patch = int(vision.merge_kernel_size[0]) if KERNEL_MERGE[0] in config.model_type else _positive(vision, "spatial_merge_size"), \
+        _positive(vision, "patch_size")
     side = 2 * merge
-    channels = getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
+    # Kimi K2.5's tower reads 3 channels (fixed in code); its patches are 2-D, of one frame, as PaddleOCR-VL's
+    channels = 3 if config.model_type in KERNEL_MERGE else getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
     frames = getattr(vision, "temporal_patch_size", None) or 1  # PaddleOCR-VL's: one frame
     pixels = torch.randn(n * side * side, channels * frames * patch * patch, generator=g)
     if config.model_type in PATCHES_2D:  # PaddleOCR-VL: each patch [channels, patch, patch]
@@ -341,8 +343,10 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 # Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
 # EXAONE 4.5 aside): the vision towers whose merger writes the text width
 MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
-           "paddleocr_vl")
-PATCHES_2D = ("paddleocr_vl",)
+           "paddleocr_vl", "glm4v_moe", "cosmos3_edge")
+PATCHES_2D = ("paddleocr_vl", "kimi_k25")
+KERNEL_MERGE = ("kimi_k25",)  # its vision_config's merge_kernel_size (its projector merges 2 × 2 patches)
+PROJECTOR_MERGE = ("minimax_m3_vl",)  # Qwen2-VL's layout, merged by the projector (no vision start or end tokens)
 
 def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Gemma 4: each image GRID[1] × GRID[2] patches, [n, patches, 3 · patch_size²] with their (x, y) positions
@@ -403,12 +407,12 @@ def _minicpm(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
 CODED_IMAGES = {"emu3", "apertus1p5", "chameleon"}  # Chameleon: the decoder is the model itself (no text_config)
 IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
     "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
-    **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl"), _llava),
-    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral,
+    **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl", "qianfan_ocr"), _llava),
+    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral, "mistral_large4": _pixtral,
     "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
     "instructblipvideo": _instructed_video, "aria": _aria, "idefics2": _perceived,
     "granite4_vision": _windowed,
-    **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4,
+    **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4, **dict.fromkeys(KERNEL_MERGE + PROJECTOR_MERGE, _qwen2_vl),
     # recipes/vlm_projectors.py
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
     # recipes/vlm_aligners.py
@@ -423,7 +427,8 @@ TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2
 
 
 # layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl", "minicpmv4_6", "minicpm_ocr"}
+PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl", "minicpmv4_6", "minicpm_ocr",
+              *KERNEL_MERGE, *PROJECTOR_MERGE}
 # omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
 OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
 IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))

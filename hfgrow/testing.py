@@ -642,6 +642,30 @@ _GLM_IDS = dict(image_token_id=5, video_token_id=6, image_start_token_id=7, imag
 TINY["glm4v"] = TINY["glm46v"] = TINY["glmga"] = dict(text_config=dict(TINY["glm4v_text"], model_type="glm4v_text"), vision_config=_GLM_VISION,
                                                       **_GLM_IDS)
 TINY["glm_ocr"] = dict(text_config=dict(TINY["glm_ocr_text"], model_type="glm_ocr_text"), vision_config=_GLM_VISION, **_GLM_IDS)
+# GLM-4V-MoE: GLM-4V's tower before a GLM-4-MoE text model (block 0 dense, block 1 of 4 experts; saved one key per expert)
+TINY["glm4v_moe"] = dict(text_config=dict(TINY["glm4v_moe_text"], model_type="glm4v_moe_text"), vision_config=_GLM_VISION, **_GLM_IDS)
+# Kimi K2.5: a MoonViT tower (4×4 patches, a 4×4 learned position grid) whose 2×2 patches the projector merges, a DeepSeek-V3
+# text model; saved under the original repository's names (language_model.model.blocks.N, mm_projector.proj.N)
+TINY["kimi_k25"] = dict(text_config=dict(TINY["deepseek_v3"], model_type="deepseek_v3"), projection_hidden_size=16, projection_layer_norm_eps=0.05,
+                        vision_config=dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                           pos_emb_height=4, pos_emb_width=4, pos_emb_time=2, merge_kernel_size=[2, 2]), **_QWEN_IDS)
+# Qianfan-OCR: InternVL's layout (an InternViT tower, a 2×2 pixel shuffle, a LayerNorm and two layers) before a Qwen3 text model,
+# saved under the original names (vision_model.*, language_model.model.encoder.layers.N, mlp1.N)
+# MiniMax-M3-VL: a Conv3d-patch CLIP-like tower (4×4 patches of 2 frames, merged 2×2 by the projector), its text model
+TINY["minimax_m3_vl"] = dict(text_config=dict(TINY["minimax_m3_vl_text"], model_type="minimax_m3_vl_text"), projector_hidden_size=20,
+                             image_token_index=5, video_token_index=6, vision_config=dict(
+                                 hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                 temporal_patch_size=2, spatial_merge_size=2, image_size=16, layer_norm_eps=0.05))
+# Cosmos3 Edge: a SigLIP 2 tower over rows of 4×4 patches (a 4×4 table of learned positions), merged 2×2 by the projector; its
+# text model saved at the top level (embed_tokens, layers.N.self_attn.to_q, mlp.up_proj, norm)
+TINY["cosmos3_edge"] = dict(text_config=dict(TINY["cosmos3_edge_text"], model_type="cosmos3_edge_text"), projector_hidden_size=20,
+                            vision_config=dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                                               num_patches=16, spatial_merge_size=2, layer_norm_eps=0.05), **_QWEN_IDS)
+# Mistral Large 4: Mistral 3's layout (a Pixtral tower, the projector without biases) before a Mistral Large 4 text model, saved
+# in Mistral's own layout (tok_embeddings, layers.N.attention.wq, vision_encoder.*, vision_language_adapter.w_in / w_out)
+TINY["mistral_large4"] = dict(TINY["mistral3"], text_config=dict(TINY["mistral_large4_text"], model_type="mistral_large4_text"),
+                              multimodal_projector_bias=False)
+TINY["qianfan_ocr"] = dict(TINY["internvl"], text_config=dict(TINY["qwen3"], model_type="qwen3"), vision_config=TINY["internvl_vision"])
 # PaddleOCR-VL: a SigLIP-like tower of 4×4 patches read as patches with image_grid_thw, merged 2×2 by the projector
 _SIGLIP_ROWS = dict(hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2, num_channels=3, patch_size=4,
                     layer_norm_eps=0.05, spatial_merge_size=2)

@@ -5,7 +5,7 @@ reads its sub-config, and the grown sub-configs joined back into the whole confi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
@@ -19,10 +19,13 @@ class TowerReader:
     """A checkpoint seen as one tower: its keys alone, its sub-config as config.json (naming the tower's class), and
     the installed transformers' reading of that sub-config."""
 
-    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str):
+    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, names: Callable[..., Any] | None = None):
         import copy
 
         self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
+        # the tower's keys as the whole model loads them (consistency.whole_names: GLM-4V-MoE's experts saved one by one,
+        # loaded fused), not as the tower class's own mapping would
+        self.names = names
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}
@@ -69,6 +72,61 @@ class NestedReader:
 
     def get(self, name: str) -> torch.Tensor:
         return self.reader.get(name)
+
+
+class RenamedReader:
+    """A checkpoint whose keys transformers renames on load (the whole model's conversion mapping, its renamings: Kimi
+    K2.5's ``language_model.model.blocks.N`` → ``model.language_model.layers.N``; Cosmos3 Edge's top-level ``layers.N``)
+    seen under the loaded names, so that the towers' prefixes and the recipes' rules read them; ``restored`` names a
+    plan's tensors back as the checkpoint stores them (the renamings reversed, as transformers saves them). Keys that a
+    converter merges (experts one by one) keep their stored form, renamed."""
+
+    def __init__(self, reader: CheckpointReader, skeleton: torch.nn.Module | None):
+        self.reader, self.folder = reader, getattr(reader, "folder", None)
+        forward, backward = _renamings(skeleton)
+        self.stored = lambda name: backward(name)  # a planned (loaded) name as the checkpoint stores it
+        self.tensors: dict[str, TensorInfo] = {}
+        self._source: dict[str, str] = {}
+        for name, info in reader.tensors.items():
+            new = forward(name)
+            if new in self.tensors or backward(new) != name:
+                raise GrowthError(f"'{name}' is renamed on load to '{new}', which "
+                                  f"{'another key is renamed to too' if new in self.tensors else 'is not saved back as it'}: "
+                                  f"hfgrow cannot write the grown tensors under the checkpoint's names")
+            self.tensors[new], self._source[new] = dataclasses.replace(info, name=new), name
+
+    def config(self) -> dict[str, Any]:
+        return self.reader.config()
+
+    def transformers_config(self) -> Any:
+        return self.reader.transformers_config()
+
+    def get(self, name: str) -> torch.Tensor:
+        return self.reader.get(self._source.get(name, name))
+
+    def restored(self, plan: Any) -> Any:
+        """A plan (plan.GrowthPlan) named as stored: sources and dropped keys by the key they were read from, outputs (new
+        blocks' too) by the reversed renamings."""
+        def out(o: Any) -> Any:
+            return dataclasses.replace(o, name=self.stored(o.name))
+        return dataclasses.replace(
+            plan, tensors=[dataclasses.replace(t, source=self.reader.tensors[self._source[t.source.name]], out=out(t.out),
+                                               seed_name=t.seed_name and self.stored(t.seed_name)) for t in plan.tensors],
+            shards=[[out(o) for o in shard] for shard in plan.shards], dropped=[self._source.get(d, d) for d in plan.dropped])
+
+
+def _renamings(skeleton: torch.nn.Module | None) -> tuple[Any, Any]:
+    """Stored key → loaded key by the renamings transformers applies on load (its conversion mapping's, sub-models'
+    scoped), and back as it saves; the identity where there are none."""
+    try:
+        from transformers.conversion_mapping import get_model_conversion_mapping
+        from transformers.core_model_loading import PrefixChange, WeightRenaming, apply_renamings
+    except ImportError:
+        return (lambda n: n), (lambda n: n)
+    transforms = get_model_conversion_mapping(skeleton, add_legacy=False) if skeleton is not None else []
+    ahead = [t for t in transforms if isinstance(t, WeightRenaming) and not isinstance(t, PrefixChange)]
+    back = [t.reverse_transform() for t in ahead[::-1]]
+    return (lambda n: apply_renamings(n, ahead)), (lambda n: apply_renamings(n, back))
 
 
 def joined_config(config: dict[str, Any], grown: dict[str, tuple[dict[str, Any], dict[str, Any]]], dtype: str | None,

@@ -301,7 +301,13 @@ MINIMAX_M3_VL_TEXT = LLAMA.extend(
           # one index head per KV head (the query heads of a KV group attend to the blocks of its index head): grown with them
           *linear(f"{LAYER}.self_attn.indexer.q_proj", "index_q", "hidden", bias=False),
           *linear(f"{LAYER}.self_attn.indexer.k_proj", None, "hidden", bias=False),
-          *keep(f"{LAYER}.self_attn.indexer.(q_norm|k_norm).weight")),
+          *keep(f"{LAYER}.self_attn.indexer.(q_norm|k_norm).weight"),
+          # as MiniMax-M3-VL's checkpoints store them (transformers fuses or renames them on load): the dense MLPs' gate and
+          # up apart, the experts' w1 | w3 and w2 one by one, the shared expert's gate and up apart
+          *(r for p in ("gate_proj", "up_proj") for r in linear(f"{LAYER}.mlp.{p}", "expert", "hidden", bias=False)),
+          *(r for p in ("w1", "w3") for r in linear(f"{LAYER}.mlp.experts.*.{p}", "ffn", "hidden", bias=False)),
+          *linear(f"{LAYER}.mlp.experts.*.w2", "hidden", "ffn", bias=False),
+          *linear(f"{LAYER}.mlp.shared_experts.(gate_proj|up_proj)", "shared", "hidden", bias=False)),
     constraints=(*LLAMA.constraints, HeadDimFixedBy("minimax_m3_sparse", "the indexer rotates its queries and keys by the "
                                                     "first index_head_dim entries of the heads' rotary table, whose "
                                                     "frequencies follow head_dim")),

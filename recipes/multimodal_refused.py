@@ -26,13 +26,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "rebuilds from that width on load (a buffer, never stored): a wider table holds each small column once beside new "
     "frequencies, not copies of the small one's, and the LayerNorm after it (ln_mid) reads every unit, so no growth of "
     "the text width is exact": ("granite_docling",),
-    SAVED_NAMES.format("GLM-4V-MoE: the experts one by one, mlp.experts.N.gate_proj / up_proj / down_proj, which "
-                       "Glm4vMoeTextModel loads fused; its merger would be GLM-4V's"): ("glm4v_moe",),
-    SAVED_NAMES.format("Kimi K2.5: language_model.model.blocks.N, mm_projector.proj.N; Qianfan-OCR: "
-                       "language_model.model.encoder.layers.N, mlp1.N; MiniMax-M3-VL: the dense MLPs' gate_proj / up_proj, "
-                       "which its text model loads fused as gate_up_proj; their projectors would be PaddleOCR-VL's, "
-                       "InternVL's, and a GELU MLP into the text width then one over 2 × 2 of those"): ("kimi_k25", "qianfan_ocr",
-                                                                                                     "minimax_m3_vl"),
     SAVED_NAMES.format("Step 3.7: the routed experts as moe.gate_proj / moe.up_proj / moe.down_proj with moe.gate and "
                        "moe.router_bias, the shared expert as share_expert, which Step3p7TextModel loads as "
                        "mlp.experts.gate_up_proj (fused), mlp.experts.down_proj, mlp.gate and mlp.shared_experts; its "
@@ -83,17 +76,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "recipe": ("blip",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
-    NOT_DECLARED + "its checkpoints keep the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
-    "prefix), beside the vision tower and projector (only the projector's last layer writes the text width); a tower's "
-    "keys are told apart by a prefix (hfgrow/towers.py), and the text model has none": ("cosmos3_edge",),
     NOT_DECLARED + "transformers saves it in the original repository's layout, the text model and the vision tower both at "
     "the top level (embed_tokens, layers.N.self_attn.to_q / to_k / to_v / to_out, norm_q / norm_k; blocks.N, merger, "
     "deepstack_merger_list: no prefix), renamed to Qwen3-VL's on load: a tower's keys are told apart by a prefix "
     "(hfgrow/towers.py), and neither has one (Qwen3-VL's merger rules would apply)": ("cosmos3_omni",),
-    NOT_DECLARED + "its checkpoints are saved in Mistral's own layout with the text model at the top level (tok_embeddings, "
-    "layers.N.attention.*, output) beside vision_encoder.* and the projector (pre_mm_projector_norm, patch_merger, "
-    "vision_language_adapter.w_in / w_out): a tower's keys are told apart by a prefix (hfgrow/towers.py), and the text "
-    "model has none": ("mistral_large4",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO.format("its audio tower and adapter have no rules, nor its vision adapter and projection"): ("muse_spark",),
     SAVED_NAMES.format("DeepSeek-OCR 2: its text model's experts one by one, model.layers.N.mlp.experts.M.gate_proj / "

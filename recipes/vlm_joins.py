@@ -202,8 +202,10 @@ GLM4V = merging("glm4v", ("Glm4vModel", "Glm4vForConditionalGeneration"), glm_me
 # GLM-4.6V, and GLM-GA (its configuration, GLM-4.6V's classes)
 GLM46V = dataclasses.replace(GLM4V, name="glm46v", model_types=("glm46v", "glmga"), classes=("Glm46VModel", "Glm46VForConditionalGeneration"))
 GLM_OCR = merging("glm_ocr", ("GlmOcrModel", "GlmOcrForConditionalGeneration"), glm_merger(ocr=True), GLM_NORM, spaces=GLM_SPACES)
+# GLM-4V-MoE: GLM-4V's tower and merger before a GLM-4-MoE text model (its experts saved one by one)
+GLM4V_MOE = merging("glm4v_moe", ("Glm4vMoeModel", "Glm4vMoeForConditionalGeneration"), glm_merger(ocr=False), GLM_NORM, spaces=GLM_SPACES)
 
-RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, QWEN3_VL, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR)
+RECIPES += (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE, QWEN3_VL, COHERE_COMPASS, EXAONE4_5, GLM4V, GLM46V, GLM_OCR, GLM4V_MOE)
 
 
 def kept_layers(module: str, norm_: str, layer: str) -> tuple[TensorRule, ...]:
@@ -218,6 +220,43 @@ PADDLEOCR_VL = merging("paddleocr_vl", ("PaddleOCRVLModel", "PaddleOCRVLForCondi
                        twin=False)
 
 RECIPES += (PADDLEOCR_VL,)
+
+# --- checkpoints under the original repository's names (issue 32): planned under the names transformers loads them as
+# (the whole model's conversion mapping, ``renamed``), written back under the stored ones
+# Kimi K2.5: a DeepSeek-V3 text model (language_model.model.blocks.N); its projector (mm_projector.proj.N) as
+# PaddleOCR-VL's: a LayerNorm over the vision width, 2 × 2 patches side by side through a layer of that width, GELU, a layer
+# into the text width
+KIMI_K25 = joined("kimi_k25", ("Kimi_K25Model", "Kimi_K25ForConditionalGeneration"), (text(False), vision("vision_tower")),
+                  (*kept_layers("mm_projector", "pre_norm", "in_proj"), *linear("mm_projector.out_proj", "text_config.hidden", None)),
+                  renamed=True)
+
+# Qianfan-OCR: InternVL's (an InternViT tower, its projector mlp1.0 / 1 / 3) before a Qwen3 text model
+# (language_model.model.encoder.layers.N)
+QIANFAN_OCR = dataclasses.replace(INTERNVL, name="qianfan_ocr", model_types=("qianfan_ocr",), renamed=True,
+                                  classes=("QianfanOCRModel", "QianfanOCRForConditionalGeneration"))
+
+# MiniMax-M3-VL: each patch through a GELU MLP of its own width (projector_hidden_size, kept) into the text width, 2 × 2 of
+# those side by side (merged_hidden_size, derived from the text width) through a second one into the text width
+MINIMAX_M3_VL = joined("minimax_m3_vl", ("MiniMaxM3VLModel", "MiniMaxM3SparseForConditionalGeneration"), (text(False), vision("vision_tower")),
+                       (*keep("multi_modal_projector.linear_1.weight", 2), *keep("multi_modal_projector.linear_1.bias"),
+                        *linear("multi_modal_projector.linear_2", "text_config.hidden", None),
+                        TensorRule("multi_modal_projector.merge_linear_1.weight", (None, Repeated(reads("text_config.hidden")))),
+                        *keep("multi_modal_projector.merge_linear_1.bias"),
+                        *linear("multi_modal_projector.merge_linear_2", "text_config.hidden", None)), renamed=True)
+
+# Cosmos3 Edge: its text model at the top level (embed_tokens, layers.N, norm); PaddleOCR-VL's projector (norm, linear_fc1
+# kept, linear_fc2 into the text width) over a SigLIP 2 tower
+COSMOS3_EDGE = dataclasses.replace(merging("cosmos3_edge", ("Cosmos3EdgeModel", "Cosmos3EdgeForConditionalGeneration"),
+                                           (*kept_layers("projector", "norm", "linear_fc1"),
+                                            *linear("projector.linear_fc2", "text_config.hidden", None)), twin=False), renamed=True)
+
+# Mistral Large 4: Mistral 3's projector without biases (pre_mm_projector_norm, patch_merger, vision_language_adapter.w_in /
+# w_out), its text model at the top level in Mistral's layout (tok_embeddings, layers.N.attention.*, output)
+MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4ForConditionalGeneration"),
+                        (text(True, PIXTRAL_NORM), vision("vision_tower")), pixtral_projector("multi_modal_projector", bias=False),
+                        renamed=True)
+
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here
