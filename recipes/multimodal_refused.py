@@ -86,10 +86,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
                        "up_proj / down_proj, which DeepseekOcr2TextModel (no conversion of its own) loads fused as "
                        "experts.gate_up_proj; its projector would be one linear layer into the text width and "
                        "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_aligners.py)"): ("deepseek_ocr2",),
-    NOT_DECLARED + "UnlimitedOcrModel saves the text model's tensors at the top level (embed_tokens, layers.N.*, norm: no "
-    "prefix) beside sam_model, vision_model and the projector: a tower's keys are told apart by a prefix "
-    "(hfgrow/towers.py), and the text model has none; UnlimitedOcrForConditionalGeneration (under model.) grows":
-    ("UnlimitedOcrModel",),
     NOT_DECLARED + "MiniCPM-V 4.6's merger (joined, recipes/text_joins.py) before a Qwen3.5 text model whose canvas M-RoPE "
     "positions (get_rope_index) are laid out from the image start, end, slice and newline markers around each crop and "
     "from mm_token_type_ids, which verification does not generate yet": ("minicpmv4_7",),

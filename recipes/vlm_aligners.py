@@ -69,14 +69,15 @@ HUNYUAN_VL = joined("hunyuan_vl", ("HunYuanVLModel", "HunYuanVLForConditionalGen
 # image, vectors of the text width. Saved in the original repository's layout (model.sam_model, model.vision_model,
 # model.projector.layers, model.view_seperator, the text model's keys under model with its experts one by one, which
 # UnlimitedOcrTextModel merges on load)
-# (UnlimitedOcrModel, which saves the text model at the top level without a prefix, is refused: multimodal_refused.py)
-UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",),
+# UnlimitedOcrModel saves them with no model. prefix (embed_tokens, layers.N, norm at the top level): read under the names
+# transformers loads (language_model., vision_tower., multi_modal_projector, view_separator), written back under the stored ones
+UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration", "UnlimitedOcrModel"),
                        (Tower("text_config", ("model.language_model", "language_model", "model")),
                         Tower("vision_config", ("model.vision_tower", "vision_tower", "model.sam_model", "model.vision_model",
                                                 "sam_model", "vision_model"), kept=True)),
                        (*linear("(multi_modal_projector|projector.layers)", "text_config.hidden", None),
                         TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
-                       heads=linear("lm_head", None, "text_config.final", bias=False))
+                       heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
 
 # DeepSeek-VL hybrid: SigLIP (vision_config) and a SAM tower (high_res_vision_config) kept, with the SAM neck, its
 # projection and high_res_vision_alpha (which mixes the neck's global features in) of the SAM widths; the aligner's two

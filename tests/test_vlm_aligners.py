@@ -14,10 +14,11 @@ from hfgrow.signals import with_signals
 from hfgrow.testing import build_model, load
 
 from test_vlm import image_features_reach_the_text, logits
+from test_vlm_saved_names import stored_keys
 
 CLASSES = {"janus": ["JanusForConditionalGeneration", "JanusModel"],
            "hunyuan_vl": ["HunYuanVLForConditionalGeneration", "HunYuanVLModel"],
-           "unlimited_ocr": ["UnlimitedOcrForConditionalGeneration"],  # UnlimitedOcrModel: refused (test below)
+           "unlimited_ocr": ["UnlimitedOcrForConditionalGeneration", "UnlimitedOcrModel"],  # the latter: its text model at the top level
            "deepseek_vl_hybrid": ["DeepseekVLHybridForConditionalGeneration", "DeepseekVLHybridModel"]}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36), "deeper": dict(factor=2, layers=3),
@@ -85,13 +86,15 @@ def janus_generation_gap(a, b, hidden: int) -> float:
     return relative(*outs)
 
 
-def test_unlimited_ocr_model_is_refused(tmp_path):
-    """UnlimitedOcrModel saves its text model at the top level, without a prefix to tell its keys from the towers': refused
-    in one line naming that, nothing written (UnlimitedOcrForConditionalGeneration, under model., grows above)."""
+def test_unlimited_ocr_model_keeps_its_top_level_names(tmp_path):
+    """UnlimitedOcrModel saves its text model at the top level (embed_tokens, layers.N.*, norm: no prefix) beside sam_model,
+    vision_model and the projector, renamed on load (language_model., vision_tower.): read under the loaded names, grown
+    exactly and written back under the stored ones."""
     src = build_model(tmp_path / "src", "UnlimitedOcrModel")
-    with pytest.raises(hfgrow.GrowthError, match="UnlimitedOcrModel saves the text model's tensors at the top level") as e:
-        hfgrow.grow(src, tmp_path / "out", factor=2)
-    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+    v = hfgrow.grow(src, tmp_path / "out", factor=2)["verification"]
+    assert v["passed"] and v["exact"] and "image tokens" in v["inputs"] and not v["float32"]["missing_keys"], v
+    stored, grown = stored_keys(src), stored_keys(tmp_path / "out")
+    assert "layers.1.mlp.experts.0.gate_proj.weight" in stored and "view_seperator" in stored and grown == stored
 
 
 def test_deepseek_vl_hybrid_halves_need_an_even_width(tmp_path):
