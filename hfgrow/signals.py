@@ -416,7 +416,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     # recipes/vlm_projectors.py
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
     # recipes/vlm_aligners.py
-    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_vl_hybrid": _high_res,
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "step3p7": _sam, "deepseek_vl_hybrid": _high_res,
     "fuyu": _fuyu, "minicpmv4_6": _minicpm, "minicpm_ocr": _minicpm,
 }
 

@@ -238,7 +238,10 @@ STEP3P5 = LLAMA.extend(
     spaces={**LLAMA.spaces, **{k: v for k, v in GEMMA3.spaces.items() if k in ("head", "q", "q_norm_weight")}, **EXPERT_SPACES,
             **PER_HEAD},
     body=(*(r for r in GEMMA3.body if "norm" in r.pattern and "embed" not in r.pattern and "feedforward" not in r.pattern),
-          *shared_moe(), *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False)),
+          *shared_moe(), *linear(f"{LAYER}.self_attn.g_proj", "per_head", "hidden", bias=False),
+          # Step 3.7's checkpoints: the routed experts' gate and up stacked apart (moe.gate_proj / moe.up_proj, [experts,
+          # expert_ffn, hidden]), concatenated into mlp.experts.gate_up_proj on load
+          TensorRule(f"{LAYER}.moe.(gate_proj|up_proj).weight", (None, writes("expert"), reads("hidden")))),
 )
 
 # AFMoE (Arcee): Qwen3's attention with an elementwise sigmoid gate on its output (self_attn.gate_proj, a copy per unit of

@@ -26,11 +26,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "rebuilds from that width on load (a buffer, never stored): a wider table holds each small column once beside new "
     "frequencies, not copies of the small one's, and the LayerNorm after it (ln_mid) reads every unit, so no growth of "
     "the text width is exact": ("granite_docling",),
-    SAVED_NAMES.format("Step 3.7: the routed experts as moe.gate_proj / moe.up_proj / moe.down_proj with moe.gate and "
-                       "moe.router_bias, the shared expert as share_expert, which Step3p7TextModel loads as "
-                       "mlp.experts.gate_up_proj (fused), mlp.experts.down_proj, mlp.gate and mlp.shared_experts; its "
-                       "projector would be one linear layer, vit_large_projector, over the vision tower's stride-2 "
-                       "downsamplers"): ("step3p7",),
     # audio-language models not joined (issue 32): what lies between the audio and the text that no rule declares yet
     # fun_asr_nano: joined in recipes/omni_joins.py
     # vibevoice_asr: joined in recipes/omni_joins.py

@@ -256,7 +256,15 @@ MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4F
                         (text(True, PIXTRAL_NORM), vision("vision_tower")), pixtral_projector("multi_modal_projector", bias=False),
                         renamed=True)
 
-RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4)
+# Step 3.7: the vision tower (kept, its stride-2 downsamplers included) and one linear layer, vit_large_projector, into the
+# text width; the text model's experts saved one by one in the original layout (moe.gate_proj …, share_expert), renamed
+# and fused on load
+STEP3P7 = joined("step3p7", ("Step3p7Model", "Step3p7ForConditionalGeneration"),
+                 (Tower("text_config", ("model.language_model", "language_model")),
+                  Tower("vision_config", ("model.vision_model", "vision_model"), kept=True)),
+                 linear("(model.)?multi_modal_projector", "text_config.hidden", None, bias=False), prefix=(), renamed=True)
+
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4, STEP3P7)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here

@@ -23,6 +23,7 @@ CLASSES = {
     "minimax_m3_vl": ["MiniMaxM3SparseForConditionalGeneration", "MiniMaxM3VLModel"],
     "cosmos3_edge": ["Cosmos3EdgeForConditionalGeneration", "Cosmos3EdgeModel"],  # its text model at the top level
     "mistral_large4": ["MistralLarge4ForConditionalGeneration", "MistralLarge4Model"],  # at the top level, Mistral's layout
+    "step3p7": ["Step3p7ForConditionalGeneration", "Step3p7Model"],  # experts stacked apart (moe.gate_proj / up_proj)
 }
 # how each family's stored names end (the text model's, as the original repository names them)
 STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
@@ -30,7 +31,8 @@ STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
           "qianfan_ocr": "model.encoder.layers.1.mlp.gate_proj.weight",
           "minimax_m3_vl": ".layers.1.block_sparse_moe.experts.0.w1.weight",
           "cosmos3_edge": "layers.1.self_attn.to_out.weight",
-          "mistral_large4": "layers.1.attention.wkv_b.weight"}
+          "mistral_large4": "layers.1.attention.wkv_b.weight",
+          "step3p7": "layers.1.moe.gate_proj.weight"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal"),
            "deeper": dict(factor=2, layers=3)}
@@ -42,6 +44,7 @@ REFUSED = {  # (family, growth): the one-line reason
     ("minimax_m3_vl", "orthogonal"): "cannot keep eps exact .*use --convention copy$",
     ("minimax_m3_vl", "head-dim"): "the indexer rotates its queries and keys",  # its text model's refusal
     ("cosmos3_edge", "head-dim"): "rotary sections .* interleave the position streams",  # its text model's refusal
+    ("step3p7", "orthogonal"): "cannot keep eps exact .*use --convention copy$",  # its text model's q/k norms
     # Mistral Large 4's text model's refusals (multi-head latent attention, the indexer's q_input_norm over the stream and
     # its shared blocks), and the projector's RMSNorm that shares the text model's eps (Mistral 3's)
     ("mistral_large4", "head-dim"): "multi-head latent attention keeps its per-head sizes",
@@ -53,7 +56,8 @@ REFUSED = {  # (family, growth): the one-line reason
 WIDER = {"minimax_m3_vl": dict(hidden_size=24, intermediate_size=15, layers=3)}
 FAST = {("Glm4vMoeForConditionalGeneration", "deeper"), ("Kimi_K25ForConditionalGeneration", "deeper"),
         ("QianfanOCRForConditionalGeneration", "wider"), ("MiniMaxM3SparseForConditionalGeneration", "heads"),
-        ("Cosmos3EdgeForConditionalGeneration", "orthogonal"), ("MistralLarge4ForConditionalGeneration", "heads")}
+        ("Cosmos3EdgeForConditionalGeneration", "orthogonal"), ("MistralLarge4ForConditionalGeneration", "heads"),
+        ("Step3p7ForConditionalGeneration", "wider")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
