@@ -378,6 +378,15 @@ def _global_view(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, tor
     return {"pixel_values": torch.randn(n, int(getattr(sam, "num_channels", 3)), side, side, generator=g)}, q * (q + 1) + 1, [], []
 
 
+def _queried(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
+    """DeepSeek-OCR 2: Unlimited OCR's global views, the SAM encoder's q × q features read by the encoder's learned
+    queries (144 of them up to 12 × 12 features, 256 beyond: DeepseekOcr2VisionModel's), then a view_separator."""
+    images, _, before, after = _global_view(config, n, g)
+    sam = config.vision_config.sam_config
+    q = _side(sam.image_size)[0] // _side(sam.patch_size)[0] // 4
+    return images, (144 if q * q <= 144 else 256) + 1, before, after
+
+
 def _high_res(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """DeepSeek-VL hybrid: LLaVA's images for SigLIP, and high_res_pixel_values at the SAM tower's image_size."""
     images, count, before, after = _llava(config, n, g)
@@ -416,7 +425,7 @@ IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, t
     # recipes/vlm_projectors.py
     "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
     # recipes/vlm_aligners.py
-    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "step3p7": _sam, "deepseek_vl_hybrid": _high_res,
+    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_ocr2": _queried, "step3p7": _sam, "deepseek_vl_hybrid": _high_res,
     "fuyu": _fuyu, "minicpmv4_6": _minicpm, "minicpm_ocr": _minicpm,
 }
 

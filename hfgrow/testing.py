@@ -738,6 +738,11 @@ TINY["unlimited_ocr"] = dict(text_config=dict(TINY["unlimited_ocr_text"], model_
     sam_config=dict(hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,
                     global_attn_indexes=[1], downsample_channels=[12, 16], layer_norm_eps=0.05),
     encoder_config=dict(_VISION, image_size=8)))
+# DeepSeek-OCR 2: Unlimited OCR's SAM tower, its map read by a Qwen2-style encoder of its width (learned queries)
+TINY["deepseek_ocr2"] = dict(text_config=dict(TINY["deepseek_ocr2_text"], model_type="deepseek_ocr2_text"), image_token_id=5,
+                             vision_config=dict(sam_config=TINY["unlimited_ocr"]["vision_config"]["sam_config"], encoder_config=dict(
+                                 hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2,
+                                 num_key_value_heads=2, rms_norm_eps=0.05)))
 # DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
 TINY["deepseek_vl_hybrid"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5, high_res_vision_config=dict(
     hidden_size=16, output_channels=8, num_hidden_layers=2, num_attention_heads=2, image_size=32, patch_size=4, window_size=2,

@@ -77,10 +77,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "(hfgrow/towers.py), and neither has one (Qwen3-VL's merger rules would apply)": ("cosmos3_omni",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO.format("its audio tower and adapter have no rules, nor its vision adapter and projection"): ("muse_spark",),
-    SAVED_NAMES.format("DeepSeek-OCR 2: its text model's experts one by one, model.layers.N.mlp.experts.M.gate_proj / "
-                       "up_proj / down_proj, which DeepseekOcr2TextModel (no conversion of its own) loads fused as "
-                       "experts.gate_up_proj; its projector would be one linear layer into the text width and "
-                       "view_seperator, a vector of it (Unlimited OCR's, recipes/vlm_aligners.py)"): ("deepseek_ocr2",),
     NOT_DECLARED + "MiniCPM-V 4.6's merger (joined, recipes/text_joins.py) before a Qwen3.5 text model whose canvas M-RoPE "
     "positions (get_rope_index) are laid out from the image start, end, slice and newline markers around each crop and "
     "from mm_token_type_ids, which verification does not generate yet": ("minicpmv4_7",),

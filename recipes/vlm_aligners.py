@@ -79,6 +79,17 @@ UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",
                         TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
                        heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
 
+# DeepSeek-OCR 2: a SAM encoder whose map a Qwen2-style encoder reads with learned queries (kept), one linear layer into
+# the text width and a view_separator after the image, a vector of it; saved in the original layout (sam_model,
+# qwen2_model, projector.layers, view_seperator, the text model with its experts one by one, merged on load), under
+# model. or at the top level: read under the names transformers loads, written back under the stored ones
+DEEPSEEK_OCR2 = joined("deepseek_ocr2", ("DeepseekOcr2ForConditionalGeneration", "DeepseekOcr2Model"),
+                       (Tower("text_config", ("model.language_model", "language_model")),
+                        Tower("vision_config", ("model.vision_tower", "vision_tower"), kept=True)),
+                       (*linear("(model.)?multi_modal_projector", "text_config.hidden", None),
+                        TensorRule("(model.)?view_separator", (writes("text_config.hidden"),))),
+                       heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
+
 # DeepSeek-VL hybrid: SigLIP (vision_config) and a SAM tower (high_res_vision_config) kept, with the SAM neck, its
 # projection and high_res_vision_alpha (which mixes the neck's global features in) of the SAM widths; the aligner's two
 # layers each write half the text width (activations: GELU follows), [high-res | low-res] side by side, read by proj,
@@ -103,4 +114,4 @@ DEEPSEEK_VL_HYBRID = joined(
      *keep("high_res_vision_alpha")),
     heads=linear("lm_head", None, "text_config.final", bias=False))
 
-RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_VL_HYBRID)
+RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_OCR2, DEEPSEEK_VL_HYBRID)

@@ -24,6 +24,7 @@ CLASSES = {
     "cosmos3_edge": ["Cosmos3EdgeForConditionalGeneration", "Cosmos3EdgeModel"],  # its text model at the top level
     "mistral_large4": ["MistralLarge4ForConditionalGeneration", "MistralLarge4Model"],  # at the top level, Mistral's layout
     "step3p7": ["Step3p7ForConditionalGeneration", "Step3p7Model"],  # experts stacked apart (moe.gate_proj / up_proj)
+    "deepseek_ocr2": ["DeepseekOcr2ForConditionalGeneration", "DeepseekOcr2Model"],  # the latter: at the top level
 }
 # how each family's stored names end (the text model's, as the original repository names them)
 STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
@@ -32,7 +33,8 @@ STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
           "minimax_m3_vl": ".layers.1.block_sparse_moe.experts.0.w1.weight",
           "cosmos3_edge": "layers.1.self_attn.to_out.weight",
           "mistral_large4": "layers.1.attention.wkv_b.weight",
-          "step3p7": "layers.1.moe.gate_proj.weight"}
+          "step3p7": "layers.1.moe.gate_proj.weight",
+          "deepseek_ocr2": "layers.1.mlp.experts.0.gate_proj.weight"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal"),
            "deeper": dict(factor=2, layers=3)}
@@ -57,7 +59,7 @@ WIDER = {"minimax_m3_vl": dict(hidden_size=24, intermediate_size=15, layers=3)}
 FAST = {("Glm4vMoeForConditionalGeneration", "deeper"), ("Kimi_K25ForConditionalGeneration", "deeper"),
         ("QianfanOCRForConditionalGeneration", "wider"), ("MiniMaxM3SparseForConditionalGeneration", "heads"),
         ("Cosmos3EdgeForConditionalGeneration", "orthogonal"), ("MistralLarge4ForConditionalGeneration", "heads"),
-        ("Step3p7ForConditionalGeneration", "wider")}
+        ("Step3p7ForConditionalGeneration", "wider"), ("DeepseekOcr2Model", "heads")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
