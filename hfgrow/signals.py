@@ -343,7 +343,7 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
 # Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
 # EXAONE 4.5 aside): the vision towers whose merger writes the text width
 MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
-           "paddleocr_vl", "glm4v_moe", "cosmos3_edge")
+           "paddleocr_vl", "glm4v_moe", "cosmos3_edge", "cosmos3_omni")
 PATCHES_2D = ("paddleocr_vl", "kimi_k25")
 KERNEL_MERGE = ("kimi_k25",)  # its vision_config's merge_kernel_size (its projector merges 2 × 2 patches)
 PROJECTOR_MERGE = ("minimax_m3_vl",)  # Qwen2-VL's layout, merged by the projector (no vision start or end tokens)

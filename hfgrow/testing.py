@@ -631,6 +631,7 @@ TINY["qwen3_vl_moe"] = dict(text_config=dict(TINY["qwen3_vl_moe_text"], model_ty
                             vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
 TINY["qwen3_vl"] = dict(text_config=dict(TINY["qwen3_vl_text"], model_type="qwen3_vl_text"),
                         vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
+TINY["cosmos3_omni"] = TINY["qwen3_vl"]  # Qwen3-VL saved in the original layout (both towers at the top level)
 TINY["cohere_compass"] = dict(text_config=dict(TINY["cohere_compass_text"], model_type="cohere_compass_text"),
                               vision_config=dict(_QWEN3_VISION, deepstack_visual_indexes=[0]), **_QWEN_IDS)
 TINY["exaone4_5"] = dict(text_config=dict(TINY["exaone4"], model_type="exaone4"), image_token_id=5, video_token_id=6, vision_config=dict(

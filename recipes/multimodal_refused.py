@@ -71,10 +71,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "recipe": ("blip",),
     NOT_DECLARED + "PI0's action expert (a Gemma DiT) attends jointly with the PaliGemma model over one sequence, with "
     "action and time embeddings of its own": ("pi0",),
-    NOT_DECLARED + "transformers saves it in the original repository's layout, the text model and the vision tower both at "
-    "the top level (embed_tokens, layers.N.self_attn.to_q / to_k / to_v / to_out, norm_q / norm_k; blocks.N, merger, "
-    "deepstack_merger_list: no prefix), renamed to Qwen3-VL's on load: a tower's keys are told apart by a prefix "
-    "(hfgrow/towers.py), and neither has one (Qwen3-VL's merger rules would apply)": ("cosmos3_omni",),
     PROJECTOR.format("vision_adapter's two layers and vision_projection"): ("muse_glimmer",),
     AUDIO.format("its audio tower and adapter have no rules, nor its vision adapter and projection"): ("muse_spark",),
     NOT_DECLARED + "MiniCPM-V 4.6's merger (joined, recipes/text_joins.py) before a Qwen3.5 text model whose canvas M-RoPE "

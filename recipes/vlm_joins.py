@@ -250,6 +250,11 @@ COSMOS3_EDGE = dataclasses.replace(merging("cosmos3_edge", ("Cosmos3EdgeModel", 
                                            (*kept_layers("projector", "norm", "linear_fc1"),
                                             *linear("projector.linear_fc2", "text_config.hidden", None)), twin=False), renamed=True)
 
+# Cosmos3 Omni: Qwen3-VL saved in the original layout, both towers at the top level (the text model's layers.N with
+# Diffusers-style attention names, the vision tower's blocks.N, merger, deepstack_merger_list)
+COSMOS3_OMNI = dataclasses.replace(merging("cosmos3_omni", ("Cosmos3OmniModel", "Cosmos3OmniForConditionalGeneration"),
+                                           QWEN3_MERGERS), renamed=True)
+
 # Mistral Large 4: Mistral 3's projector without biases (pre_mm_projector_norm, patch_merger, vision_language_adapter.w_in /
 # w_out), its text model at the top level in Mistral's layout (tok_embeddings, layers.N.attention.*, output)
 MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4ForConditionalGeneration"),
@@ -264,7 +269,7 @@ STEP3P7 = joined("step3p7", ("Step3p7Model", "Step3p7ForConditionalGeneration"),
                   Tower("vision_config", ("model.vision_model", "vision_model"), kept=True)),
                  linear("(model.)?multi_modal_projector", "text_config.hidden", None, bias=False), prefix=(), renamed=True)
 
-RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4, STEP3P7)
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4, STEP3P7, COSMOS3_OMNI)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here

@@ -25,6 +25,7 @@ CLASSES = {
     "mistral_large4": ["MistralLarge4ForConditionalGeneration", "MistralLarge4Model"],  # at the top level, Mistral's layout
     "step3p7": ["Step3p7ForConditionalGeneration", "Step3p7Model"],  # experts stacked apart (moe.gate_proj / up_proj)
     "deepseek_ocr2": ["DeepseekOcr2ForConditionalGeneration", "DeepseekOcr2Model"],  # the latter: at the top level
+    "cosmos3_omni": ["Cosmos3OmniForConditionalGeneration", "Cosmos3OmniModel"],  # Qwen3-VL, both towers at the top level
 }
 # how each family's stored names end (the text model's, as the original repository names them)
 STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
@@ -34,7 +35,8 @@ STORED = {"glm4v_moe": "language_model.layers.1.mlp.experts.0.gate_proj.weight",
           "cosmos3_edge": "layers.1.self_attn.to_out.weight",
           "mistral_large4": "layers.1.attention.wkv_b.weight",
           "step3p7": "layers.1.moe.gate_proj.weight",
-          "deepseek_ocr2": "layers.1.mlp.experts.0.gate_proj.weight"}
+          "deepseek_ocr2": "layers.1.mlp.experts.0.gate_proj.weight",
+          "cosmos3_omni": "layers.1.self_attn.to_out.weight"}
 GROWTHS = {"heads": dict(factor=2), "head-dim": dict(factor=2, attention="head-dim"),
            "wider": dict(hidden_size=24, intermediate_size=36, layers=3), "orthogonal": dict(factor=2, convention="orthogonal"),
            "deeper": dict(factor=2, layers=3)}
@@ -47,6 +49,8 @@ REFUSED = {  # (family, growth): the one-line reason
     ("minimax_m3_vl", "head-dim"): "the indexer rotates its queries and keys",  # its text model's refusal
     ("cosmos3_edge", "head-dim"): "rotary sections .* interleave the position streams",  # its text model's refusal
     ("step3p7", "orthogonal"): "cannot keep eps exact .*use --convention copy$",  # its text model's q/k norms
+    ("cosmos3_omni", "head-dim"): "interleaved multimodal rotary sections",  # Qwen3-VL's text model's refusals
+    ("cosmos3_omni", "orthogonal"): "cannot keep eps exact .*use --convention copy$",
     # Mistral Large 4's text model's refusals (multi-head latent attention, the indexer's q_input_norm over the stream and
     # its shared blocks), and the projector's RMSNorm that shares the text model's eps (Mistral 3's)
     ("mistral_large4", "head-dim"): "multi-head latent attention keeps its per-head sizes",
@@ -59,7 +63,8 @@ WIDER = {"minimax_m3_vl": dict(hidden_size=24, intermediate_size=15, layers=3)}
 FAST = {("Glm4vMoeForConditionalGeneration", "deeper"), ("Kimi_K25ForConditionalGeneration", "deeper"),
         ("QianfanOCRForConditionalGeneration", "wider"), ("MiniMaxM3SparseForConditionalGeneration", "heads"),
         ("Cosmos3EdgeForConditionalGeneration", "orthogonal"), ("MistralLarge4ForConditionalGeneration", "heads"),
-        ("Step3p7ForConditionalGeneration", "wider"), ("DeepseekOcr2Model", "heads")}
+        ("Step3p7ForConditionalGeneration", "wider"), ("DeepseekOcr2Model", "heads"),
+        ("Cosmos3OmniForConditionalGeneration", "heads")}
 CASES = [pytest.param(family, cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS]
 
