@@ -126,7 +126,7 @@ REFUSED = {
     "deepseek_ocr2_encoder": "the vision encoder sub-config of DeepSeek-OCR 2 (deepseek_ocr2): a Qwen2-style stack over "
                              "inputs_embeds that the SAM tower's projection and DeepseekOcr2VisionModel's learned queries "
                              "write at its width, so it grows only with that tower; no class of transformers is a "
-                             "checkpoint of it alone, and DeepSeek-OCR 2 itself is not joined yet",
+                             "checkpoint of it alone: DeepSeek-OCR 2 (deepseek_ocr2) grows with it kept",
     # speech (issue 32): the real obstacle where one is known; "not done yet" where the layout is growable but unwritten
     "speech_to_text": "Speech2Text's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "speecht5": "SpeechT5's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact) (its text decoder's and its scaled speech encodings alike)",
