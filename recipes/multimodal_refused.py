@@ -16,8 +16,7 @@ TEXT = "its text model is not grown by hfgrow ({}), so neither is the whole mode
 PROJECTOR = (NOT_DECLARED + "the text model and the kept vision tower are supported, but the projector between them ({}) "
              "has no rules yet")
 SAVED_NAMES = (NOT_DECLARED + "transformers saves its text model under the original repository's names (the whole model's "
-               "conversion mapping: {}), which the text tower, planned alone by its own class and recipe, does not "
-               "read (hfgrow/towers.py, hfgrow/consistency.py's loaded_names)")
+               "conversion mapping: {})")
 ENCODER_DECODER = (NOT_DECLARED + "an encoder-decoder over images ({}): no recipe joins its vision encoder to a text "
                    "decoder that reads it by cross-attention")
 
@@ -40,7 +39,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "(speech sampled from its talker and vocoder): verification cannot compare the grown model's outputs; grow its "
     "thinker (model_type qwen2_5_omni_thinker or qwen3_omni_moe_thinker, joined)": ("qwen2_5_omni", "qwen3_omni_moe"),
     SAVED_NAMES.format("Molmo2: transformer.blocks.N with q|k|v fused as att_proj, up|gate as ff_proj, the embedding "
-                       "split into wte.embedding and wte.new_embedding; and molmo2_text has no recipe yet (Qwen3's or OLMo "
+                       "split into wte.embedding and wte.new_embedding, read as molmo2_text's; but molmo2_text has no recipe yet (Qwen3's or OLMo "
                        "2's q/k norms by qk_norm_type, post-norm blocks under norm_after, rotary scaled by block number in "
                        "rope_scaling_layers); its adapter would join as Aya Vision's, a pooling attention at the vision "
                        "width then a SwiGLU whose down_proj writes the text width"): ("molmo2",),
