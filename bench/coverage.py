@@ -67,13 +67,15 @@ MODALITIES = {
 
 
 def modalities() -> dict[str, str]:
-    """Every model type the sweep tries, with its modality (a recipe's type in none of the lists: by its main class)."""
+    """Every model type the sweep tries, with its modality (a recipe's type in none of the lists: by its main class, or
+    speech where its config reads mel features)."""
     found: dict[str, str] = {}
     for modality, types in MODALITIES.items():
         found.update((t, modality) for t in sorted(types()) if t not in found)
     for recipe in RECIPES:
         cls = main_class(recipe)
-        guess = ("vision" if "Vision" in cls or "Image" in cls else "speech" if "Speech" in cls or "CTC" in cls
+        audio = any(hasattr(CONFIG_MAPPING[t](), "num_mel_bins") for t in recipe.model_types if t in CONFIG_MAPPING)
+        guess = ("vision" if "Vision" in cls or "Image" in cls else "speech" if "Speech" in cls or "CTC" in cls or audio
                  else "text encoders" if "MaskedLM" in cls or "TextModel" in cls or "Conditional" in cls else "text decoders")
         found.update((t, guess) for t in recipe.model_types if t not in found)
     found.update((t, "text decoders" if t in listed("CAUSAL_LM") else "text encoders")  # refused with a reason (Zamba)
