@@ -10,6 +10,7 @@ import torch
 import hfgrow
 from hfgrow.signals import AUDIO_LAYOUTS, audio_token, with_signals
 from hfgrow.testing import build_model, load
+from test_vlm import logits, refused_in_one_line
 
 CLASSES = {
     "qwen2_audio": ["Qwen2AudioForConditionalGeneration", "Qwen2AudioModel"],
@@ -40,11 +41,6 @@ FAST = {("GlmAsrForConditionalGeneration", "wider"), ("VibeVoiceAsrForConditiona
 CASES = [pytest.param(cls, growth, marks=() if (cls, growth) in FAST else pytest.mark.exhaustive)
          for family, classes in CLASSES.items() for cls in classes for growth in GROWTHS
          if not (growth == "orthogonal" and family in NO_ORTHOGONAL) and not (growth == "wider" and family in WHOLE_MULTIPLES)]
-
-
-def logits(model, inputs) -> torch.Tensor:
-    with torch.no_grad():
-        return model(**inputs)[0]
 
 
 def audio_reaches_the_text(model, inputs) -> bool:
@@ -92,6 +88,4 @@ def test_a_projector_norm_that_starts_the_stream_takes_whole_multiples_only(tmp_
     """MOSS Transcribe-Diarize's projector ends in a LayerNorm over the text width: a non-multiple is refused in one line,
     before anything is written."""
     src = build_model(tmp_path / "src", "MossTranscribeDiarizeForConditionalGeneration")
-    with pytest.raises(hfgrow.GrowthError, match="only whole multiples") as e:
-        hfgrow.grow(src, tmp_path / "out", hidden_size=24)
-    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+    refused_in_one_line(src, tmp_path / "out", "only whole multiples", hidden_size=24)

@@ -3,6 +3,7 @@ grow), the projector between them adapts; every parameter randomised, grown, rel
 placeholder tokens are in the text (so the projected features are really merged into what the language model reads)."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -102,6 +103,13 @@ def grown(tmp_path, cls, **options):
     for name, stats in v["float32"]["outputs"].items():
         assert stats["max_rel"] <= 1e-5, (name, stats)
     return src, report
+
+
+def refused_in_one_line(src, out, match: str, **growth) -> None:
+    """hfgrow.grow refuses with a GrowthError matching ``match``, in one line, and writes nothing."""
+    with pytest.raises(hfgrow.GrowthError, match=match) as e:
+        hfgrow.grow(src, out, **growth)
+    assert "\n" not in str(e.value) and not Path(out).exists()
 
 
 def image_features_reach_the_text(model, inputs) -> bool:
