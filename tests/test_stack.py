@@ -217,6 +217,7 @@ STACKED_REFUSED = {  # family: why the stacked order is refused where the interl
         ("bailing_hybrid", "first_k_dense_replace"), ("lfm2_moe", "num_dense_layers"), ("ernie4_5_moe", "moe_layer_start_index"),
         ("dots1", "first_k_dense_replace"), ("afmoe", "num_dense_layers"), ("glm4v_moe_text", "first_k_dense_replace"),
         ("sarvam_moe", "first_k_dense_replace"), ("sarvam_mla", "first_k_dense_replace"),
+        ("glm4v_moe", "first_k_dense_replace"), ("kimi_k25", "first_k_dense_replace"),
     )},
     "zamba2": "Zamba 2's hybrid blocks .*: the stack cannot be copied after itself",
 }
