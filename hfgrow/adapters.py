@@ -23,6 +23,7 @@ import torch
 from . import algebra
 from .components import Component, Log
 from .errors import GrowthError
+from .jsonfile import read_json
 from .options import adapter_name
 from .tensors import check_finite, grow_one
 
@@ -53,10 +54,7 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
     folder = Path(folder)
     if not (folder / CONFIG).is_file():
         raise GrowthError(f"--adapter {folder}: no {CONFIG} (a PEFT adapter folder holds one)")
-    try:
-        config = json.loads((folder / CONFIG).read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GrowthError(f"--adapter {folder}: {CONFIG} is not valid JSON: {e}") from None
+    config = read_json(folder / CONFIG, f"--adapter {folder}: {CONFIG}")
     if not isinstance(config, dict) or config.get("peft_type") != "LORA":
         raise GrowthError(f"--adapter {folder}: peft_type {config.get('peft_type') if isinstance(config, dict) else None!r}: "
                           f"only LoRA adapters can be grown")

@@ -21,7 +21,7 @@ from .dcp import as_hf_folders, open_reader
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
-from .output import check_out
+from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .relate import relate
 
@@ -58,9 +58,10 @@ def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: Growt
     if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
         options = dataclasses.replace(options, max_shard_size=1 << 62)
     check_out(out, src, options.overwrite, training_state.owned_files(src))
-    state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
-    state.command = command
-    return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress)
+    with OutputFolder(out, options.overwrite, log or (lambda msg: None)) as place:  # locked before the state is read
+        state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
+        state.command = command
+        return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
 
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:

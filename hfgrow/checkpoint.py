@@ -16,6 +16,7 @@ import torch
 from safetensors import safe_open
 
 from .errors import GrowthError, first_line
+from .jsonfile import parse_json, read_json
 
 SAFE_INDEX = "model.safetensors.index.json"
 BIN_INDEX = "pytorch_model.bin.index.json"
@@ -128,10 +129,8 @@ class CheckpointReader:
             source_path(self.folder, self.folder / file)
 
     def _read_index(self, name: str) -> dict[str, str]:
-        try:
-            weight_map = json.loads((self.folder / name).read_text())["weight_map"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise GrowthError(f"unreadable index {name}: {first_line(e)}") from None
+        index = read_json(self.folder / name, f"index {name}")
+        weight_map = index.get("weight_map") if isinstance(index, dict) else None
         if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
             raise GrowthError(f"index {name}: 'weight_map' should map tensor names to shard files")
         return weight_map
@@ -257,10 +256,7 @@ def check_config(folder: Path) -> None:
 
 def read_config(path: Path) -> dict:
     """A config.json's object; a GrowthError in one line when it is not JSON or not an object."""
-    try:
-        config = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise GrowthError(f"config.json is not valid JSON ({first_line(e)})") from None
+    config = read_json(path, "config.json")
     if not isinstance(config, dict):
         raise GrowthError("config.json should hold a JSON object")
     return config
@@ -357,7 +353,7 @@ def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
     """Where each tensor's bytes start and end, after the 8-byte length and the JSON header."""
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
+        header = parse_json(f.read(n), f"{path.name}'s header")
     return 8 + n, {k: tuple(v["data_offsets"]) for k, v in header.items() if k != "__metadata__"}
 
 

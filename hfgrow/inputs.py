@@ -177,10 +177,10 @@ def encode(tok: Any, texts: list[str], max_len: int, vocab: int | None) -> dict[
 
 
 def _vocab_size(folder: Path) -> int | None:
-    import json
+    from .jsonfile import read_json
 
-    with contextlib.suppress(OSError, ValueError):
-        value = json.loads((folder / "config.json").read_text()).get("vocab_size")
+    with contextlib.suppress(GrowthError, AttributeError):
+        value = read_json(folder / "config.json").get("vocab_size")
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None  # planning reports a broken config.json
@@ -188,12 +188,11 @@ def _vocab_size(folder: Path) -> int | None:
 
 def _check_reads_text(folder: Path) -> None:
     """A --text-file only for a model that reads tokens (a speech model's inputs are generated: hfgrow.signals)."""
-    import json
-
+    from .jsonfile import read_json
     from .signals import main_input
 
-    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, IndexError):
-        cls = json.loads((folder / "config.json").read_text())["architectures"][0]
+    with contextlib.suppress(GrowthError, TypeError, KeyError, IndexError):
+        cls = read_json(folder / "config.json")["architectures"][0]
         if isinstance(cls, str) and main_input(cls) != "input_ids":
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({main_input(cls)}): its inputs are generated")
 

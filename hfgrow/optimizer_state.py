@@ -19,6 +19,7 @@ import torch
 from . import algebra
 from .algebra import Expansion, Packed
 from .errors import GrowthError
+from .jsonfile import read_json
 from .plan import GrowthOptions, GrowthPlan, TensorPlan, make_plan
 
 SCALES_FILE = "hfgrow_param_groups.json"
@@ -160,7 +161,7 @@ def growth_plan(small: Any, big: Any = None, options: GrowthOptions | None = Non
 def _config_of(model: Any) -> dict[str, Any]:
     if _is_module(model):
         return model.config.to_dict()
-    return json.loads((Path(model) / "config.json").read_text())
+    return read_json(Path(model) / "config.json")
 
 
 def _infer_plan(reader: Any, big_cfg: dict[str, Any]) -> GrowthPlan:
@@ -218,7 +219,7 @@ def load_scales(folder: str | os.PathLike) -> dict[str, TensorScales]:
     """The per-tensor scales written by :func:`save_scales` (:func:`grow_trainer_checkpoint`)."""
     path = Path(folder) / SCALES_FILE
     try:
-        data = json.loads(path.read_text())
+        data = read_json(path)
         return {n: TensorScales(float(s["weight"]), float(s["grad"]), bool(s["exact"])) for n, s in data["tensors"].items()}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise GrowthError(f"cannot read {path}: {e}") from None

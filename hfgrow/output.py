@@ -35,9 +35,11 @@ from typing import Callable
 
 from .checkpoint import SAFE_INDEX, source_files, sync_dir
 from .errors import GrowthError
+from .jsonfile import parse_json
 
 _OLD = "old-"  # a temporary folder holding the old --out while the new one moves in (where renameat2 is missing)
 OWNER = ".hfgrow-pid"  # in a temporary folder: the process assembling it (removed before it moves into place)
+MOVED = ".hfgrow-moved.json"  # in an …old-* folder: what it holds (the old --out: its path, device and inode)
 _NAME_KEEP = 120  # of --out's name in the names of the temporary folder and the lock (NAME_MAX is 255)
 
 
@@ -92,33 +94,67 @@ def _fingerprint(path: Path) -> str | None:
         return None
 
 
-def _read_record(folder: Path) -> dict:
+def _read_small(path: Path, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``, never through a link, never blocking on a FIFO; None
+    when it is not such a file or cannot be read."""
     try:
-        fd = _open_regular(folder / MANIFEST, os.O_RDONLY)
+        fd = _open_regular(path, os.O_RDONLY)
     except (OSError, GrowthError):
+        return None
+    try:
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_record(folder: Path) -> dict:
+    data = _read_small(folder / MANIFEST, 10**7)
+    try:
+        record = parse_json(data, MANIFEST) if data is not None else {}
+    except GrowthError:
         return {}
-    with os.fdopen(fd, "rb") as f:
-        try:
-            record = json.loads(f.read(10**7))
-        except (OSError, ValueError):
-            return {}
     return record if isinstance(record, dict) else {}
 
 
+def _inside(name: object) -> bool:
+    """A record's file name: a plain relative path below the folder (no '..', not absolute, no empty part)."""
+    if not isinstance(name, str) or not name or "\0" in name or "\\" in name or name.startswith("/"):
+        return False
+    parts = name.rstrip("/").split("/")
+    return all(p not in ("", ".", "..") for p in parts)
+
+
+def record_problem(folder: Path) -> str | None:
+    """Why the record in ``folder`` is not one hfgrow wrote (None when it is, or there is none): it names a file
+    outside the folder (hfgrow records only what it wrote in it)."""
+    record = _read_record(folder)
+    files, prints = record.get("files"), record.get("fingerprints")
+    names = [*(files if isinstance(files, list) else ()), *(prints if isinstance(prints, dict) else ())]
+    outside = next((n for n in names if not _inside(n)), None)
+    if outside is None:
+        return None
+    return (f"holds a {MANIFEST} that is not hfgrow's record: it names {str(outside)[:80]!r}, outside the folder "
+            f"(move the folder away, or remove that file)")
+
+
 def read_manifest(folder: Path) -> set[str]:
-    """The files an earlier hfgrow run recorded that it wrote in ``folder`` (none when there is no readable record)."""
+    """The files an earlier hfgrow run recorded that it wrote in ``folder`` (none when there is no readable record;
+    only names inside the folder)."""
     files = _read_record(folder).get("files")
-    return {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
+    return {f for f in files if _inside(f)} if isinstance(files, list) else set()
 
 
 def changed(folder: Path) -> list[str]:
     """The files an earlier hfgrow run recorded in ``folder`` that are no longer what it wrote (edited since):
-    someone's work, which ``--overwrite`` must not replace. A record without fingerprints (older hfgrow) names none."""
+    someone's work, which ``--overwrite`` must not replace. A record without fingerprints (older hfgrow) names none;
+    a name outside the folder is never looked at (:func:`record_problem`)."""
     prints = _read_record(folder).get("fingerprints")
     if not isinstance(prints, dict):
         return []
-    return sorted(f for f, was in prints.items() if isinstance(f, str) and f != MANIFEST and (folder / f).exists()
-                  and _fingerprint(folder / f) != was)
+    found = set(entries(folder))  # never a name reached through a link
+    return sorted(f for f, was in prints.items() if f in found and f != MANIFEST and _fingerprint(folder / f) != was)
 
 
 def write_manifest(folder: Path) -> list[str]:
@@ -160,6 +196,8 @@ def replaceable(folder: Path, src: Path | None = None, owned: set[str] = frozens
     it is a checkpoint (a config and weights). Returns (yes, the reason when not)."""
     found = entries(folder)
     record = read_manifest(folder)
+    if problem := record_problem(folder):
+        return False, problem
     if edited := changed(folder):
         return False, _edited(edited)
     others = foreign(found, record | planned(src, owned), shards=not record)
@@ -176,9 +214,9 @@ def _edited(files: list[str]) -> str:
             f"{'it' if len(files) == 1 else 'them'} (move {'it' if len(files) == 1 else 'them'} away first)")
 
 
-def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = frozenset()) -> None:
-    """Everything about ``--out`` that can be known before growing (exit 2 with one line); ``owned``: the files the
-    growth's side-cars write, which ``overwrite`` may replace."""
+def check_place(out: Path) -> None:
+    """What about ``--out`` can be known without the source: a name, parents that are folders, not a link, a place
+    that can be written (exit 2 with one line)."""
     shown = repr(str(out))
     if not out.name:
         raise GrowthError(f"--out {shown} is the root of the filesystem")
@@ -190,13 +228,20 @@ def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = fr
             raise GrowthError(f"--out {shown}: {str(parent)!r} is not a folder")
     if out.is_symlink():
         raise GrowthError(f"--out {shown} is a symbolic link{'' if out.exists() else ' to nothing'}: give a real folder")
+    _check_writable(out)
+
+
+def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = frozenset()) -> None:
+    """Everything about ``--out`` that can be known before growing (exit 2 with one line); ``owned``: the files the
+    growth's side-cars write, which ``overwrite`` may replace."""
+    shown = repr(str(out))
+    check_place(out)
     if src is not None:
         real_out, real_src = _real(out), src.resolve()
         if real_out == real_src or real_out in real_src.parents:
             raise GrowthError("--out must not be the source folder or contain it")
         if real_src in real_out.parents:
             raise GrowthError("--out must not be inside the source folder")
-    _check_writable(out)
     if not out.exists():
         return
     if not out.is_dir():
@@ -292,8 +337,7 @@ class OutputFolder:
             self._remove_stale()
             # mkdtemp makes it 0700: no one else can plant a link in it while it is written (it follows the umask once published)
             self.tmp = Path(tempfile.mkdtemp(prefix=self._tmp_prefix, dir=self.out.parent))
-            os.write(fd := _open_regular(self.tmp / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL), str(os.getpid()).encode())
-            os.close(fd)
+            _write_own(self.tmp / OWNER, str(os.getpid()))
             self._before = set(entries(self.out)) if self.out.is_dir() else set()
         except OSError as e:
             self.close()
@@ -338,25 +382,46 @@ class OutputFolder:
         self._lock_fd = fd
 
     def _remove_stale(self) -> None:
-        """Temporary folders of earlier runs to this --out that were killed: their process is gone. One killed
-        between the two renames of :meth:`_replace` left the old checkpoint in ``…old-*/x`` and no --out: it is
-        moved back (when --out is there, the new checkpoint was published and the old one goes)."""
+        """Temporary folders of earlier runs to this --out that were killed: folders of this user whose process
+        (their :data:`OWNER` file, read without following a link or waiting on a FIFO) is gone. One killed between
+        the two renames of :meth:`_replace` left the old checkpoint in ``…old-*/x`` and no --out: it is moved back
+        when that folder's :data:`MOVED` record proves hfgrow moved it there (when --out is there, the new checkpoint
+        was published and the old one goes). Anything else is not ours to judge, and is left as it is."""
         for tmp in self.out.parent.glob(f"{glob_escape(self._tmp_prefix)}*"):
-            if tmp.is_symlink() or not tmp.is_dir():
-                continue
             try:
-                os.kill(int((tmp / OWNER).read_text()), 0)
-            except ProcessLookupError:
-                if tmp.name.startswith(self._tmp_prefix + _OLD) and (tmp / "x").is_dir():
-                    if os.path.lexists(self.out):
-                        if not (self.out / MANIFEST).is_file():
-                            continue  # not the published checkpoint: leave both as they are
-                    else:
-                        os.rename(tmp / "x", self.out)
-                        self.log(f"restored {self.out}, which an interrupted run had moved aside")
-                shutil.rmtree(tmp, ignore_errors=True)
-            except (OSError, ValueError):
-                continue  # not ours to judge (no marker, or no permission)
+                st = os.lstat(tmp)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue  # a link, a file, or another user's folder
+            pid = _read_small(tmp / OWNER, 32)
+            if pid is None or not re.fullmatch(rb"\s*[1-9]\d{0,9}\s*", pid) or _alive(int(pid)):
+                continue
+            if tmp.name.startswith(self._tmp_prefix + _OLD) and not self._restore(tmp):
+                continue
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _restore(self, old: Path) -> bool:
+        """Move back the old --out that a killed run left in ``old``/x, if ``old``'s record says that this path was
+        moved there and ``x`` is still that folder (its device and inode). Returns whether ``old`` may be removed."""
+        data = _read_small(old / MOVED, 4096)
+        try:
+            record = parse_json(data, MOVED) if data is not None else None
+        except GrowthError:
+            record = None
+        if not isinstance(record, dict) or record.get("out") != str(self.out):
+            return False  # no proof that hfgrow moved anything here
+        try:
+            st = os.lstat(old / "x")
+        except FileNotFoundError:
+            return True  # killed before the move, or after moving it back
+        if not stat.S_ISDIR(st.st_mode) or [st.st_dev, st.st_ino] != [record.get("device"), record.get("inode")]:
+            return False
+        if os.path.lexists(self.out):
+            return (self.out / MANIFEST).is_file()  # else not the published checkpoint: leave both as they are
+        os.rename(old / "x", self.out)
+        self.log(f"restored {self.out}, which an interrupted run had moved aside")
+        return True
 
     def publish(self) -> None:
         """Move the assembled checkpoint to --out, re-checking the destination at the last moment."""
@@ -396,6 +461,8 @@ class OutputFolder:
         out, found, record = self.out, entries(self.out), read_manifest(self.out)
         # the same files replaceable() accepted before growing: without a record, any checkpoint file name
         others = foreign(found, record | written | (set() if record else set(_FIXED)), shards=not record) if self.overwrite else found
+        if self.overwrite and (problem := record_problem(self.out)):
+            raise GrowthError(f"--out {str(out)!r} {problem}: it was left as it is and the grown checkpoint was removed")
         if self.overwrite and (edited := changed(self.out)):
             raise GrowthError(f"--out {str(out)!r} {_edited(edited)}: it was left as it is and the grown checkpoint was removed")
         if others:
@@ -408,10 +475,7 @@ class OutputFolder:
             self.published = True
             shutil.rmtree(self.tmp, ignore_errors=True)
         else:  # two renames: the old checkpoint waits in a marked folder that the next run restores if this one dies
-            old = Path(tempfile.mkdtemp(prefix=f"{self._tmp_prefix}{_OLD}", dir=out.parent))
-            os.write(fd := _open_regular(old / OWNER, os.O_WRONLY | os.O_CREAT | os.O_EXCL), str(os.getpid()).encode())
-            os.close(fd)
-            os.rename(out, old / "x")
+            old = move_aside(out, self._tmp_prefix)
             try:
                 os.rename(self.tmp, out)
             except BaseException:
@@ -440,6 +504,33 @@ class OutputFolder:
                 except OSError:
                     break
         self._created = []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def _write_own(path: Path, text: str) -> None:
+    os.write(fd := _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL), text.encode())
+    os.close(fd)
+
+
+def move_aside(out: Path, prefix: str) -> Path:
+    """``out`` moved into a new private folder beside it (``prefix`` + ``old-*``/x) holding this process's pid
+    (:data:`OWNER`) and a record of what was moved (:data:`MOVED`: the path, its device and inode), by which a later
+    run knows, should this one be killed, that the folder is hfgrow's to move back (:meth:`OutputFolder._restore`)."""
+    old = Path(tempfile.mkdtemp(prefix=f"{prefix}{_OLD}", dir=out.parent))
+    st = os.lstat(out)
+    _write_own(old / OWNER, str(os.getpid()))
+    _write_own(old / MOVED, json.dumps({"written_by": "hfgrow", "out": str(out), "device": st.st_dev, "inode": st.st_ino}))
+    os.rename(out, old / "x")
+    return old
 
 
 def glob_escape(text: str) -> str:

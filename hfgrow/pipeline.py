@@ -22,20 +22,37 @@ from .dcp import check_growth, formats_of, hf_views, open_reader, output_bytes, 
 from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
-from .output import OutputFolder, check_out
+from .output import OutputFolder, check_out, check_place
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import sizes_text, write_report
 from .version import __version__
 
 
 def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, components: Sequence[Component] = (), *,
-        log: Log | None = None, progress: bool = False) -> dict[str, Any]:
+        log: Log | None = None, progress: bool = False, place: OutputFolder | None = None) -> dict[str, Any]:
     """Grow the checkpoint in ``src`` into ``out``, with ``components`` riding along; return the report (also
-    written to ``out``). Raises :class:`GrowthError` for bad input, leaving ``out`` as it was."""
+    written to ``out``). Raises :class:`GrowthError` for bad input, leaving ``out`` as it was. ``place``: ``out``
+    already locked by the caller (which read more of the source first)."""
     log = log or (lambda msg: None)
     options.validate()
     shown = os.fspath(out)  # the report and card record paths as the user gave them, never the machine's absolute path
     out = Path(os.path.abspath(out))
+    if Path(src).is_dir():  # local paths are checked before anything else
+        check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
+    else:  # a Hub id: what can be known before its download
+        check_place(out)
+    # locked before anything is read: a second run to this --out is refused at once, not after its planning
+    with contextlib.nullcontext(place) if place else OutputFolder(out, options.overwrite, log) as place:
+        report = _grow(src, (out, shown), options, components, place, log, progress)
+    if options.push_to_hub:
+        _push_and_record(report, out, options, log)
+    return report
+
+
+def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions, components: Sequence[Component],
+          place: OutputFolder, log: Log, progress: bool) -> dict[str, Any]:
+    """Read, plan, grow into ``place``'s temporary folder, verify and publish; ``outs``: --out and how it was typed."""
+    out, shown = outs
     start = time.perf_counter()
     folder, hub_id = _resolve(src, out, options, components)
     reader = open_reader(folder)  # a Hugging Face folder or a torch distributed checkpoint
@@ -47,7 +64,7 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
     _check_disk(out, output_bytes(plan, reader, formats, options.verify))
-    with OutputFolder(out, options.overwrite, log) as place, _write_errors(out):
+    with _write_errors(out):
         entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
         grow_s = time.perf_counter() - start
         verification = _verify(active, folder, place.tmp, plan, (reader, formats), log, progress) if options.verify else None
@@ -72,15 +89,11 @@ def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, 
                    tokenizer=any(place.tmp.glob("tokenizer*"))).save(place.tmp / "README.md")
         sync_folder(place.tmp)  # every byte on disk before the folder takes its name
         place.publish()
-    if options.push_to_hub:
-        _push_and_record(report, out, options, log)
     return report
 
 
 def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, components: Sequence[Component]) -> tuple[Path, str | None]:
     """The source's folder (a Hub id downloaded) and its Hub id, with ``--out`` and the verification inputs checked."""
-    if Path(src).is_dir():  # local paths are checked before anything else
-        check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
     if options.push_to_hub and hub.is_hub_id(os.fspath(src)):
         hub.check_push(options.push_to_hub, options.token, options.create_pr)
     folder, hub_id = hub.resolve(src, options.revision, options.token)

@@ -24,6 +24,7 @@ import torch
 from .algebra import Expansion
 from .components import Component, Log
 from .errors import GrowthError
+from .jsonfile import read_json
 from .output import OWNER
 from .output import entries as folder_entries
 
@@ -46,10 +47,7 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
         return None
     for name in (MODULES, *CONFIGS):
         _check_inside(folder, folder / name)
-    try:
-        entries = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GrowthError(f"{MODULES} is not valid JSON: {e}") from None
+    entries = read_json(path, MODULES)
     if not isinstance(entries, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str)
                                                 and isinstance(m.get("path"), str) for m in entries):
         raise GrowthError(f"{MODULES} should be a list of modules with a 'type' and a 'path'")
@@ -123,10 +121,7 @@ def module_kind(entry: Mapping[str, Any]) -> str:
 
 
 def _config(folder: Path) -> dict[str, Any]:
-    try:
-        config = json.loads((folder / "config.json").read_text())
-    except (OSError, ValueError) as e:
-        raise GrowthError(f"{folder.name}/config.json cannot be read: {e}") from None
+    config = read_json(folder / "config.json", f"{folder.name}/config.json")
     if not isinstance(config, dict):
         raise GrowthError(f"{folder.name}/config.json should hold an object, got {type(config).__name__}")
     return config

@@ -22,7 +22,7 @@ import hfgrow
 from hfgrow import GrowthError
 from hfgrow.checkpoint import format_size
 from hfgrow.cli import main
-from hfgrow.output import OutputFolder
+from hfgrow.output import OutputFolder, move_aside
 
 GROW = importlib.import_module("hfgrow.pipeline")  # the pipeline (hfgrow.grow, the function, runs it)
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
@@ -486,17 +486,17 @@ def test_without_renameat2_a_run_killed_between_the_renames_is_undone_by_the_nex
     before = _old_checkpoint(out)
     dead = subprocess.Popen(["true"])
     dead.wait()
-    aside = tmp_path / ".big.hfgrow-old-abcd1234"
-    aside.mkdir()
-    (aside / ".hfgrow-pid").write_text(str(dead.pid))
-    os.rename(out, aside / "x")
+
+    def killed_after_moving_it_aside() -> None:  # what _replace does first, by a process now gone
+        aside = move_aside(out, ".big.hfgrow-")
+        (aside / ".hfgrow-pid").write_text(str(dead.pid))
+
+    killed_after_moving_it_aside()
     with OutputFolder(out, overwrite=False):
         assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
     # killed after publishing: --out is the new checkpoint (with its record), the old one goes
-    aside.mkdir()
-    (aside / ".hfgrow-pid").write_text(str(dead.pid))
-    os.rename(out, aside / "x")
+    killed_after_moving_it_aside()
     out.mkdir()
     (out / ".hfgrow-files.json").write_text('{"files": []}')
     with OutputFolder(out, overwrite=False):
