@@ -3,6 +3,7 @@ copied from the source, concurrent runs, signals, and failures found only after 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import json
@@ -552,3 +553,96 @@ def test_overwrite_refuses_a_file_edited_after_hfgrow_wrote_it(tmp_path, src, ed
     assert snapshot(tmp_path) == before
     (out / edit).write_bytes(original)
     assert run_cli(src, "--out", out, "--no-verify", "--overwrite", "--factor", "4", "-q").exit_code == 0
+
+
+# -- the folders beside --out that another user (a shared /tmp) could plant --------------------------
+
+
+def _dead_pid() -> int:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    return dead.pid
+
+
+def _enter_within(out: Path, seconds: float) -> bool:
+    """Whether OutputFolder(out) is entered and left within ``seconds`` (in a thread, released if it blocks)."""
+    import threading
+
+    done = threading.Event()
+
+    def enter() -> None:
+        with OutputFolder(out, overwrite=False):
+            pass
+        done.set()
+
+    worker = threading.Thread(target=enter, daemon=True)
+    worker.start()
+    return done.wait(seconds)
+
+
+@pytest.mark.parametrize("marker", ["fifo", "link to a file", "link to /dev/zero"])
+def test_a_planted_pid_marker_beside_out_is_never_read_through_a_link_or_waited_on(tmp_path, marker):
+    out = tmp_path / "big"
+    planted = tmp_path / ".big.hfgrow-planted"
+    planted.mkdir()
+    pid = planted / ".hfgrow-pid"
+    if marker == "fifo":
+        os.mkfifo(pid)
+    elif marker == "link to a file":
+        (tmp_path / "elsewhere").write_text(str(_dead_pid()))  # a dead process: the folder would be taken as stale
+        pid.symlink_to(tmp_path / "elsewhere")
+    else:
+        pid.symlink_to("/dev/zero")
+    try:
+        assert _enter_within(out, 20), "blocked on the planted marker"
+    finally:
+        if marker == "fifo":  # release a reader that blocked (the bug)
+            with contextlib.suppress(OSError):
+                os.close(os.open(pid, os.O_WRONLY | os.O_NONBLOCK))
+    assert planted.is_dir() and os.path.lexists(pid)  # not ours to judge: left as it is
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".big.hfgrow-planted"] + (["elsewhere"] if marker == "link to a file" else []))
+
+
+@pytest.mark.parametrize("record", ["none", "another folder's inode"])
+def test_a_planted_old_folder_beside_out_is_never_moved_into_its_place(tmp_path, record):
+    """A `.NAME.hfgrow-old-*/x` that no hfgrow run moved there (no record, or a record that is not about this x) is
+    not an interrupted --overwrite swap: x is never renamed to --out, and nothing is removed."""
+    out = tmp_path / "big"
+    planted = tmp_path / ".big.hfgrow-old-zzz"
+    (planted / "x").mkdir(parents=True)
+    (planted / "x" / "config.json").write_text('{"planted": true}')
+    (planted / ".hfgrow-pid").write_text(str(_dead_pid()))
+    if record != "none":
+        other = os.lstat(tmp_path)
+        (planted / ".hfgrow-moved.json").write_text(json.dumps({"out": str(out), "device": other.st_dev, "inode": other.st_ino}))
+    logged = []
+    with OutputFolder(out, overwrite=False, log=logged.append):
+        assert not out.exists()
+    assert logged == [] and (planted / "x" / "config.json").is_file() and not out.exists()
+
+
+def test_a_second_run_to_the_same_out_is_refused_before_reading_anything(tmp_path, src, monkeypatch):
+    out = tmp_path / "big"
+
+    def never(*args, **kwargs):
+        raise AssertionError("the source was read while another run held --out")
+
+    monkeypatch.setattr(GROW, "open_reader", never)
+    monkeypatch.setattr(GROW.hub, "resolve", never)
+    with OutputFolder(out, overwrite=False):  # the first run, in this process
+        one_error(run_cli(src, "--out", out, "--no-verify"), "another hfgrow run", f"pid {os.getpid()}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "../../etc/passwd", "a/../../x"])
+def test_a_record_naming_a_file_outside_out_is_not_hfgrows(tmp_path, src, name):
+    out = tmp_path / "big"
+    assert run_cli(src, "--out", out, "--no-verify", "-q").exit_code == 0
+    record = json.loads((out / ".hfgrow-files.json").read_text())
+    record["files"].append(name)
+    record["fingerprints"][name] = "0:forged"
+    (out / ".hfgrow-files.json").write_text(json.dumps(record))
+    before = snapshot(tmp_path)
+    line = one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite"), "not hfgrow's record", "outside the folder")
+    assert f"holds {name}" not in line
+    assert snapshot(tmp_path) == before
