@@ -470,7 +470,7 @@ def write_dcp(entries: dict[str, tuple[tuple, Any]], produce: Callable[[str], An
     paths = {k: p for k, (p, _) in entries.items()}
     state = _nest(paths, lambda k: entries[k][1] if entries[k][1] is not None else b"")
     writer = FileSystemWriter(str(folder), single_file_per_rank=False, thread_count=1, sync_files=True)
-    with _unwrapped(f"cannot write the torch distributed checkpoint in {folder}", writing=True), warnings.catch_warnings():
+    with _unwrapped("cannot write the torch distributed checkpoint", writing=True), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "assuming the intent is to save in a single process": it is
         dcp.save(state, storage_writer=writer, planner=_lazy_planner(produce), no_dist=True)
 

@@ -138,6 +138,9 @@ def _write_errors(out: Path) -> Iterator[None]:
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise GrowthError(f"the disk holding {out.parent} is full: the partial output was removed") from None
+        if e.errno == errno.EFBIG:  # a file-size limit (ulimit -f) or a filesystem's largest file (FAT32: 4 GB)
+            raise GrowthError(f"a file of the grown checkpoint is larger than the file-size limit (ulimit -f) or {out.parent}'s "
+                              f"filesystem allows: the partial output was removed (safetensors: --max-shard-size writes smaller shards)") from None
         if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.ENAMETOOLONG):
             raise GrowthError(f"cannot write in {out.parent}: {os.strerror(e.errno)} (the partial output was removed)") from None
         raise

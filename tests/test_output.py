@@ -646,3 +646,25 @@ def test_a_record_naming_a_file_outside_out_is_not_hfgrows(tmp_path, src, name):
     line = one_error(run_cli(src, "--out", out, "--no-verify", "--overwrite"), "not hfgrow's record", "outside the folder")
     assert f"holds {name}" not in line
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("limit, args, fragment", [
+    (20000, (), "larger than the file-size limit"),  # a safetensors shard
+    (6000, ("--to", "dcp"), "larger than the file-size limit"),  # a .distcp file, the OSError as raised
+    (2000, ("--to", "dcp"), "cannot write the torch distributed checkpoint"),  # torch's zip writer says why in its words
+], ids=["safetensors", "dcp", "dcp-zip-writer"])
+def test_a_file_size_limit_is_one_line_exit_2_naming_no_temporary_folder(tmp_path, src, limit, args, fragment):
+    """EFBIG (`ulimit -f`, a FAT32 target) as ENOSPC is: one line, exit 2, nothing left; never the vanished temporary
+    folder's name."""
+    import resource
+
+    out = tmp_path / "big"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))  # Python ignores SIGXFSZ: writes fail with EFBIG
+    try:
+        result = run_cli(src, "--out", out, "--no-verify", *args)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    line = one_error(result, fragment)
+    assert ".hfgrow-" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
