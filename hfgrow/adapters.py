@@ -237,7 +237,7 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
     with quiet_transformers():
         import transformers
 
-        config = transformers.AutoConfig.from_pretrained(small)
+        config = transformers.AutoConfig.from_pretrained(small, trust_remote_code=False)
     inputs, _, _ = make_inputs(small, config, text_file, seed)
     outs = []
     for base, adapter in ((small, small_adapter), (big, big_adapter)):

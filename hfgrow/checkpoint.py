@@ -211,7 +211,7 @@ class CheckpointReader:
 
         check_config(self.folder)
         try:
-            return transformers.AutoConfig.from_pretrained(self.folder)
+            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
         except Exception as e:
             text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
             raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None

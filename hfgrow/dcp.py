@@ -351,7 +351,7 @@ class DcpReader:
 
         self.config()
         try:
-            return transformers.AutoConfig.from_pretrained(self.folder)
+            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
         except Exception as e:  # noqa: BLE001
             raise GrowthError(f"transformers cannot read config.json: {' '.join(str(e).split())[:300]}") from None
 

@@ -154,7 +154,7 @@ def load_tokenizer(folder: Path) -> Any:
         import transformers
 
         with quiet_transformers():
-            tok = transformers.AutoTokenizer.from_pretrained(folder)
+            tok = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
     except Exception as e:  # anything transformers raises for a tokenizer it cannot build
         raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({first_line(e)[:160]})") from None
     if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway

@@ -272,7 +272,8 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     embeddings = []
     for folder in (small, big):
         with quiet_transformers():
-            model = SentenceTransformer(str(folder), device=device, model_kwargs={"attn_implementation": "eager"})
+            model = SentenceTransformer(str(folder), device=device, model_kwargs={"attn_implementation": "eager"},
+                                        trust_remote_code=False)
         model = model.float().eval()
         with torch.no_grad():
             embeddings.append(model.encode(sentences, convert_to_tensor=True, batch_size=len(sentences)).double().cpu())

@@ -863,7 +863,7 @@ def load(folder: str | Path) -> Any:
 
     cls = json.loads((Path(folder) / "config.json").read_text())["architectures"][0]
     return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager",
-                                                      experts_implementation="eager").eval()
+                                                      experts_implementation="eager", trust_remote_code=False).eval()
 
 
 def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrides: Any) -> torch.nn.Module:
@@ -989,14 +989,15 @@ def gguf_to_hf(gguf: str | Path, out: str | Path) -> Path:
     import transformers
 
     gguf = Path(gguf)
-    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                         trust_remote_code=False)
     config = model.config.to_dict()
     config.pop("quantization_config", None)  # the weights are plain float32 now; transformers refuses to save GGUF
     config = type(model.config).from_dict(config)
     plain = type(model)(config)
     plain.load_state_dict(model.state_dict())
     plain.save_pretrained(out)
-    transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(out)
+    transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False).save_pretrained(out)
     return Path(out)
 
 

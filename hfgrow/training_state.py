@@ -95,7 +95,7 @@ def meta_model(folder: Path) -> torch.nn.Module:
     import transformers
 
     try:
-        config = transformers.AutoConfig.from_pretrained(folder)
+        config = transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
     except Exception as e:  # noqa: BLE001 - an unknown model_type, a config transformers cannot read
         text = " ".join(str(e).split())
         raise GrowthError(f"transformers cannot read {folder}/config.json: {text[:200]}") from None

@@ -143,14 +143,14 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
         with quiet_transformers(), warnings.catch_warnings():  # load reports ("UNEXPECTED", "MISSING"): we check keys ourselves
             if mode == "blockwise":
                 release_freed_memory()
-                config = transformers.AutoConfig.from_pretrained(path)
+                config = transformers.AutoConfig.from_pretrained(path, trust_remote_code=False)
                 config._attn_implementation = config._experts_implementation = "eager"
                 kwargs.update(config=config, device_map=block_device_map(cls, config, device), offload_folder=offload)
                 # a top-level tensor's own key (BART's final_logits_bias) works, but accelerate warns it is no module
                 warnings.filterwarnings("ignore", message="The following device_map keys do not match any submodules")
             elif device.startswith("cuda"):  # loaded straight onto the GPU(s), never whole in RAM first
                 kwargs.update(device_map="auto" if device == "cuda" else {"": device}, offload_folder=offload)
-            model, info = cls.from_pretrained(path, **kwargs)
+            model, info = cls.from_pretrained(path, trust_remote_code=False, **kwargs)
     except Exception as e:  # a checkpoint whose config and weights disagree, …: bad input, named
         if _out_of_memory(e):
             raise

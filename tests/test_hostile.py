@@ -290,3 +290,55 @@ def test_a_utf16_text_file_is_named_as_such(llama, tmp_path, encoding):
     assert_clean(result, out, "not UTF-8")
     assert "not UTF-8" in result.stderr and "UTF-16 detected" in result.stderr, result.stderr
     assert "binary" not in result.stderr
+
+
+# -- remote code: every transformers entry point is told never to run it -----------------------------
+
+LOADERS = {"from_pretrained", "from_config", "SentenceTransformer", "CrossEncoder"}  # calls that may import a checkpoint's code
+NO_REMOTE_CODE_KEYWORD = {"PeftModel.from_pretrained"}  # PEFT has no remote code (and no such keyword); its base model has
+
+
+def _loader_calls(path: Path) -> list[tuple[str, int, bool]]:
+    """(what is called, line, passes trust_remote_code=False) for each loader call in a Python file."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name not in LOADERS:
+            continue
+        owner = ast.unparse(func.value) + "." + name if isinstance(func, ast.Attribute) else name
+        safe = any(k.arg == "trust_remote_code" and isinstance(k.value, ast.Constant) and k.value.value is False
+                   for k in node.keywords)
+        found.append((owner, node.lineno, safe or owner in NO_REMOTE_CODE_KEYWORD))
+    return found
+
+
+def test_every_transformers_loader_in_hfgrow_passes_trust_remote_code_false():
+    root = Path(__file__).resolve().parents[1]
+    calls = {f"{path.relative_to(root)}:{line} {owner}": safe for folder in ("hfgrow", "recipes")
+             for path in sorted((root / folder).rglob("*.py")) for owner, line, safe in _loader_calls(path)}
+    assert len(calls) >= 8  # the scan sees them (verification, tokenizer, configs, training state, sentence-transformers)
+    assert [call for call, safe in calls.items() if not safe] == []
+
+
+def test_a_training_checkpoints_config_with_auto_map_never_offers_its_code(tmp_path, monkeypatch):
+    """transformers asks whether to run a config's auto_map code when trust_remote_code is not given; hfgrow never
+    lets it ask (a "y" would run the checkpoint's code): the unknown model type is refused in one line."""
+    import builtins
+
+    from hfgrow import GrowthError
+    from hfgrow.training_state import meta_model
+
+    marker = tmp_path / "ran"
+    (tmp_path / "configuration_evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "evil", "architectures": ["EvilModel"],
+                                                      "auto_map": {"AutoConfig": "configuration_evil.EvilConfig"}}))
+    asked = []
+    monkeypatch.setattr(builtins, "input", lambda prompt="": asked.append(prompt) or "n")
+    with pytest.raises(GrowthError, match="transformers cannot read"):
+        meta_model(tmp_path)
+    assert asked == [] and not marker.exists()
