@@ -48,6 +48,7 @@ class Group(click.Group):
         return super().parse_args(ctx, args)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        as_json = wants_json(kwargs.get("args", args[0] if args else None))
         previous = {}
         if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
             for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
@@ -56,10 +57,11 @@ class Group(click.Group):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as e:
-            click.echo(f"error: {e.format_message()}", err=True)
-            sys.exit(e.exit_code)
+            fail("error", e.format_message(), e.exit_code, as_json)
         except click.exceptions.Abort:
-            interrupted(KeyboardInterrupt())
+            interrupted(KeyboardInterrupt(), as_json)
+        except Exception as e:  # a bug outside run(): one line too (and the JSON object --json promises)
+            fail("internal error", f"{type(e).__name__}: {e}", ExitCode.INTERNAL, as_json)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -180,27 +182,48 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise Terminated(signum)
 
 
-def interrupted(e: KeyboardInterrupt) -> None:
+def interrupted(e: KeyboardInterrupt, as_json: bool = False) -> None:
     what = e.args[0] if e.args else "nothing was written"
     name = signal.Signals(e.signum).name if isinstance(e, Terminated) else "Ctrl-C"
-    click.echo(f"interrupted ({name}): {what}", err=True)
-    sys.exit(128 + (e.signum if isinstance(e, Terminated) else signal.SIGINT))
+    fail(f"interrupted ({name})", what, 128 + (e.signum if isinstance(e, Terminated) else signal.SIGINT), as_json)
 
 
-def run(action: Callable[[], Any], verbose: bool) -> Any:
-    """Bad input: one line, exit 2. A bug: one line (traceback with -v), exit 1."""
+def wants_json(args: Any) -> bool:
+    """Whether the command line (``args``, else the process's) asks for --json: then a failure is a JSON object too."""
+    return "--json" in (sys.argv[1:] if args is None else [str(a) for a in args])
+
+
+def print_json(value: Any) -> None:
+    """One JSON object on stdout, RFC 8259 (non-finite numbers null, with a field saying what they were)."""
+    from .jsonfile import json_text
+
+    click.echo(json_text(value))
+
+
+def fail(kind: str, message: str, code: int, as_json: bool = False) -> None:
+    """The end of a run that failed: ``kind: message`` on stderr, with --json the same as one JSON object on stdout
+    (``verdict`` ERROR, INTERNAL ERROR or INTERRUPTED, ``exit_code``, ``message``), and exit ``code``."""
+    suffix = " (rerun with -v for the traceback)" if kind == "internal error" else ""
+    click.echo(f"{kind}: {message}{suffix}", err=True)
+    if as_json:
+        verdict = "INTERRUPTED" if kind.startswith("interrupted") else kind.upper()
+        print_json({"verdict": verdict, "exit_code": code, "message": f"{kind}: {message}"})
+    sys.exit(code)
+
+
+def run(action: Callable[[], Any], verbose: bool, as_json: bool = False) -> Any:
+    """Bad input: one line, exit 2. A bug: one line (traceback with -v), exit 1. With ``as_json`` each is also one
+    JSON object on stdout (:func:`fail`)."""
     try:
         return action()
     except GrowthError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(e.exit_code)
+        fail("error", str(e), e.exit_code, as_json)
     except KeyboardInterrupt as e:
-        interrupted(e)
+        interrupted(e, as_json)
     except Exception as e:
         if verbose:
             traceback.print_exc()
-        click.echo(f"internal error: {type(e).__name__}: {e} (rerun with -v for the traceback)", err=True)
-        sys.exit(ExitCode.INTERNAL)
+        fail("internal error", f"{type(e).__name__}: {e}", ExitCode.INTERNAL, as_json)
 
 
 @main.command(cls=Command, epilog=EPILOG, context_settings=SETTINGS)
@@ -277,11 +300,11 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
             failed_push.append(e)  # the checkpoint is written and verified: say so before the upload's error
             return e.report
 
-    report = run(action, verbose)
+    report = run(action, verbose, as_json)
     lines = summary_lines(report)
     lines[-1:-1] = [*training_lines(report), continue_line(report)]
     if as_json:  # one object on stdout and nothing else there
-        click.echo(json.dumps(json_summary(report), indent=2))
+        print_json(json_summary(report))
     for line in [] if as_json else lines if not quiet else lines[-1:]:
         click.echo(line)
     if failed_push:
@@ -336,9 +359,11 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     from .api import inspect as inspect_plan
     from .report import inspect_lines
 
-    info = run(lambda: inspect_plan(src, GrowthOptions(verify=False, **kwargs)), verbose)
+    info = run(lambda: inspect_plan(src, GrowthOptions(verify=False, **kwargs)), verbose, as_json)
     lines = inspect_lines(info)
-    click.echo(json.dumps(info, indent=2) if as_json else "\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
+    if as_json:
+        return print_json(info)
+    click.echo("\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
 
 
 @main.command(cls=Command, context_settings=SETTINGS, moved={"seed": "Verification"})
@@ -354,9 +379,9 @@ def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kw
     from .api import verify as verify_pair
     from .report import verdict_line, verdict_word
 
-    result = run(lambda: verify_pair(small, big, progress=not quiet and not as_json, **kwargs), verbose)
+    result = run(lambda: verify_pair(small, big, progress=not quiet and not as_json, **kwargs), verbose, as_json)
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        print_json(result)
     elif not quiet:
         click.echo(verdict_line(result))
     click.echo(verdict_word(result)) if not as_json else None
@@ -377,8 +402,7 @@ def recipes(as_json: bool) -> None:
                       "measured": {t: coverage["measured"][t] for t in r.model_types if t in coverage["measured"]}}
              for r in RECIPES}
     if as_json:
-        click.echo(json.dumps(table, indent=2))
-        return
+        return print_json(table)
     for line in recipe_lines(table, coverage):
         click.echo(line)
 

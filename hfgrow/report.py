@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from .checkpoint import format_size
+from .jsonfile import json_text
 
 
 def fmt(x: Any) -> str:
@@ -185,16 +185,14 @@ def continue_line(report: dict[str, Any]) -> str:
 
 def json_summary(report: dict[str, Any]) -> dict[str, Any]:
     """What `hfgrow SRC --out DIR --json` prints: the verdict, the gap per dtype, sizes, paths and timings (the whole
-    report is growth_report.json beside the weights). NaN and inf gaps are null."""
+    report is growth_report.json beside the weights). NaN and inf gaps are printed as null, each with a field saying
+    what it was (:func:`hfgrow.jsonfile.finite`)."""
     p, v = report["plan"], report.get("verification")
-
-    def finite(x: Any) -> Any:
-        return x if not isinstance(x, float) or math.isfinite(x) else None
 
     gaps: dict[str, Any] = {}
     for dtype, section in (v or {}).items():
         if isinstance(section, dict) and "max_rel" in section:
-            gaps[dtype] = finite(section["max_rel"])
+            gaps[dtype] = section["max_rel"]  # printed as null, with gaps.DTYPE_not_finite (jsonfile.finite)
         elif isinstance(section, dict) and "skipped" in section and dtype != "sentence_transformers":
             gaps[dtype] = {"skipped": section["skipped"]}
     sizes = {k: p[k] for k in ("hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim", "parameters")}
@@ -367,7 +365,7 @@ def sentence_line(v: dict[str, Any]) -> str | None:
 
 def write_report(report: dict[str, Any], folder: Path) -> None:
     report["verdict"] = verdict(report)  # the verdict string the summary ends with, for machines too
-    (folder / "growth_report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder / "growth_report.json").write_text(json_text(report) + "\n")  # RFC 8259: NaN as null, and why
     (folder / "growth_report.md").write_text(to_markdown(report))
 
 
