@@ -43,15 +43,15 @@ COPIED = re.compile(
     r"^(generation_config\.json|tokenizer\.json|tokenizer_config\.json|special_tokens_map\.json|added_tokens\.json"
     r"|vocab\.(txt|json)|merges\.txt|(spiece|tokenizer|sentencepiece(\.bpe)?|spm|source|target)\.(model|spm)|[\w.-]+\.tiktoken"
     r"|chat_template\.(jinja|json)|preprocessor_config\.json|processor_config\.json"
-    r"|(LICEN[CS]E|NOTICE|COPYING|USE_POLICY)(\.(txt|md))?)$"
+    r"|(LICEN[CS]E|NOTICE|COPYING|USE_POLICY)(\.(txt|md))?)\Z"
 )
 # Part of a checkpoint, never copied: rewritten by the growth (weights, config, model card, reports), or
 # weights of other frameworks and formats, which would describe the small model.
 REWRITTEN = re.compile(
     r"^(config\.json|README\.md|growth_report\.(json|md)|\.hfgrow-files\.json|.*\.safetensors|.*\.safetensors\.index\.json"
-    r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)$"
+    r"|pytorch_model.*\.bin|pytorch_model\.bin\.index\.json)\Z"
 )
-OTHER_WEIGHTS = re.compile(r"^.*\.(h5|msgpack|ckpt|ckpt\.(index|meta|data-\d+-of-\d+)|onnx|ot|pt|pth|gguf)$")
+OTHER_WEIGHTS = re.compile(r"^.*\.(h5|msgpack|ckpt|ckpt\.(index|meta|data-\d+-of-\d+)|onnx|ot|pt|pth|gguf)\Z")
 
 
 def is_checkpoint_file(name: str) -> bool:

@@ -20,11 +20,11 @@ OTHER = [
     # sentence-transformers: the module list, its configs, and the module folders (1_Pooling/, 2_Dense/, …)
     "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json", "[0-9]*_*/*",
 ]
-_HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
+_HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")  # fullmatch: no final newline
 
 
 def is_hub_id(src: str) -> bool:
-    return not Path(src).exists() and bool(_HUB_ID.match(src)) and not src.startswith((".", "/"))
+    return not Path(src).exists() and bool(_HUB_ID.fullmatch(src)) and not src.startswith((".", "/"))
 
 
 def resolve(src: str | os.PathLike, revision: str | None = None, token: str | None = None) -> tuple[Path, str | None]:

@@ -25,7 +25,7 @@ ATTENTION_MODES = ("heads", "head-dim")
 MAX_WIDTH = 2 ** 20
 SIZE_OPTIONS = ("factor", "hidden_size", "intermediate_size", "num_heads", "num_kv_heads", "head_dim")
 VERIFY_MODES = ("auto", "full", "blockwise")
-HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")  # a Hub repository id: name or org/name
+HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")  # a Hub repository id: name or org/name (fullmatch: no final newline)
 MAX_BLOCKS = 4096  # per stack: far beyond any model's depth, and planning, writing and verifying stay quick
 FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch distributed checkpoint, one in torchtitan's names
 # --layers: new blocks that are the identity, spread through the stack; copies of blocks 0, 1, … appended after it in
@@ -33,6 +33,19 @@ FORMATS = ("hf", "dcp", "titan")  # a Hugging Face folder (safetensors), a torch
 NEW_BLOCKS = ("identity", "stack-identity", "stack")
 DENSE_OUT = ("keep", "grow")
 VISION_TOWER = ("keep", "grow")  # a vision-language model's vision tower: kept as it is, or grown by --factor  # sentence-transformers Dense modules: keep their output dimension, or grow it
+
+
+def hub_id_problem(repo_id: str) -> str | None:
+    """Why the Hub would refuse ``repo_id`` (huggingface_hub's own rules: no '--' or '..', at most 96 characters, no
+    leading or trailing '-' or '.', ...), or None: checked before growing, not found by the upload after it."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as e:
+        return str(e).strip().splitlines()[0] if str(e).strip() else "the Hub refuses it"
+    return None
 
 
 def adapter_name(folder: str | os.PathLike) -> str:
@@ -199,8 +212,12 @@ class GrowthOptions:
             raise GrowthError("--push-to-hub pushes verified checkpoints only: drop --no-verify, or add --force")
         for name in ("push_to_hub", "base_model"):
             value = getattr(self, name)
-            if value is not None and not HUB_ID.match(value):
-                raise GrowthError(f"--{name.replace('_', '-')} takes a repository id such as 'name' or 'org/name', got {value!r}")
+            if value is None:
+                continue
+            why = hub_id_problem(value) if isinstance(value, str) and HUB_ID.fullmatch(value) else "not such an id"
+            if why:
+                raise GrowthError(f"--{name.replace('_', '-')} takes a repository id such as 'name' or 'org/name', got "
+                                  f"{value!r}: {why}")
 
     def _validate_device(self) -> None:
         if self.dtype is not None and self.dtype not in DTYPES:

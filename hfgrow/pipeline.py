@@ -67,7 +67,7 @@ def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions
     with _write_errors(out):
         entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
         grow_s = time.perf_counter() - start
-        verification = _verify(active, folder, place.tmp, plan, (reader, formats), log, progress) if options.verify else None
+        verification = _verify(active, folder, (place.tmp, shown), plan, (reader, formats), log, progress) if options.verify else None
         source_name = hub_id or os.fspath(src)
         report = {
             "hfgrow": __version__,
@@ -159,12 +159,14 @@ def _write(components: Sequence[Component], src: Path, folder: Path, plan: Growt
     return entries, {k: v for k, v in not_copied.items() if k.rstrip("/") not in owned}
 
 
-def _verify(components: Sequence[Component], src: Path, folder: Path, plan: GrowthPlan, source: tuple[Any, tuple[str, ...]],
-            log: Log, progress: bool) -> dict[str, Any]:
+def _verify(components: Sequence[Component], src: Path, written: tuple[Path, str], plan: GrowthPlan,
+            source: tuple[Any, tuple[str, ...]], log: Log, progress: bool) -> dict[str, Any]:
     """Forward passes of both models (through Hugging Face views of them where either is not such a folder: ``source``
-    is the reader and the output formats), then each component's own comparison."""
+    is the reader and the output formats), then each component's own comparison. ``written``: the temporary folder
+    and --out as typed, which names it in what is reported (the temporary folder is gone when the report is read)."""
     from .verification import verify_pair  # imports transformers: only when asked for
 
+    folder, shown = written
     o = plan.options
     log("verifying: forward passes of both models")
     try:
@@ -173,8 +175,11 @@ def _verify(components: Sequence[Component], src: Path, folder: Path, plan: Grow
                                        tolerance=o.tolerance, text_file=o.text_file, seed=o.seed,
                                        storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
     except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
-        log(f"verification could not run: {e}")
-        verification = {"passed": False, "error": str(e), "device": o.device}
+        error = str(e)
+        for path in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
+            error = error.replace(path, shown)
+        log(f"verification could not run: {error}")
+        verification = {"passed": False, "error": error, "device": o.device}
     for c in components:
         c.verify(src, folder, plan, verification, log)
     return verification

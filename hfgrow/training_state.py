@@ -46,10 +46,10 @@ class Layout:
 
 
 TRAINER = Layout("Trainer checkpoint", "optimizer.pt", "scheduler.pt",
-                 re.compile(r"^(trainer_state\.json|training_args\.bin|scaler\.pt|rng_state(_\d+)?\.pth)$"))
+                 re.compile(r"^(trainer_state\.json|training_args\.bin|scaler\.pt|rng_state(_\d+)?\.pth)\Z"))
 ACCELERATE = Layout("accelerate save_state folder", "optimizer.bin", "scheduler.bin",
                     re.compile(r"^(random_states_\d+\.pkl|sampler(_\d+)?\.bin|dl_state_dict(_\d+)?\.bin|scaler\.pt"
-                               r"|custom_checkpoint_\d+\.pkl)$"))
+                               r"|custom_checkpoint_\d+\.pkl)\Z"))
 
 
 def detect(folder: str | os.PathLike) -> Layout | None:

@@ -275,3 +275,43 @@ def test_lossy_card_says_the_model_differs_by_the_clis_figure(tmp_path):
     text = ModelCard.load(tmp_path / "big" / "README.md").text
     assert f"does not compute its function: it differs from it by a largest relative gap of {figure} " in text
     assert f"**{figure}**" in text and "approximates" not in text
+
+
+@pytest.mark.parametrize("repo_id", ["me/bad--name", "-rf", "a" * 100, "me/x.git", "org/name\n"])
+def test_a_push_the_hub_would_refuse_is_refused_before_anything_is_read(repo_id, fake_api, tmp_path, monkeypatch):
+    """huggingface_hub's own rules (validate_repo_id), before the token is checked and long before the growth: not an
+    exit 4 after it."""
+    checked = []
+    monkeypatch.setattr(hfgrow.hub, "check_push", lambda *args, **kwargs: checked.append(args))  # a token that could write
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), f"--push-to-hub={repo_id}"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: --push-to-hub takes a repository id") and len(result.stderr.splitlines()) == 1, result.stderr
+    assert checked == [] and fake_api.calls == [] and sorted(p.name for p in tmp_path.iterdir()) == ["small"]
+
+
+def test_a_base_model_with_a_final_newline_is_refused(tmp_path):
+    """`$` matches before a final newline: --base-model $'org/base\\n' would reach the card's front matter."""
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, [str(src), "--out", str(tmp_path / "big"), "--no-verify", "--base-model", "org/base\n"])
+    assert result.exit_code == 2 and "--base-model takes a repository id" in result.stderr, result.output
+    assert not (tmp_path / "big").exists()
+    assert not hfgrow.hub.is_hub_id("org/name\n")
+
+
+def test_a_verification_that_cannot_run_names_out_as_typed_never_the_temporary_folder(tmp_path, monkeypatch):
+    from hfgrow import GrowthError, verification
+
+    def cannot_run(small, big, **kwargs):
+        raise GrowthError(f"transformers cannot load {big}: out of memory")
+
+    monkeypatch.setattr(verification, "verify_pair", cannot_run)
+    monkeypatch.chdir(tmp_path)
+    build_model(tmp_path / "tiny", "LlamaForCausalLM")
+    result = CliRunner().invoke(main, ["tiny", "--out", "out/big"])
+    assert result.exit_code == 3, result.output
+    texts = {p.name: p.read_text() for p in (tmp_path / "out" / "big").iterdir() if p.name in ("README.md", "growth_report.md",
+                                                                                              "growth_report.json")}
+    assert "transformers cannot load out/big: out of memory" in texts["README.md"]
+    assert not [name for name, text in texts.items() if ".hfgrow-" in text or str(tmp_path) in text]
+    assert json.loads(texts["growth_report.json"])["verification"]["error"] == "transformers cannot load out/big: out of memory"
