@@ -47,6 +47,9 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
         return None
     for name in (MODULES, *CONFIGS):
         _check_inside(folder, folder / name)
+    for name in CONFIGS:  # read by sentence-transformers in the verification: within hfgrow's JSON bounds first
+        if (folder / name).is_file():
+            read_json(folder / name)
     entries = read_json(path, MODULES)
     if not isinstance(entries, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str)
                                                 and isinstance(m.get("path"), str) for m in entries):

@@ -61,6 +61,13 @@ def deep_modules(src: Path, tmp_path: Path) -> tuple[list[str], str]:
     return [], "modules.json is not valid JSON"
 
 
+def deep_sentence_config(src: Path, tmp_path: Path) -> tuple[list[str], str]:
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
+    (src / "modules.json").write_text(json.dumps(modules))
+    (src / "config_sentence_transformers.json").write_text(DEEP)
+    return [], "config_sentence_transformers.json is not valid JSON"
+
+
 def deep_dense_config(src: Path, tmp_path: Path) -> tuple[list[str], str]:
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                {"idx": 1, "name": "1", "path": "1_Dense", "type": "sentence_transformers.models.Dense"}]
@@ -79,7 +86,7 @@ def deep_adapter_config(src: Path, tmp_path: Path) -> tuple[list[str], str]:
     return ["--adapter", str(adapter)], "adapter_config.json is not valid JSON"
 
 
-@pytest.mark.parametrize("case", [deep_config, deep_config_field, deep_index, deep_modules, deep_dense_config,
+@pytest.mark.parametrize("case", [deep_config, deep_config_field, deep_index, deep_modules, deep_sentence_config, deep_dense_config,
                                   deep_adapter_config], ids=lambda f: f.__name__)
 def test_json_nested_too_deep_is_one_line_exit_2(src, tmp_path, case):
     args, fragment = case(src, tmp_path)
