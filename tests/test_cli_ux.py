@@ -70,7 +70,8 @@ def test_json_is_one_object_on_stdout_and_the_report_carries_the_verdict(tmp_pat
     failed = invoke(src, "--out", tmp_path / "other", "--json", "--tolerance", "1e-30")
     assert failed.exit_code == 3 and json.loads(failed.stdout)["verdict"] == "FAIL"
     refused = invoke(src, "--out", tmp_path / "x", "--json", "--factor", "1")
-    assert refused.exit_code == 2 and refused.stdout == "" and refused.stderr.startswith("error: --factor")
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: --factor")  # and the same as one JSON object:
+    assert json.loads(refused.stdout) == {"verdict": "ERROR", "exit_code": 2, "message": refused.stderr.strip()}
 
 
 def test_written_text_names_a_distributed_checkpoints_files_and_sizes_for_people():
