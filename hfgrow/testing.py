@@ -857,11 +857,11 @@ ENCODERS = ("roformer", "roberta", "xlm-roberta", "camembert", "electra", "data2
 
 def load(folder: str | Path) -> Any:
     """The checkpoint's own class (config.architectures) from ``folder``, fp32, eager attention, eval mode."""
-    import json
-
     import transformers
 
-    cls = json.loads((Path(folder) / "config.json").read_text())["architectures"][0]
+    from .jsonfile import read_json
+
+    cls = read_json(Path(folder) / "config.json")["architectures"][0]
     return getattr(transformers, cls).from_pretrained(folder, dtype=torch.float32, attn_implementation="eager",
                                                       experts_implementation="eager", trust_remote_code=False).eval()
 

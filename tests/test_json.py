@@ -177,3 +177,18 @@ def test_json_failures_are_one_json_object_on_stdout(src, tmp_path, monkeypatch,
     assert failure["verdict"] == ("INTERNAL ERROR" if code == 1 else "ERROR")
     assert result.stderr.strip().splitlines()[-1] == failure["message"] + (" (rerun with -v for the traceback)" if code == 1 else "")
     assert "Traceback" not in result.output and not (tmp_path / "big" / "config.json").exists()
+
+
+def test_every_json_reader_in_hfgrow_is_the_bounded_one():
+    """json.load and json.loads only in hfgrow.jsonfile (and for the package's own coverage.json): a new reader of a
+    checkpoint's JSON cannot forget the bounds."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted([*(root / "hfgrow").rglob("*.py"), *(root / "recipes").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "loads") \
+                    and ast.unparse(node.func.value) == "json":
+                found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)[:60]}")
+    assert [f for f in found if not f.startswith("hfgrow/jsonfile.py") and "coverage.json" not in f] == []
