@@ -50,9 +50,10 @@ def name(folder: str | os.PathLike) -> str:
 
 def check(folder: str | os.PathLike) -> dict[str, Any]:
     """The adapter's config, checked: a LoRA adapter hfgrow can grow, with its weights in safetensors; both files
-    approved by the source-file policy (:func:`hfgrow.view.adapter_files`: a link to a file elsewhere is refused), and
-    every pattern PEFT would compile a name or a simple pattern (:func:`hfgrow.view.check_adapter_patterns`)."""
-    from .view import adapter_files, check_adapter_patterns, read_json
+    approved by the source-file policy (:func:`hfgrow.view.adapter_files`: a link to a file elsewhere is refused), no
+    reference in the config out of the folder, and every pattern PEFT would compile a name or a simple pattern
+    (:func:`hfgrow.view.checked_config`)."""
+    from .view import adapter_files, checked_config, read_json
 
     folder = Path(folder)
     files = adapter_files(folder)
@@ -73,7 +74,7 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
         raise GrowthError(f"--adapter {folder}: r={r!r} in {CONFIG}: the rank should be a positive integer")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise GrowthError(f"--adapter {folder}: lora_alpha={alpha!r} in {CONFIG}: a number is expected")
-    check_adapter_patterns(config, f"--adapter {folder}: {CONFIG}")
+    checked_config(CONFIG, config, f"--adapter {folder}")  # its references and the patterns PEFT compiles
     if WEIGHTS not in files:
         raise GrowthError(f"--adapter {folder}: no {WEIGHTS} (an adapter saved as adapter_model.bin: resave it with PEFT "
                           f"and safe_serialization)")

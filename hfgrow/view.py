@@ -126,6 +126,8 @@ def checked_config(name: str, data: Any, where: str) -> Any:
         if bad is not None:
             raise GrowthError(f"{name} in {where}: weight_map names {bad[:120]!r}, not a file of the folder: refused")
         return data
+    if name == MODULES:  # its paths: one folder of the checkpoint each (checked where the modules are read)
+        return data
     if SENTENCE_CONFIGS.match(name):
         _library_kwargs(name, data, where)
     if name == ADAPTER_CONFIG:
@@ -196,7 +198,7 @@ def pattern_problem(text: str) -> str | None:
         elif c in "*+?{":
             end = _repeat_end(text, i)
             if not atom or end < 0:
-                return "a repeated group or a repeated repeat (these backtrack exponentially)"
+                return "a repeated group, a repeated repeat or a repeat beyond {999} (these backtrack without end)"
             repeats, atom = repeats + 1, False
         elif c == "|":
             bars, atom = bars + 1, False
@@ -413,11 +415,11 @@ def module_files(root: Path, folder: Path) -> tuple[list[str], dict[str, str]]:
     it leaves behind with the reason (hidden files, folders, other names: never read, copied or pushed)."""
     known, left = [], {}
     for path in sorted(folder.iterdir()):
-        name = path.name
+        name, shown_as = path.name, path.name + ("/" if path.is_dir() and not path.is_symlink() else "")
         if name.startswith("."):
-            left[name] = "hidden file"
-        elif name not in MODULE_FILES:
-            left[name + ("/" if path.is_dir() and not path.is_symlink() else "")] = "not a file of a sentence-transformers module"
+            left[shown_as] = "hidden file"
+        elif name not in MODULE_FILES or shown_as != name:
+            left[shown_as] = "not a file of a sentence-transformers module"
         else:
             known.append(name)
     return known, left
