@@ -52,7 +52,7 @@ COPY_BYTES = 64 << 20  # larger files are linked, not copied
 JSON_BYTES = 64 << 20  # a config larger than this is refused before it is parsed
 NOT_CONFIGS = ("tokenizer.json", "vocab.json", "added_tokens.json")  # data (tokens and ids), no references
 # Keys that name a file or folder; a string under one is a reference the library may open.
-REFERENCE = re.compile(r"^(.*_)?(file|files|dir|path|folder|directory|subfolder)$|^(vocab|merges|gguf_file)$")
+REFERENCE = re.compile(r"^(.*_)?(file|files|dir|path|folder|directory|subfolder|spm)$|^(vocab|merges|gguf_file)$")
 # Bookkeeping transformers and PEFT wrote with the saving machine's paths and that loading overwrites or never opens
 # (a real tokenizer_config.json may name /root/.cache/…/special_tokens_map.json): left out of the view, never refused.
 BOOKKEEPING = frozenset({"name_or_path", "_name_or_path", "special_tokens_map_file", "tokenizer_file",
@@ -121,10 +121,11 @@ def checked_config(name: str, data: Any, where: str) -> Any:
     if name in (SAFE_INDEX, BIN_INDEX):
         shards = data.get("weight_map") if isinstance(data, dict) else None
         if not isinstance(shards, dict) or not all(isinstance(v, str) for v in shards.values()):
-            raise GrowthError(f"{name} in {where}: weight_map should map tensor names to file names")
-        bad = next((v for v in shards.values() if leaves(v)), None)
-        if bad is not None:
-            raise GrowthError(f"{name} in {where}: weight_map names {bad[:120]!r}, not a file of the folder: refused")
+            raise GrowthError(f"index {name}: 'weight_map' should map tensor names to shard files")
+        bad = next((v for v in shards.values() if leaves(v) or not v), None)
+        if bad is not None:  # the reader's words (hfgrow.checkpoint); a view holds no subfolder either
+            raise GrowthError(f"{name} names shard {bad[:120]!r}: shard names must be relative paths inside the "
+                              f"checkpoint folder (file names of the folder itself)")
         return data
     if name == MODULES:  # its paths: one folder of the checkpoint each (checked where the modules are read)
         return data
@@ -139,8 +140,12 @@ def checked_config(name: str, data: Any, where: str) -> Any:
 
 # --- patterns -------------------------------------------------------------------------------------------------
 
-MAX_REPEATS, MAX_GROUPS, MAX_ALTERNATIVES, MAX_PATTERN = 3, 2, 12, 256
+MAX_REPEATS, MAX_GROUPS, MAX_ALTERNATIVES, MAX_PATTERN = 3, 2, 32, 1024
 _NAME = re.compile(r"[\w.\-]{1,200}")
+# groups the tokenizers library's Oniguruma patterns use besides (?:…): lookarounds and inline flags (GPT-2's \s+(?!\S),
+# Llama 3's (?i:'s|'t|…)); never repeated, like any group
+_TOKENIZER_GROUPS = re.compile(r"\(\?(=|!|<=|<!|[imsx-]{1,4}:)")
+_TOKENIZER_ESCAPES = re.compile(r"\\([pP]\{\w{1,40}\}|[rntfv0])")
 
 
 def _class_end(text: str, i: int) -> int:
@@ -164,54 +169,71 @@ def _repeat_end(text: str, i: int) -> int:
     return i + 1 + (text[i + 1:i + 2] == "?")
 
 
-def pattern_problem(text: str) -> str | None:
-    """Why a regular expression a library would run (against every module name of a model) could take unbounded time,
-    or is none; None when its form is simple: plain characters, escapes of punctuation or classes (``\\d``, ``\\w``,
-    ``\\s``), ``.``, character classes, anchors; at most MAX_REPEATS repeats (``* + ? {m,n}``), each of one
-    character, ``.`` or a class; at most MAX_GROUPS groups (``(…)``, ``(?:…)``), never nested nor repeated; at most
-    MAX_ALTERNATIVES ``|``. Repeated groups and nested repeats are what backtracks exponentially (``(.|.|.)*Z``)."""
+def _item(text: str, i: int, tokenizer: bool) -> tuple[str, int]:
+    """The kind of the item at ``text[i]`` ('atom', 'anchor', 'open', 'close', 'repeat', 'bar') and where it ends, or
+    ('bad: why', -1)."""
+    c = text[i]
+    if c == "\\":
+        special = _TOKENIZER_ESCAPES.match(text, i) if tokenizer else None
+        nxt = text[i + 1:i + 2]
+        if special:
+            return "atom", special.end()
+        if not nxt or (nxt.isalnum() and nxt not in "dDwWsSbB"):
+            return f"bad: the escape \\{nxt} (backreferences and other escapes are not simple)", -1
+        return ("anchor" if nxt in "bB" else "atom"), i + 2
+    if c == "[":
+        end = _class_end(text, i)
+        return ("atom", end) if end > 0 else ("bad: a character class that does not end, or a nested one", -1)
+    if c == "(":
+        if text.startswith("(?:", i):
+            return "open", i + 3
+        special = _TOKENIZER_GROUPS.match(text, i) if tokenizer else None
+        if special:
+            return "open", special.end()
+        if text.startswith("(?", i):
+            return "bad: a group of another kind than (...) or (?:...) (lookarounds, flags, named groups)", -1
+        return "open", i + 1
+    if c in "*+?{":
+        end = _repeat_end(text, i)
+        return ("repeat", end) if end > 0 else ("bad: a repeat beyond {999}", -1)
+    return {")": "close", "|": "bar", "^": "anchor", "$": "anchor"}.get(c, "atom"), i + 1
+
+
+def pattern_problem(text: str, tokenizer: bool = False) -> str | None:
+    """Why a regular expression a library would run (against every module name of a model, or a tokenizer's over the
+    verification's sentences) could take unbounded time, or is none; None when its form is simple: plain characters,
+    escapes of punctuation and the classes ``\\d \\w \\s``, ``.``, character classes, anchors; in each top-level
+    alternative at most MAX_REPEATS repeats (``* + ? {m,n}``), each of one character, ``.`` or a class, and at most
+    MAX_GROUPS groups (``(…)``, ``(?:…)``), never nested nor repeated. Repeated groups and nested repeats are what
+    backtracks exponentially (``(.|.|.)*Z``); a bounded number of repeats bounds the polynomial. ``tokenizer``: the
+    tokenizers library's patterns may also use ``\\p{…}``, ``\\r``-style escapes, lookarounds and inline flags."""
     if len(text) > MAX_PATTERN:
         return f"longer than {MAX_PATTERN} characters"
     repeats = groups = bars = depth = i = 0
-    atom = False  # whether the last item is one character (which a quantifier may repeat)
+    last = ""  # the kind of the last item: a repeat may follow an atom only
     while i < len(text):
-        c, end = text[i], i + 1
-        if c == "\\":
-            nxt = text[i + 1:i + 2]
-            if not nxt or (nxt.isalnum() and nxt not in "dDwWsSbB"):
-                return f"the escape \\{nxt} (backreferences and other escapes are not simple)"
-            end, atom = i + 2, nxt not in "bB"
-        elif c == "[":
-            end, atom = _class_end(text, i), True
-            if end < 0:
-                return "a character class that does not end, or a nested one"
-        elif c == "(":
-            if depth:
-                return "a group inside a group"
-            if text.startswith("(?", i) and not text.startswith("(?:", i):
-                return "a group of another kind than (...) or (?:...) (lookarounds, flags, named groups)"
-            depth, groups, atom, end = 1, groups + 1, False, i + (3 if text.startswith("(?:", i) else 1)
-        elif c == ")":
-            if not depth:
-                return "an unbalanced ')'"
-            depth, atom = 0, False  # a group is never repeated: a quantifier after it is refused below
-        elif c in "*+?{":
-            end = _repeat_end(text, i)
-            if not atom or end < 0:
-                return "a repeated group, a repeated repeat or a repeat beyond {999} (these backtrack without end)"
-            repeats, atom = repeats + 1, False
-        elif c == "|":
-            bars, atom = bars + 1, False
-        else:
-            atom = c not in "^$"
-        i = end
+        kind, end = _item(text, i, tokenizer)
+        if kind.startswith("bad: "):
+            return kind[5:]
+        if kind == "open" and depth:
+            return "a group inside a group"
+        if kind == "close" and not depth:
+            return "an unbalanced ')'"
+        if kind == "repeat" and last != "atom":
+            return "a repeated group or a repeated repeat (these backtrack without end)"
+        depth = 1 if kind == "open" else 0 if kind == "close" else depth
+        groups, repeats, bars = groups + (kind == "open"), repeats + (kind == "repeat"), bars + (kind == "bar")
+        if kind == "bar" and not depth:  # a new top-level alternative: tried after the last one, never with it
+            repeats = groups = 0
+        if repeats > MAX_REPEATS or groups > MAX_GROUPS or bars > MAX_ALTERNATIVES:
+            return (f"more than {MAX_REPEATS} repeats or {MAX_GROUPS} groups in one alternative, or {MAX_ALTERNATIVES} "
+                    f"alternatives")
+        last, i = kind, end
     if depth:
         return "an unbalanced '('"
-    if repeats > MAX_REPEATS or groups > MAX_GROUPS or bars > MAX_ALTERNATIVES:
-        return (f"{repeats} repeats, {groups} groups and {bars} alternatives (at most {MAX_REPEATS}, {MAX_GROUPS} and "
-                f"{MAX_ALTERNATIVES})")
     try:
-        re.compile(text)
+        if not tokenizer:  # Oniguruma's syntax is not Python's
+            re.compile(text)
     except (re.error, RecursionError, OverflowError) as e:
         return f"not a regular expression ({first_line(e)})"
     return None
@@ -320,6 +342,35 @@ def _place(real: Path, dest: Path) -> None:
             os.symlink(real, dest)
 
 
+TOKENIZER = "tokenizer.json"
+TOKENIZER_BYTES = 256 << 20
+TOKENIZER_SECTIONS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")  # where its patterns are (not "model")
+
+
+def _tokenizer_into(root: Path, real: Path, dest: Path | None) -> None:
+    """A tokenizer.json whose patterns (``{"Regex": …}`` in its normalizer, pre-tokenizer, post-processor and decoder,
+    which the tokenizers library runs over every sentence) are simple (:func:`pattern_problem`), into the view as read."""
+    data = read_bytes(real, TOKENIZER_BYTES)
+    try:
+        parsed = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise GrowthError(f"{TOKENIZER} in {root} is not valid JSON ({first_line(e)[:120]})") from None
+    stack = [parsed.get(k) for k in TOKENIZER_SECTIONS] if isinstance(parsed, dict) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            pattern = item.get("Regex")
+            why = pattern_problem(pattern, tokenizer=True) if isinstance(pattern, str) else None
+            if why:
+                raise GrowthError(f"{TOKENIZER} in {root}: the pattern {pattern[:60]!r} would run over every sentence, "
+                                  f"refused: {why}")
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    if dest is not None:
+        dest.write_bytes(data)
+
+
 def _config_into(root: Path, name: str, real: Path, dest: Path) -> Any:
     """A checked config, parsed, its references checked, written into the view as checked; returns what was written."""
     data = checked_config(name, read_json(real, name), str(root))
@@ -367,7 +418,8 @@ def _fill(folder: Path, view: Path, kind: str, configs_only: bool = False) -> No
     shards = _shards(folder) if kind in ("model", "sentence") else set()
     for path in sorted(folder.iterdir()):
         name = path.name
-        if name.startswith(".") or not _takes(kind, name, shards) or (configs_only and not _is_config(name)):
+        wanted = _is_config(name) or name == TOKENIZER
+        if name.startswith(".") or not _takes(kind, name, shards) or (configs_only and not wanted):
             continue
         try:
             real = source_path(folder, path)
@@ -377,6 +429,8 @@ def _fill(folder: Path, view: Path, kind: str, configs_only: bool = False) -> No
             raise
         if _is_config(name):
             _config_into(folder, name, real, view / name)
+        elif name == TOKENIZER:
+            _tokenizer_into(folder, real, None if configs_only else view / name)
         else:
             _place(real, view / name)
     if kind == "sentence" and (view / MODULES).is_file():
@@ -399,8 +453,10 @@ def _fill_modules(folder: Path, view: Path, configs_only: bool) -> None:
         checked(folder, folder / sub, folder=True)
         if (folder / sub).is_symlink():
             raise GrowthError(f"{MODULES} in {folder}: module folder '{sub}' is a link: refused")
+        if (view / sub).is_dir():
+            raise GrowthError(f"{MODULES}: two modules share the folder '{sub}'")
         if (view / sub).exists():
-            raise GrowthError(f"{MODULES} in {folder}: module folder '{sub}' has the name of another file or module")
+            raise GrowthError(f"{MODULES}: module folder '{sub}' has the name of a file hfgrow writes in the grown checkpoint")
         (view / sub).mkdir()
         for name in module_files(folder, folder / sub)[0]:
             real = checked(folder, folder / sub / name)

@@ -90,12 +90,24 @@ def test_saving_machines_paths_in_tokenizer_bookkeeping_still_load(llama, tmp_pa
     ("preprocessor_config.json", {"feature_extractor_file": "../x.json"}, "feature_extractor_file names"),
     ("processor_config.json", {"chat_template_path": "/tmp/t.jinja"}, "chat_template_path names"),
     ("config.json", {"text_config": {"vocab_file": "C:\\\\x"}}, "vocab_file names"),  # nested, a drive
-    ("model.safetensors.index.json", {"metadata": {}, "weight_map": {"x": "../outside/model.safetensors"}}, "weight_map names"),
+    ("model.safetensors.index.json", {"metadata": {}, "weight_map": {"x": "../outside/model.safetensors"}}, "shard names must be"),
 ])
 def test_a_reference_out_of_each_file_a_library_reads_is_refused(llama, tmp_path, file, fields, fragment):
     src, out = fresh(llama, tmp_path)
     edit_json(src / file, **fields)
     refused(grow(src, out, "--no-verify"), out, fragment)
+
+
+def test_a_tokenizer_pattern_that_backtracks_is_refused(llama, tmp_path):
+    """tokenizer.json's pre-tokenizer pattern runs over every verification sentence (Oniguruma backtracks)."""
+    src, out = fresh(llama, tmp_path)
+    data = json.loads((src / "tokenizer.json").read_text())
+    data["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(.|.|.)*Z"}, "behavior": "Isolated", "invert": False}
+    (src / "tokenizer.json").write_text(json.dumps(data))
+    refused(grow(src, out, "--no-verify"), out, "tokenizer.json")
+    gpt2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    llama3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    assert view.pattern_problem(gpt2, tokenizer=True) is None and view.pattern_problem(llama3, tokenizer=True) is None
 
 
 def test_view_holds_only_approved_files_and_links_the_large_ones(llama, tmp_path, monkeypatch):
@@ -191,8 +203,8 @@ def test_simple_patterns_pass(pattern):
 
 @pytest.mark.parametrize("pattern,why", [
     ("(.|.|.)*Z", "repeated group"), ("a**", "repeated repeat"), ("((a))", "group inside a group"),
-    (r"(a)\1", "escape"), ("(?=a)a", "another kind"), ("[[:alpha:]]", "nested"), ("a{1,5000}", "repeated"),
-    ("(a", "unbalanced"), ("x" * 300, "longer than"), ("(a|b)(c|d)(e|f)", "3 groups"),
+    (r"(a)\1", "escape"), ("(?=a)a", "another kind"), ("[[:alpha:]]", "nested"), ("a{1,5000}", "beyond"),
+    ("(a", "unbalanced"), ("x" * 1100, "longer than"), ("(a|b)(c|d)(e|f)", "2 groups"),
 ])
 def test_patterns_that_are_not_simple(pattern, why):
     assert why in view.pattern_problem(pattern)
