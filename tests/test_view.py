@@ -210,6 +210,7 @@ def test_patterns_that_are_not_simple(pattern, why):
     assert why in view.pattern_problem(pattern)
 
 
+@pytest.mark.exhaustive  # end to end through PEFT (~10 s); the unit tests above hold the rule
 def test_a_legit_pattern_still_grows_and_verifies(llama, tmp_path):
     peft = pytest.importorskip("peft")
     from hfgrow.testing import load
