@@ -502,6 +502,8 @@ def check_references(folder: str | os.PathLike) -> None:
     weight indexes, modules.json, sentence-transformers' and each module's configs), checked before anything grows:
     one that leaves the folder is refused in one line (exit 2). A file the policy refuses is passed over here: it is
     left behind, or refused where it is read."""
+    if not Path(folder).is_dir():
+        return  # not a folder: its reader says why
     with tempfile.TemporaryDirectory(prefix="hfgrow-references-") as tmp:
         _fill(Path(folder), Path(tmp), "sentence", configs_only=True)
 
