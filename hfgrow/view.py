@@ -315,12 +315,16 @@ def read_bytes(real: Path, limit: int) -> bytes:
             return f.read(limit + 1)[:limit]
 
 
+class NotJson(GrowthError):
+    """A file that should hold JSON and does not (a library reading it would fail the same way)."""
+
+
 def read_json(real: Path, name: str) -> Any:
     """A checked JSON file's value; 'is not valid JSON' in one line otherwise (deep nesting included)."""
     try:
         return json.loads(read_bytes(real, JSON_BYTES))
     except (ValueError, RecursionError) as e:
-        raise GrowthError(f"{name} is not valid JSON ({first_line(e)[:120]})") from None
+        raise NotJson(f"{name} is not valid JSON ({first_line(e)[:120]})") from None
 
 
 def _place(real: Path, dest: Path) -> None:
@@ -354,7 +358,7 @@ def _tokenizer_into(root: Path, real: Path, dest: Path | None) -> None:
     try:
         parsed = json.loads(data)
     except (ValueError, RecursionError) as e:
-        raise GrowthError(f"{TOKENIZER} in {root} is not valid JSON ({first_line(e)[:120]})") from None
+        raise NotJson(f"{TOKENIZER} in {root} is not valid JSON ({first_line(e)[:120]})") from None
     stack = [parsed.get(k) for k in TOKENIZER_SECTIONS] if isinstance(parsed, dict) else []
     while stack:
         item = stack.pop()
@@ -415,7 +419,12 @@ def _shards(folder: Path) -> set[str]:
 def _fill(folder: Path, view: Path, kind: str, configs_only: bool = False) -> None:
     """The files of ``folder`` a view of ``kind`` takes, checked, into ``view`` (``configs_only``: the configs alone,
     and the files the policy refuses passed over: :func:`check_references`)."""
-    shards = _shards(folder) if kind in ("model", "sentence") else set()
+    try:
+        shards = _shards(folder) if kind in ("model", "sentence") else set()
+    except NotJson:
+        if not configs_only:
+            raise
+        shards = set()
     for path in sorted(folder.iterdir()):
         name = path.name
         wanted = _is_config(name) or name == TOKENIZER
@@ -427,12 +436,16 @@ def _fill(folder: Path, view: Path, kind: str, configs_only: bool = False) -> No
             if configs_only:
                 continue
             raise
-        if _is_config(name):
-            _config_into(folder, name, real, view / name)
-        elif name == TOKENIZER:
-            _tokenizer_into(folder, real, None if configs_only else view / name)
-        else:
-            _place(real, view / name)
+        try:
+            if _is_config(name):
+                _config_into(folder, name, real, view / name)
+            elif name == TOKENIZER:
+                _tokenizer_into(folder, real, None if configs_only else view / name)
+            else:
+                _place(real, view / name)
+        except NotJson:
+            if not configs_only:  # no reference to follow in it: its reader (or the library) says what is wrong
+                raise
     if kind == "sentence" and (view / MODULES).is_file():
         _fill_modules(folder, view, configs_only)
 
@@ -461,7 +474,8 @@ def _fill_modules(folder: Path, view: Path, configs_only: bool) -> None:
         for name in module_files(folder, folder / sub)[0]:
             real = checked(folder, folder / sub / name)
             if _is_config(name):
-                _config_into(folder, f"{sub}/{name}", real, view / sub / name)
+                with contextlib.suppress(*((NotJson,) if configs_only else ())):
+                    _config_into(folder, f"{sub}/{name}", real, view / sub / name)
             elif not configs_only:
                 _place(real, view / sub / name)
 

@@ -80,6 +80,14 @@ def test_saving_machines_paths_in_tokenizer_bookkeeping_still_load(llama, tmp_pa
     assert load_tokenizer(src)("abc")["input_ids"]
 
 
+@pytest.mark.parametrize("name", ["tokenizer_config.json", "tokenizer.json"])
+def test_a_tokenizer_file_that_is_not_json_still_grows(llama, tmp_path, name):
+    """No reference to follow in it: the growth goes on (the verification says the tokenizer could not load)."""
+    src, out = fresh(llama, tmp_path)
+    (src / name).write_text("{ not json")
+    assert grow(src, out, "--no-verify").exit_code == 0
+
+
 @pytest.mark.parametrize("file,fields,fragment", [
     ("tokenizer_config.json", {"fast_tokenizer_files": ["/abs/tokenizer.4.0.json"]}, "fast_tokenizer_files names"),
     ("tokenizer_config.json", {"vocab_file": "../outside/vocab.txt"}, "vocab_file names"),
