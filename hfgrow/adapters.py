@@ -50,11 +50,20 @@ def name(folder: str | os.PathLike) -> str:
 
 
 def check(folder: str | os.PathLike) -> dict[str, Any]:
-    """The adapter's config, checked: a LoRA adapter hfgrow can grow, with its weights in safetensors."""
+    """The adapter's config, checked: a LoRA adapter hfgrow can grow, with its weights in safetensors; both files
+    approved by the source-file policy (:func:`hfgrow.view.adapter_files`: a link to a file elsewhere is refused), no
+    reference in the config out of the folder, and every pattern PEFT would compile a name or a simple pattern
+    (:func:`hfgrow.view.checked_config`)."""
+    from .view import adapter_files, checked_config, read_json
+
     folder = Path(folder)
-    if not (folder / CONFIG).is_file():
+    files = adapter_files(folder)
+    if CONFIG not in files:
         raise GrowthError(f"--adapter {folder}: no {CONFIG} (a PEFT adapter folder holds one)")
-    config = read_json(folder / CONFIG, f"--adapter {folder}: {CONFIG}")
+    try:
+        config = read_json(files[CONFIG], CONFIG)
+    except GrowthError as e:
+        raise GrowthError(f"--adapter {folder}: {e}") from None
     if not isinstance(config, dict) or config.get("peft_type") != "LORA":
         raise GrowthError(f"--adapter {folder}: peft_type {config.get('peft_type') if isinstance(config, dict) else None!r}: "
                           f"only LoRA adapters can be grown")
@@ -66,7 +75,8 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
         raise GrowthError(f"--adapter {folder}: r={r!r} in {CONFIG}: the rank should be a positive integer")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise GrowthError(f"--adapter {folder}: lora_alpha={alpha!r} in {CONFIG}: a number is expected")
-    if not (folder / WEIGHTS).is_file():
+    checked_config(CONFIG, config, f"--adapter {folder}")  # its references and the patterns PEFT compiles
+    if WEIGHTS not in files:
         raise GrowthError(f"--adapter {folder}: no {WEIGHTS} (an adapter saved as adapter_model.bin: resave it with PEFT "
                           f"and safe_serialization)")
     return config
@@ -159,8 +169,10 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
         raise GrowthError(f"--adapter {folder}: rank, alpha or layer patterns name blocks that --layers renumbers")
     grown: dict[str, torch.Tensor] = {}
     counts = {"lora": 0, "full": 0}
+    from .view import adapter_files
+
     try:
-        with safe_open(folder / WEIGHTS, "pt") as f:
+        with safe_open(adapter_files(folder)[WEIGHTS], "pt") as f:  # the real path the policy approved
             stored = {key: f.get_tensor(key) for key in f.keys()}
     except Exception as e:  # a corrupt file: named, in one line
         raise GrowthError(f"--adapter {folder}: {WEIGHTS} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
@@ -232,18 +244,21 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
     from peft import PeftModel
     from .inputs import quiet_transformers
     from .verification import load_model, make_inputs, output_gaps, run_model, worst_gap
+    from .view import library_view
 
     cls = plan.model_class
-    with quiet_transformers():
+    with quiet_transformers(), library_view(small, "model") as view:
         import transformers
 
-        config = transformers.AutoConfig.from_pretrained(small, trust_remote_code=False)
+        config = transformers.AutoConfig.from_pretrained(view, trust_remote_code=False)
     inputs, _, _ = make_inputs(small, config, text_file, seed)
     outs = []
     for base, adapter in ((small, small_adapter), (big, big_adapter)):
-        model, _ = load_model(base, cls, plan.recipe.classes[0], torch.float32, device)
-        with quiet_transformers():
-            model = PeftModel.from_pretrained(model, str(adapter)).eval()
+        # PEFT and transformers read approved views: the base's model files, the adapter's config and weights
+        with library_view(base, "model") as base_view, library_view(adapter, "adapter") as adapter_view:
+            model, _ = load_model(base_view, cls, plan.recipe.classes[0], torch.float32, device, source=base)
+            with quiet_transformers():
+                model = PeftModel.from_pretrained(model, str(adapter_view)).eval()
         outs.append(run_model(model, inputs, device, (cls or "").endswith("ForMultipleChoice")))
         del model
     recipe = plan.recipe.extend(outputs={**plan.recipe.outputs, **plan.recipe.class_outputs.get(cls or "", {})})

@@ -120,7 +120,11 @@ def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, veri
     from .inputs import check_verification_inputs
     from .verification import checkpoint, verify_pair
 
+    from .view import check_references
+
     reader, big_reader = checkpoint(small_dir), checkpoint(big_dir)  # weights' headers and a config.json object each
+    for folder in (small_dir, big_dir):  # what the libraries would read: no reference out of the folder
+        check_references(folder)
     small_cfg, big_cfg = reader.config(), big_reader.config()
     check_verification_inputs(small_dir, text_file)  # before any model loads
     plan = relate(reader, big_cfg, unrelated)

@@ -141,22 +141,22 @@ def quiet_transformers() -> Iterator[None]:
 
 
 def load_tokenizer(folder: Path) -> Any:
-    """The checkpoint's tokenizer through transformers' AutoTokenizer; GrowthError saying why not."""
-    from .checkpoint import COPIED, source_path
+    """The checkpoint's tokenizer through transformers' AutoTokenizer, loaded from an approved view of ``folder``
+    (:func:`hfgrow.view.library_view`: its tokenizer files, each approved by the source-file policy, their references
+    checked); GrowthError saying why not."""
+    from .view import library_view, shown
 
     folder = Path(folder)
     if not any((folder / f).is_file() for f in TOKENIZER_FILES):
         raise GrowthError(f"{folder} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, …)")
-    for path in sorted(folder.iterdir()):  # what transformers may read: in the folder, regular files (no FIFO)
-        if COPIED.match(path.name):
-            source_path(folder, path)
-    try:
-        import transformers
+    with library_view(folder, "tokenizer") as view:
+        try:
+            import transformers
 
-        with quiet_transformers():
-            tok = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except Exception as e:  # anything transformers raises for a tokenizer it cannot build
-        raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({first_line(e)[:160]})") from None
+            with quiet_transformers():
+                tok = transformers.AutoTokenizer.from_pretrained(view, trust_remote_code=False)
+        except Exception as e:  # anything transformers raises for a tokenizer it cannot build
+            raise GrowthError(f"transformers cannot load the tokenizer in {folder} ({shown(first_line(e), view, folder)[:160]})") from None
     if tok.pad_token is None:  # GPT-2 style tokenizers: pad with EOS, masked out anyway
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok

@@ -25,6 +25,7 @@ from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out, check_place
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import sizes_text, write_report
+from .view import check_references
 from .version import __version__
 
 
@@ -99,6 +100,7 @@ def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, componen
     folder, hub_id = hub.resolve(src, options.revision, options.token)
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, folder, options.overwrite, owned_files(list(components), folder))
+    check_references(folder)  # what the libraries would read: no reference out of the folder (hfgrow.view)
     if options.verify:  # sentences and tokenizer checked now, not after the growth
         check_verification_inputs(folder, options.text_file)
     return folder, hub_id

@@ -15,7 +15,6 @@ multiples (checked here).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -26,7 +25,7 @@ from .components import Component, Log
 from .errors import GrowthError
 from .jsonfile import read_json
 from .output import OWNER
-from .output import entries as folder_entries
+from .view import module_files
 
 if TYPE_CHECKING:  # annotations only
     from .plan import GrowthPlan
@@ -96,12 +95,12 @@ def _check_module_folder(folder: Path, m: Mapping[str, Any], kind: str) -> None:
 
 
 def _check_inside(root: Path, path: Path) -> None:
-    """A file or folder of the checkpoint, where it exists, under the source-file policy
-    (:func:`hfgrow.checkpoint.source_path`: inside the checkpoint, the Hub cache's blobs aside; a regular file)."""
-    from .checkpoint import source_path
+    """A file or folder of the checkpoint, where it exists, under the source-file policy (:func:`hfgrow.view.checked`:
+    inside the checkpoint, the Hub cache's blobs aside; a regular file)."""
+    from .view import checked
 
     if path.exists() or path.is_symlink():
-        source_path(root, path, folder=path.is_dir())
+        checked(root, path, folder=path.is_dir())
 
 
 def planned_files(src: Path) -> set[str]:
@@ -115,7 +114,7 @@ def planned_files(src: Path) -> set[str]:
     for m in entries[1:]:
         names |= {MODULES, *CONFIGS, f"{m['path']}/config.json", f"{m['path']}/model.safetensors"}
         if (src / m["path"]).is_dir():  # a module without parameters may come without its folder
-            names |= {f"{m['path']}/{f}" for f in folder_entries(src / m["path"])}
+            names |= {f"{m['path']}/{f}" for f in module_files(src, src / m["path"])[0]}
     return names
 
 
@@ -201,14 +200,15 @@ def check(entries: list[dict[str, Any]], output: Expansion, dense_out: str) -> s
 
 def write_modules(src: Path, dst: Path, entries: list[dict[str, Any]], output: Expansion, dense_out: str = "keep") -> dict[str, Any]:
     """The modules after the transformer into ``dst``, grown; returns what was done, for the report."""
-    shutil.copy2(src / MODULES, dst / MODULES)
-    for name in CONFIGS:
-        if (src / name).is_file():
-            shutil.copy2(src / name, dst / name)
+    from .checkpoint import copy_files
+    from .view import checked
+
+    copy_files({name: checked(src, src / name) for name in (MODULES, *CONFIGS) if (src / name).is_file()}, dst)
     space: Expansion | None = output  # how the vector entering the next module grows (None: it does not)
     width = output.small  # its small width (per pooling mode)
     modes = 1
-    done = []
+    done: list[dict[str, Any]] = []
+    left: dict[str, str] = {}  # module files left behind, with the reason
     for m in entries[1:]:
         kind, folder, out = module_kind(m), src / m["path"], dst / m["path"]
         if not folder.exists():  # a module without parameters, served without its folder: saved as the library does
@@ -216,9 +216,10 @@ def write_modules(src: Path, dst: Path, entries: list[dict[str, Any]], output: E
             (out / "config.json").write_text(json.dumps(PARAMETER_FREE[kind], indent=4))
             done.append({"module": m["path"], "type": kind})
             continue
-        _copy_module(src, folder, out)  # every file of the module; configs and weights rewritten below
+        for name, why in _copy_module(src, folder, out).items():  # its known files; configs and weights rewritten below
+            left[f"{m['path']}/{name}"] = why
         if kind == "Pooling":
-            config = _config(folder)
+            config = _config(out)  # the bytes copied through the gate
             key = "embedding_dimension" if "embedding_dimension" in config else "word_embedding_dimension"
             if config.get(key) != width or space is None:
                 raise GrowthError(f"{m['path']}/config.json: {key}={config.get(key)!r}, but the transformer's output has {width}")
@@ -227,8 +228,8 @@ def write_modules(src: Path, dst: Path, entries: list[dict[str, Any]], output: E
             (out / "config.json").write_text(json.dumps(config, indent=4) + "\n")
             done.append({"module": m["path"], "type": kind, "pooling_mode": pooling_modes(config), key: [width, space.big]})
         elif kind == "Dense":
-            config = _config(folder)
-            w, b = _dense_linear(folder, m["path"], config)
+            config = _config(out)  # the bytes copied through the gate
+            w, b = _dense_linear(out, m["path"], config)
             if space is None:  # an earlier Dense kept its output: this one reads what the small model's read
                 done.append({"module": m["path"], "type": kind, "in_features": [w.shape[1]] * 2, "out_features": [w.shape[0]] * 2})
                 continue
@@ -259,7 +260,7 @@ def write_modules(src: Path, dst: Path, entries: list[dict[str, Any]], output: E
                          "out_features": [small_out, int(w.shape[0])]})
         else:  # Normalize: nothing to grow
             done.append({"module": m["path"], "type": kind})
-    return {"dense_out": dense_out, "modules": done}
+    return {"dense_out": dense_out, "modules": done, **({"not_copied": left} if left else {})}
 
 
 def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -> dict[str, Any]:
@@ -272,11 +273,13 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     from .inputs import quiet_transformers
     from .verification import cosines
 
+    from .view import library_view
+
     embeddings = []
     for folder in (small, big):
-        with quiet_transformers():
-            model = SentenceTransformer(str(folder), device=device, model_kwargs={"attn_implementation": "eager"},
-                                        trust_remote_code=False)
+        with quiet_transformers(), library_view(folder, "sentence") as view:  # the approved files alone
+            model = SentenceTransformer(str(view), device=device, trust_remote_code=False,
+                                        model_kwargs={"attn_implementation": "eager"})
         model = model.float().eval()
         with torch.no_grad():
             embeddings.append(model.encode(sentences, convert_to_tensor=True, batch_size=len(sentences)).double().cpu())
@@ -290,16 +293,20 @@ def compare(small: Path, big: Path, sentences: list[str], device: str = "cpu") -
     return result
 
 
-def _copy_module(root: Path, folder: Path, out: Path) -> None:
-    """A module folder's files, none read from outside the checkpoint (links into the Hub cache's blobs aside)."""
+def _copy_module(root: Path, folder: Path, out: Path) -> dict[str, str]:
+    """A module folder's files that hfgrow knows (:func:`hfgrow.view.module_files`: never a hidden file, a subfolder or
+    another name), copied through a descriptor that follows no last link; returns the entries left behind with the
+    reason. Every entry of the folder is first checked by the source-file policy (a link out, a FIFO or a device:
+    refused, not skipped)."""
+    from .checkpoint import copy_files
+    from .view import checked
+
+    for path in sorted(folder.iterdir()):  # stat only, nothing opened: a link out is refused even where it is left behind
+        _check_inside(root, path)
+    known, left = module_files(root, folder)
     out.mkdir(parents=True)
-    for path in sorted(folder.rglob("*")):
-        _check_inside(root, path)  # a link out, a FIFO or a device: refused, not skipped
-        target = out / path.relative_to(folder)
-        if path.is_dir():
-            target.mkdir(exist_ok=True)
-        else:
-            shutil.copyfile(path, target)
+    copy_files({name: checked(root, folder / name) for name in known}, out)
+    return left
 
 
 def output_space(plan: Any) -> Expansion:

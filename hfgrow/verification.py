@@ -21,6 +21,7 @@ from .memory import available_memory
 from .plan import VERIFY_MODES, find_recipe
 from .precision import float64_everywhere
 from .recipe import STAGE, Recipe
+from .view import library_views
 
 SENTENCES = (
     "The quick brown fox jumps over the lazy dog.",
@@ -128,9 +129,10 @@ def block_device_map(cls: type, config: Any, device: str) -> dict[str, str]:
 
 
 def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, device: str, mode: str = "full",
-               offload: str | None = None):
+               offload: str | None = None, source: Path | None = None):
     """The model in ``dtype`` on ``device``: whole (``cuda`` spreads it over every GPU with accelerate's
-    device_map="auto"), or with its blocks offloaded to ``offload`` and loaded one at a time."""
+    device_map="auto"), or with its blocks offloaded to ``offload`` and loaded one at a time. ``path``: an approved view
+    (:func:`hfgrow.view.library_view`) of the checkpoint ``source``, which messages name."""
     import transformers
 
     from .inputs import quiet_transformers
@@ -154,7 +156,8 @@ def load_model(path: Path, cls_name: str | None, base: str, dtype: torch.dtype, 
     except Exception as e:  # a checkpoint whose config and weights disagree, …: bad input, named
         if _out_of_memory(e):
             raise
-        raise GrowthError(f"transformers cannot load {path}: {_load_error(e)}") from None
+        source = source or path
+        raise GrowthError(f"transformers cannot load {source}: {_load_error(e).replace(str(path), str(source))}") from None
     if "device_map" not in kwargs:
         model = model.to(device)
     return model.eval(), info
@@ -518,14 +521,14 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     n_params = max(sum(t.numel for t in r.tensors.values()) for r in readers)
     del readers  # a .bin checkpoint's reader maps its tensors: none held while the models run
     outs = {}  # per dtype: both models' outputs
-    with _offload_folder(small, big) as offload:
+    with _offload_folder(small, big) as offload, library_views((small, big), "model") as views:  # what transformers reads
         for dtype in tqdm(dtypes, desc="verifying", unit="pass", disable=not progress or not sys.stderr.isatty(), leave=False, file=sys.stderr):
             pass_mode = mode
             try:
                 pass_mode = choose_mode(mode, pass_bytes(n_params, dtype), device, dtype)
                 if log:
                     log(f"verifying in {_dtype_name(dtype)}" + (" block by block" if pass_mode == "blockwise" else ""))
-                section, outs[dtype] = task.run((small, big), dtype, device, pass_mode, offload)
+                section, outs[dtype] = task.run((small, big), views, dtype, device, pass_mode, offload)
             except Exception as e:  # some models cannot run in float64 or 16-bit on this device: say so
                 if _out_of_memory(e):
                     e = GrowthError(f"verification in {_dtype_name(dtype)} ran out of memory on {device} ({pass_mode} mode)"
@@ -582,12 +585,13 @@ class _Task:
             wide = maps[recipe.embeds_input].expand(self.feed["inputs_embeds"].double(), -1)
             self.feeds = (self.feed, {**self.feed, "inputs_embeds": wide})
 
-    def run(self, paths: tuple[Path, Path], dtype: torch.dtype, device: str, mode: str, offload: str) -> tuple[dict[str, Any], Any]:
-        """One pass in ``dtype``: both models loaded and run one at a time, then compared; the section and both
-        models' outputs (None when the big one could not run)."""
+    def run(self, paths: tuple[Path, Path], views: tuple[Path, ...], dtype: torch.dtype, device: str, mode: str,
+            offload: str) -> tuple[dict[str, Any], Any]:
+        """One pass in ``dtype``: both models loaded (from their approved ``views``) and run one at a time, then
+        compared; the section and both models' outputs (None when the big one could not run)."""
         outs, infos, params, narrow = [], [], [], set()  # narrow: what a float64 pass still ran in a narrower float
-        for path, feed in zip(paths, self.feeds):
-            model, info = load_model(path, self.cls, self.recipe.classes[0], dtype, device, mode, offload)
+        for path, view, feed in zip(paths, views, self.feeds):
+            model, info = load_model(view, self.cls, self.recipe.classes[0], dtype, device, mode, offload, source=path)
             infos.append(info)
             params.append(_count(model))
             if mode == "blockwise" and set(info["missing_keys"]) - set(infos[0]["missing_keys"]):
