@@ -95,14 +95,21 @@ def _name(value: Any) -> str:
     return str(value.func) if isinstance(value, Call) else str(value) if isinstance(value, Global) else type(value).__name__
 
 
+def _as_new(value: Any) -> Any:
+    """copyreg's _reconstructor (protocols 0 and 1: ``object.__new__`` of a class, then BUILD) as protocol 2's NEWOBJ."""
+    if isinstance(value, Call) and value.func in (Global("copyreg", "_reconstructor"), Global("copy_reg", "_reconstructor")):
+        args = value.args
+        base = (Global("builtins", "object"), Global("__builtin__", "object"))
+        if len(args) == 3 and isinstance(args[0], Global) and args[1] in base and args[2] is None:
+            return Call(args[0], (), "newobj", None, value.state, value.items)
+    return value
+
+
 def _instance(value: Any, module: str, name: str, where: str) -> tuple[tuple, Any]:
     """(args, state) of ``value``, an instance of ``module.name`` as a pickle records it (NEWOBJ, OBJ, INST, or
     copyreg's _reconstructor of protocols 0 and 1)."""
-    if isinstance(value, Call) and value.func.name == "_reconstructor" and value.func.module in ("copyreg", "copy_reg"):
-        args = value.args
-        if len(args) == 3 and isinstance(args[1], Global) and args[1].name == "object" and args[2] is None:
-            value = Call(args[0], (), "newobj", None, value.state, value.items) if isinstance(args[0], Global) else value
-    if not isinstance(value, Call) or value.func != Global(module, name):
+    value = _as_new(value)
+    if not isinstance(value, Call) or value.func != Global(module, name) or value.how == "reduce" or value.items.items:
         raise Bad(f"{where} is {_name(value)}, not {name}")
     return value.args, value.state
 
@@ -121,6 +128,12 @@ def _fields(state: Any, where: str) -> dict[str, Any]:
     return fields
 
 
+def _called(value: Any, module: str, name: str) -> bool:
+    """Whether ``value`` is a plain call of ``module.name`` (REDUCE, nothing set on its result afterwards)."""
+    return (isinstance(value, Call) and value.func == Global(module, name) and value.how == "reduce"
+            and value.kwargs is None and value.state is None and not value.items.items)
+
+
 def _int(value: Any, where: str, top: int = MAX_DIM) -> int:
     if type(value) is not int or not 0 <= value <= top:
         shown = f"{value}" if type(value) is int and abs(value) < 10**30 else _name(value)
@@ -130,7 +143,7 @@ def _int(value: Any, where: str, top: int = MAX_DIM) -> int:
 
 def _size(value: Any, where: str) -> tuple[int, ...]:
     """A torch.Size (or a plain tuple or list) of bounded non-negative integers."""
-    if isinstance(value, Call) and value.func == Global("torch", "Size") and len(value.args) == 1:
+    if _called(value, "torch", "Size") and len(value.args) == 1:
         value = value.args[0]
     if not isinstance(value, (tuple, list)) or len(value) > MAX_DIMS:
         raise Bad(f"{where} is {_name(value)}, not a size of up to {MAX_DIMS} dimensions")
@@ -178,15 +191,17 @@ def _record(value: Any, name: str, where: str, module: str = _META) -> dict[str,
 def _dtype(value: Any, where: str) -> torch.dtype:
     """The dtype of a TensorProperties record (its state: the tuple its __getstate__ gives, or its fields)."""
     _, state = _instance(value, _META, "TensorProperties", where)
-    if isinstance(state, tuple) and state:
-        dtype, layout = state[0], state[1] if len(state) > 1 else None
+    if isinstance(state, tuple):  # what its __getstate__ gives: dtype, layout, requires_grad, memory format, pin_memory
+        if len(state) != 5 or not all(type(state[i]) is bool for i in (2, 4)) or not (
+                _called(state[3], _META, "_MEM_FORMAT_ENCODING") and state[3].args in ((0,), (1,), (2,))):
+            raise Bad(f"{where} is not the (dtype, layout, requires_grad, memory format, pin_memory) of a tensor")
+        dtype, layout = state[:2]
     else:
         fields = _fields(state, where)
         dtype, layout = fields.get("dtype"), fields.get("layout")
     if not isinstance(dtype, Global) or dtype.module != "torch" or dtype.name not in DTYPES:
         raise Bad(f"{where} has the dtype {_name(dtype)}, none of {', '.join(DTYPES)}")
-    strided = Call(Global("torch.serialization", "_get_layout"), ("torch.strided",), "reduce")
-    if layout is not None and not (isinstance(layout, Call) and layout.func == strided.func and layout.args == strided.args):
+    if layout is not None and not (_called(layout, "torch.serialization", "_get_layout") and layout.args == ("torch.strided",)):
         raise Bad(f"{where} has the layout {_name(layout)}: hfgrow reads strided tensors")
     return DTYPES[dtype.name]
 
@@ -230,8 +245,7 @@ def _file_name(value: Any, folder: Path) -> str:
 
 def _entry(key: str, value: Any, storage: dict[tuple[str, tuple | None], Item]) -> Entry:
     where = f"the entry '{key}'"
-    if isinstance(value, Call) and value.func == Global(_META, "BytesStorageMetadata") or (
-            isinstance(value, Call) and value.args[:1] == (Global(_META, "BytesStorageMetadata"),)):
+    if isinstance(_as_new(value), Call) and _as_new(value).func == Global(_META, "BytesStorageMetadata"):
         _record(value, "BytesStorageMetadata", where)
         if (key, None) not in storage:
             raise Bad(f"{where} has no storage_data: where it is stored is unknown")

@@ -124,15 +124,20 @@ class _Reader:
     def add(self, holder: Any, parts: Any) -> None:
         """``parts`` become part of ``holder`` (not yet part of anything else): its depth and tree size grow."""
         record = self.info[id(holder)]
+        depth, size = record[0], record[1]
         for part in parts:
-            if not isinstance(part, _LEAVES):
-                self.info[id(part)][2] = True
-            depth, size = self.shape(part)
-            record[0] = max(record[0], depth + 1)
-            record[1] += size
-        if record[0] > MAX_DEPTH:
+            if isinstance(part, _LEAVES):
+                depth, size = max(depth, 1), size + 1
+                continue
+            if part is holder:
+                raise PickleRefused(f"it puts {type(holder).__name__} inside itself")
+            inner = self.info[id(part)]
+            inner[2] = True  # sealed: never changed again
+            depth, size = max(depth, inner[0] + 1), size + inner[1]
+        record[0], record[1] = depth, size
+        if depth > MAX_DEPTH:
             raise PickleRefused(f"it nests more than {MAX_DEPTH} deep")
-        if record[1] > self.max_tree:
+        if size > self.max_tree:
             raise PickleRefused(f"it stands for more than {self.max_tree} values (a structure the memo repeats)")
 
     def changed(self, target: Any, what: str) -> list:
