@@ -156,7 +156,7 @@ def _text(value: Any, where: str, limit: int = 4096) -> str:
     return value
 
 
-def _pairs(value: Any, where: str, limit: int | None = None) -> list[tuple[Any, Any]]:
+def _pairs(value: Any, where: str) -> list[tuple[Any, Any]]:
     if isinstance(value, Call) and value.func == Global("collections", "OrderedDict") and not value.args:
         value = value.items
     if not isinstance(value, Pairs):

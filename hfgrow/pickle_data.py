@@ -110,10 +110,6 @@ class _Reader:
 
     # -- values ------------------------------------------------------------------------------------
 
-    def shape(self, value: Any) -> tuple[int, int]:
-        """(depth, tree size) of a value."""
-        return (0, 1) if isinstance(value, _LEAVES) else tuple(self.info[id(value)][:2])
-
     def made(self, value: Any, parts: Any = ()) -> Any:
         """A new container or record holding ``parts``, each sealed."""
         self.info[id(value)] = [0, 1, False]
@@ -167,7 +163,7 @@ class _Reader:
         return items
 
     def length(self, holder: Any, more: int) -> None:
-        n = len(holder.items) if isinstance(holder, (Pairs, Call)) else len(holder)
+        n = len(holder.items.items) if isinstance(holder, Call) else len(holder.items) if isinstance(holder, Pairs) else len(holder)
         if n + more > MAX_ITEMS:
             raise PickleRefused(f"a container holds more than {MAX_ITEMS} items")
 

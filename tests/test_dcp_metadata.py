@@ -11,6 +11,7 @@ import copyreg
 import multiprocessing
 import pathlib
 import pickle
+import re
 import shutil
 import time
 from pathlib import Path
@@ -319,3 +320,25 @@ def test_no_class_the_pickle_names_is_constructed(source, tmp_path, monkeypatch)
     for name in reader.tensors:
         reader.get(name)
     assert constructed == [] and len(reader.tensors) > 10
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\x80\x04]\x94\x85h\x00K\x01a.", "changes an object with APPEND after another object holds it"),
+    (b"\x80\x04}\x94h\x00K\x01s.", "puts Pairs inside itself"),
+    (b"\x80\x04\x8c\x01m\x8c\x01n\x93)\x81}b}b.", "sets the state of m.n twice"),
+    (b"\x80\x04\x8c\x01m\x8c\x01n\x93}b.", "sets the state of m.n, which is no object it made"),
+    (b"\x80\x04K\x01)R.", "calls int, not a global"),
+    (b"\x80\x04K\x01Q.", "opcode b'Q'"),
+    (b"\x80\x04\x82\x01.", "opcode b'\\x82'"),
+    (b"\x80\x04K\x01K\x02.", "stops with 1 values"),
+    (b"\x80\x04h\x05.", "the memo entry 5, which it never stored"),
+    (b"\x80\x04K\x01", "ends before its STOP"),
+    (b"\x80\x04X\x05\x00\x00\x00ab.", "claims 5 bytes"),
+    (b"\x80\x04(" * 100, "more than 64 MARKs"),
+])
+def test_the_decoder_refuses_what_no_metadata_does(data, words):
+    """The opcode reader's own refusals: an object changed once another holds it, or put inside itself (so that no
+    value is a cycle and every size stays exact), state set twice or on a global, a call of no global, persistent ids
+    and extension codes, leftovers, unknown memo entries, lengths beyond the data, MARKs without end."""
+    with pytest.raises(PickleRefused, match=re.escape(words)):
+        decode(data)
