@@ -160,7 +160,8 @@ def test_the_metadata_names_only_dcp_metadata(tmp_path):
     import torch.distributed.checkpoint.filesystem as filesystem
     import torch.distributed.checkpoint.metadata as metadata_module
 
-    from hfgrow.dcp_metadata import KNOWN, read_metadata
+    from hfgrow.dcp_metadata import KNOWN, Bad, parse, read_metadata
+    from hfgrow.pickle_data import decode
 
     model = make_model("LlamaForCausalLM")
     src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict(), "n": 3})
@@ -170,9 +171,11 @@ def test_the_metadata_names_only_dcp_metadata(tmp_path):
         for name in dir(module):
             if (module.__name__, name) in KNOWN:
                 continue
-            (src / ".metadata").write_bytes(gadget(4, module.__name__, name, (), "reduce"))
-            with pytest.raises(hfgrow.GrowthError, match="which DCP's metadata never holds"):
-                read_metadata(src, src)
+            with pytest.raises(Bad, match="which DCP's metadata never holds"):
+                parse(decode(gadget(4, module.__name__, name, (), "reduce")), src, src)
+    (src / ".metadata").write_bytes(gadget(4, "torch", "load", (), "reduce"))
+    with pytest.raises(hfgrow.GrowthError, match="is not a torch distributed checkpoint's metadata .it names torch.load"):
+        read_metadata(src, src)
     real = pickle.loads(original)  # the file this test wrote
     for protocol in range(6):
         (src / ".metadata").write_bytes(pickle.dumps(real, protocol=protocol))
