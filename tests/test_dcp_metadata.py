@@ -108,7 +108,8 @@ def test_item2_state_set_on_an_enum_poisons_nothing(source, tmp_path):
     metadata = real(src)
     metadata.state_dict_metadata[NORM].properties = PropertiesGadget()
     (src / ".metadata").write_bytes(pickle.dumps(metadata))
-    refused(grown(src, tmp_path), "is not the (dtype, layout, requires_grad, memory format, pin_memory) of a tensor")
+    refused(grown(src, tmp_path), f"the TensorProperties of '{NORM}' is not the (dtype, layout, requires_grad, memory format, "
+                                  "pin_memory) of a tensor")
     assert _MEM_FORMAT_ENCODING.TORCH_CONTIGUOUS_FORMAT.value == 0 and _MEM_FORMAT_ENCODING(0).name == "TORCH_CONTIGUOUS_FORMAT"
     nothing_written(tmp_path)
 
@@ -217,9 +218,9 @@ def _set(field, value):
 WRONG = {
     "planner_data None": (_set("planner_data", None), "without model tensors"),
     "planner_data 5": (_set("planner_data", 5), "its planner_data is int, not a dict"),
-    "size None": (_set("size", None), f"the entry '{NORM}''s size is NoneType, not a size"),
+    "size None": (_set("size", None), f"the size of '{NORM}' is NoneType, not a size"),
     "size (10**5000, 16)": (_set("size", HugeSize()), "a string or integer of 2077 bytes"),
-    "TensorProperties None": (_set("properties", None), "properties is NoneType, not TensorProperties"),
+    "TensorProperties None": (_set("properties", None), f"the TensorProperties of '{NORM}' is NoneType, not TensorProperties"),
     "a NUL in a storage file name": (_set("relative_path", "__0_0.distcp\0x"), "which is not a file of the checkpoint folder"),
     "a bytes entry of length 10**15": (_set("length of n", 10**15), "cannot read 'n', a .distcp file is missing, truncated "
                                                                      "or corrupt"),
