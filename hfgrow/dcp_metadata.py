@@ -385,8 +385,9 @@ def read_tensor(entry: Entry) -> torch.Tensor:
                 t = torch.load(_Window(f, c.item.offset, c.item.length), map_location="cpu", weights_only=True)
             except Exception as e:  # noqa: BLE001 - anything torch's weights-only loader refuses
                 raise _cannot(entry.key, c.item, torch_load_reason(e)) from None
-        if not isinstance(t, torch.Tensor) or t.dtype != entry.dtype or tuple(t.shape) != c.sizes:
-            what = f"{t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_quantized or t.dtype != entry.dtype or \
+                tuple(t.shape) != c.sizes:
+            what = f"{t.layout} {t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) else type(t).__name__
             raise _cannot(entry.key, c.item, f"it holds {what} where the metadata says {entry.dtype} of shape {c.sizes}")
         out[tuple(slice(o, o + s) for o, s in zip(c.offsets, c.sizes))].copy_(t)
     return out
