@@ -151,7 +151,7 @@ def _size(value: Any, where: str) -> tuple[int, ...]:
 
 
 def _text(value: Any, where: str, limit: int = 4096) -> str:
-    if not isinstance(value, str) or not value or len(value) > limit or "\x00" in value:
+    if not isinstance(value, str) or not value or len(value) > limit or not value.isprintable():
         raise Bad(f"{where} is {_name(value) if not isinstance(value, str) else repr(value[:60])}, not a name")
     return value
 
@@ -171,7 +171,7 @@ def _globals_known(root: Any) -> None:
         value = todo.pop()
         if isinstance(value, Global):
             if (value.module, value.name) not in KNOWN:
-                raise Bad(f"it names {value.module}.{value.name}, which DCP's metadata never holds")
+                raise Bad(f"it names {value}, which DCP's metadata never holds")
         elif isinstance(value, (list, tuple)):
             todo.extend(value)
         elif isinstance(value, Pairs):
@@ -237,7 +237,7 @@ def _file_name(value: Any, folder: Path) -> str:
     """A storage file's name: a plain name of a file in ``folder`` (no separator, no '..', no NUL)."""
     if not isinstance(value, str):
         raise GrowthError(f"{folder / METADATA} names a storage file by {_name(value)}, not by its name: refused")
-    if value in ("", ".", "..") or len(value) > 255 or any(c in value for c in "/\\\x00"):
+    if value in ("", ".", "..") or len(value) > 255 or any(c in value for c in "/\\") or not value.isprintable():
         raise GrowthError(f"{folder / METADATA} names the storage file {value[:80]!r}, which is not a file of the "
                           f"checkpoint folder: refused")
     return value
@@ -295,13 +295,18 @@ def _cover(key: str, shape: tuple[int, ...], chunks: tuple[Chunk, ...]) -> None:
         active.append(c)
 
 
+def _part(value: Any) -> bool:
+    """Whether ``value`` is a part of a state dict path: a printable name or an index."""
+    return (type(value) is int and 0 <= value < 1 << 31) or (isinstance(value, str) and 0 < len(value) <= 4096
+                                                              and value.isprintable())
+
+
 def _planner(value: Any, entries: dict[str, Entry]) -> dict[str, tuple]:
     """planner_data: each key's place in the state dict, names and indices (none: the key itself)."""
     found: dict[str, tuple] = {}
     for k, v in _pairs(value, "its planner_data") if value is not None else ():
         key = _text(k, "a planner_data key")
-        if not isinstance(v, (tuple, list)) or not 0 < len(v) <= MAX_PATH or key in found or not all(
-                (type(p) is int and 0 <= p < 1 << 31) or (isinstance(p, str) and 0 < len(p) <= 4096) for p in v):
+        if not isinstance(v, (tuple, list)) or not 0 < len(v) <= MAX_PATH or key in found or not all(map(_part, v)):
             raise Bad(f"its planner_data gives '{key[:80]}' the place {_name(v)}, not names and indices (or twice)")
         found[key] = tuple(v)
     return {k: found.get(k, (k,)) for k in entries}

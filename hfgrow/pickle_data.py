@@ -37,8 +37,8 @@ class Global:
     module: str
     name: str
 
-    def __str__(self) -> str:
-        return f"{self.module}.{self.name}"
+    def __str__(self) -> str:  # for messages: one line, bounded
+        return "".join(c if c.isprintable() else "?" for c in f"{self.module[:80]}.{self.name[:80]}")
 
 
 @dataclass(eq=False, repr=False)
