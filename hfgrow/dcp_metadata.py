@@ -28,7 +28,7 @@ from .pickle_data import Call, Global, Pairs, PickleRefused, decode
 METADATA = ".metadata"
 MAX_METADATA_BYTES = 256 << 20
 MAX_DIMS, MAX_DIM = 16, 1 << 48
-MAX_CHUNKS = 1 << 16  # chunks of one tensor
+MAX_CHUNKS = 1 << 14  # chunks of one tensor (one per rank that holds a shard of it)
 MAX_PATH = 64  # parts of a state dict path
 _META = "torch.distributed.checkpoint.metadata"
 _FILESYSTEM = "torch.distributed.checkpoint.filesystem"
