@@ -298,7 +298,7 @@ def source_problem(root: Path, path: Path, folder: bool = False) -> str | None:
     distributed checkpoint, torchtitan's step folders) applies to every file and folder before it reads it: after
     resolving links it lies in the source (the Hub cache's snapshot → blob links excepted: :func:`inside`), and it is
     a regular file (a folder), which is told from its metadata before anything opens it (a FIFO would block open()).
-    What is read is never unpickled but by hfgrow's restricted loaders (``weights_only``, DCP's metadata classes)."""
+    What is read is never unpickled but by torch's restricted loader (``weights_only``); a DCP ``.metadata`` is decoded as data."""
     try:
         real = path.resolve()
         mode = real.stat().st_mode  # stat, not open: never blocks

@@ -3,9 +3,9 @@ it (plain FSDP2 with ``get_state_dict``; torchtitan's ``step-N`` folders through
 of them in one folder, as accelerate's ``save_state`` writes them with FSDP2's sharded state dict (the model in
 ``pytorch_model_fsdp_0/``, the optimizer in ``optimizer_0/``, its other state in files beside them).
 
-* :class:`DcpReader` reads the model's tensors one at a time without a process group (the metadata names every key
-  and its size; ``dcp.load`` of a one-key state dict with ``no_dist=True`` reads one, whatever the ranks that wrote
-  it): the reader interface of :class:`~hfgrow.checkpoint.CheckpointReader`, so the one plan and the one pipeline
+* :class:`DcpReader` reads the model's tensors one at a time without a process group, whatever the ranks that wrote
+  them: the ``.metadata`` pickle decoded as data and checked into hfgrow's records (:mod:`hfgrow.dcp_metadata`), each
+  tensor's chunks read from their byte ranges by hfgrow itself: the reader interface of :class:`~hfgrow.checkpoint.CheckpointReader`, so the one plan and the one pipeline
   grow it. The architecture comes from a ``config.json`` saved beside the shards.
 * :func:`write_dcp` writes the grown checkpoint: every key of the source, in the same nesting, each produced when
   DCP's writer asks for it (a save planner that resolves items lazily), one storage file per item so that DCP's
@@ -18,27 +18,24 @@ of them in one folder, as accelerate's ``save_state`` writes them with FSDP2's s
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import json
 import math
 import os
-import pickle
 import re
 import shutil
 import warnings
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Callable, Iterator
 
 import torch
 
 from .checkpoint import TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
+from .dcp_metadata import METADATA, Entry, read_bytes, read_metadata, read_tensor
 from .errors import GrowthError, first_line
 from .titan import MODELS as TITAN_MODELS
 from .titan import TitanNames, is_titan
 
-METADATA = ".metadata"
 MODEL_KEYS = ("model",)  # the top-level key the model's state dict is saved under
 OPTIMIZER_KEYS = ("optim", "optimizer")
 MOMENTS = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer"})  # grown like the gradient or its square
@@ -98,111 +95,6 @@ def _unwrapped(what: str, writing: bool = False) -> Iterator[None]:
         raise GrowthError(f"{what} ({type(inner).__name__}: {first_line(inner)})") from None
 
 
-# what a DCP .metadata pickle may name, by its exact (module, name): DCP's metadata classes, torch's sizes, dtypes and
-# layouts, paths and a few containers. Nothing is imported or looked up by attribute (a dotted name under protocol 4
-# would reach anything the module imports: subprocess.Popen, io.FileIO).
-_METADATA_CLASSES = ("BytesStorageMetadata", "ChunkStorageMetadata", "Metadata", "MetadataIndex", "StorageMeta",
-                     "TensorProperties", "TensorStorageMetadata", "_MEM_FORMAT_ENCODING")
-
-
-@functools.cache
-def _metadata_globals() -> dict[tuple[str, str], Any]:
-    """Every global a DCP .metadata may name, each with what it stands for."""
-    import collections
-    import pathlib
-
-    from torch.distributed.checkpoint import filesystem
-    from torch.distributed.checkpoint import metadata as dcp_metadata
-    from torch.serialization import _get_layout
-
-    found: dict[tuple[str, str], Any] = {("torch.distributed.checkpoint.metadata", n): getattr(dcp_metadata, n)
-                                         for n in _METADATA_CLASSES}
-    found[("torch.distributed.checkpoint.filesystem", "_StorageInfo")] = filesystem._StorageInfo
-    found.update({("torch", "Size"): torch.Size, ("torch.serialization", "_get_layout"): _get_layout,
-                  ("collections", "OrderedDict"): collections.OrderedDict})
-    for module in ("pathlib", "pathlib._local"):  # pathlib._local: Python 3.13's name of the same classes
-        found.update({(module, n): getattr(pathlib, n) for n in ("PosixPath", "PurePosixPath")})
-    found.update({("torch", n): v for n, v in vars(torch).items() if isinstance(v, torch.dtype)})
-    classes = tuple(v for v in found.values() if isinstance(v, type))
-    for builtins in ("builtins", "__builtin__"):  # protocols 0 and 1 name them so, and build dataclasses with copyreg's
-        found.update({(builtins, "set"): set, (builtins, "frozenset"): frozenset, (builtins, "object"): object})
-    for copyreg in ("copyreg", "copy_reg"):
-        found[(copyreg, "_reconstructor")] = lambda cls, base, state: _reconstructed(cls, base, state, classes)
-    return found
-
-
-def _reconstructed(cls: Any, base: Any, state: Any, classes: tuple[type, ...]) -> Any:
-    """copyreg's _reconstructor (an instance of a class, made by ``object.__new__``) for the allowed classes only."""
-    if base is not object or state is not None or not isinstance(cls, type) or cls not in classes:
-        raise pickle.UnpicklingError(f"it reconstructs {cls!r:.60} from {base!r:.60}, which DCP's metadata never holds")
-    return object.__new__(cls)
-
-
-class _MetadataUnpickler(pickle._Unpickler):
-    """DCP's .metadata is a pickle, which torch loads with ``pickle.load``: from a folder from anywhere that could run
-    any code. This one names only the globals of :func:`_metadata_globals`, by their exact (module, name), and sets
-    state (BUILD) only on instances of them, never on a class (which would change it for the whole process)."""
-
-    def __init__(self, file: Any):
-        super().__init__(file)
-        self._globals = _metadata_globals()
-        self._classes = {v for v in self._globals.values() if isinstance(v, type) and v is not object}
-
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return self._globals[(module, name)]
-        except (KeyError, TypeError):
-            raise pickle.UnpicklingError(f"it names {module}.{name}, which DCP's metadata never holds") from None
-
-    def load_build(self) -> None:
-        target = self.stack[-2]  # under the state BUILD sets
-        if type(target) not in self._classes:  # an instance of one of them (a class is an instance of type)
-            raise pickle.UnpicklingError(f"it sets the state of {type(target).__name__} {target!r:.60}, which DCP's "
-                                         f"metadata never does")
-        super().load_build()
-
-    dispatch = {**pickle._Unpickler.dispatch, pickle.BUILD[0]: load_build}
-
-
-def _reader(root: Path, folder: Path) -> Any:
-    """DCP's reader of ``folder`` (a part of the source ``root``: itself, or accelerate's sub-folder)."""
-    from torch.distributed.checkpoint import FileSystemReader
-    from torch.distributed.checkpoint.metadata import StorageMeta
-
-    source_path(root, folder, folder=True)
-
-    class Reader(FileSystemReader):
-        """The metadata read once (not at every one-key load), and only as DCP's own classes."""
-
-        def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
-            if not hasattr(self, "_metadata"):
-                with open(source_path(root, folder / METADATA), "rb") as f:
-                    metadata = _MetadataUnpickler(f).load()
-                if getattr(metadata, "storage_meta", None) is None:
-                    metadata.storage_meta = StorageMeta()
-                metadata.storage_meta.load_id = self.load_id
-                self._metadata = metadata
-            return self._metadata
-
-    return Reader(str(folder))
-
-
-def _raw_bytes_planner() -> Any:
-    from torch.distributed.checkpoint import DefaultLoadPlanner
-
-    class RawBytes(DefaultLoadPlanner):
-        """Keeps a non-tensor entry as the bytes it was stored as: nothing is unpickled."""
-
-        def __init__(self) -> None:
-            super().__init__(flatten_state_dict=False, flatten_sharded_tensors=False)
-            self.raw: dict[str, bytes] = {}
-
-        def load_bytes(self, read_item: Any, value: io.BytesIO) -> None:
-            self.raw[read_item.dest_index.fqn] = value.getvalue()
-
-    return RawBytes()
-
-
 def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
     """Every entry's place in the state dict (its planner path) is its own: names and indices, none the same as
     another's or holding another (two keys of one tensor would write it twice, of two sizes)."""
@@ -230,19 +122,20 @@ class DcpReader:
         for part in ACCELERATE_PARTS if self.parts != ("",) else ():  # a part whose .metadata is no file: refused, not left
             if part not in self.parts and os.path.lexists(self.folder / part):
                 source_path(self.folder, self.folder / part / METADATA)
-        self._storages = {part: _reader(self.folder, self.folder / part) for part in self.parts}
         self.part_of: dict[str, str] = {}  # flattened key → the part (sub-folder) it is stored in
-        entries, paths = {}, {}
-        for part, storage in self._storages.items():
-            metadata = self._metadata(part, storage)
-            twice = sorted(set(entries) & set(metadata.state_dict_metadata))
+        entries: dict[str, Entry] = {}
+        paths: dict[str, tuple] = {}
+        for part in self.parts:
+            source_path(self.folder, self.folder / part, folder=True)
+            metadata = read_metadata(self.folder, self.folder / part)
+            twice = sorted(set(entries) & set(metadata.entries))
             if twice:
                 raise GrowthError(f"{self.folder}: '{twice[0]}' is stored in both {self.parts[0]}/ and {part}/: refused")
-            self.part_of.update((k, part) for k in metadata.state_dict_metadata)
-            entries.update(metadata.state_dict_metadata)
-            paths.update(metadata.planner_data)
-        self.metadata = SimpleNamespace(state_dict_metadata=entries)
-        self.paths: dict[str, tuple] = {k: tuple(paths.get(k, (k,))) for k in entries}
+            self.part_of.update((k, part) for k in metadata.entries)
+            entries.update(metadata.entries)
+            paths.update(metadata.paths)
+        self.entries = entries  # flattened key → its checked record (dcp_metadata.Entry)
+        self.paths: dict[str, tuple] = paths
         _check_paths(self.folder, self.paths)
         top = {str(p[0]) for p in self.paths.values() if len(p) == 1}
         self._config = self.config() if is_titan(top) else {}
@@ -250,41 +143,17 @@ class DcpReader:
         self.keys: dict[str, str] = {}  # model tensor name (Hugging Face's) → flattened key
         self.tensors: dict[str, TensorInfo] = {}
         for key, md in entries.items():
-            name = self._model_name(self.paths[key]) if hasattr(md, "chunks") else None
+            name = self._model_name(self.paths[key]) if md.is_tensor else None
             if name is not None:
                 if name in self.keys:
                     raise GrowthError(f"{self.folder}: the metadata keys '{self.keys[name]}' and '{key}' are both the model "
                                       f"tensor {name}: refused")
                 self.keys[name] = key
-                self.tensors[name] = TensorInfo(name, tuple(md.size), md.properties.dtype, METADATA)
+                self.tensors[name] = TensorInfo(name, md.shape, md.dtype, METADATA)
         self.state_files()  # checked now: a growth copies them, and nothing may be refused once it writes
         if not self.tensors:
             raise GrowthError(f"{self.folder} is a torch distributed checkpoint without model tensors: hfgrow reads the model's "
                               f"state dict saved under the key 'model' (dcp.save({{'model': model_sd, 'optim': optim_sd}}, ...))")
-
-    def _metadata(self, part: str, storage: Any) -> Any:
-        """One part's metadata, checked: DCP's own classes, and storage files that lie in the part's folder."""
-        where = self.folder / part / METADATA
-        try:
-            metadata = storage.read_metadata()
-            if not isinstance(metadata.state_dict_metadata, dict) or not isinstance(metadata.planner_data, dict):
-                raise TypeError("no state_dict_metadata")
-        except Exception as e:  # noqa: BLE001 - anything but a DCP metadata pickle
-            raise GrowthError(f"{where} is not a torch distributed checkpoint's metadata ({first_line(e)})") from None
-        self._check_files(self.folder, self.folder / part, metadata)
-        return metadata
-
-    @staticmethod
-    def _check_files(root: Path, folder: Path, metadata: Any) -> None:
-        """Every storage file the metadata names is a plain file name in the part's folder, a file hfgrow may read
-        (:func:`~hfgrow.checkpoint.source_problem`: in the source, links resolved, a regular file): a hostile
-        .metadata must not make hfgrow read, and copy, a file from elsewhere, nor open a FIFO."""
-        storage = metadata.storage_data if isinstance(metadata.storage_data, dict) else {}
-        for name in sorted({str(getattr(info, "relative_path", None)) for info in storage.values()}):
-            if Path(name).name != name or name in ("", ".", "..", "None"):
-                raise GrowthError(f"{folder / METADATA} names the storage file {name!r}, which is not a file of the "
-                                  f"checkpoint folder: refused")
-            source_path(root, folder / name)
 
     def _model_name(self, path: tuple) -> str | None:
         """The Hugging Face name of the model tensor stored at ``path`` (None for any other entry)."""
@@ -302,34 +171,19 @@ class DcpReader:
 
     def read_tensor(self, key: str) -> torch.Tensor:
         """One entry of the checkpoint, whole, whatever the ranks that wrote its shards."""
-        import torch.distributed.checkpoint as dcp
-
-        md = self.metadata.state_dict_metadata[key]
-        state = {key: torch.empty(tuple(md.size), dtype=md.properties.dtype)}
-        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            dcp.load(state, storage_reader=self._storages[self.part_of[key]], no_dist=True)
-        return state[key]
+        return read_tensor(self.entries[key])
 
     def read_bytes(self, key: str) -> bytes:
         """A non-tensor entry as stored (pickled by DCP): copied, never loaded."""
-        import torch.distributed.checkpoint as dcp
-
-        planner = _raw_bytes_planner()
-        with _unwrapped(f"{self.folder}: cannot read '{key}', a .distcp file is missing, truncated or corrupt"), \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            dcp.load({key: b""}, storage_reader=self._storages[self.part_of[key]], planner=planner, no_dist=True)
-        return planner.raw[key]
+        return read_bytes(self.entries[key])
 
     def is_tensor(self, key: str) -> bool:
-        return hasattr(self.metadata.state_dict_metadata[key], "chunks")
+        return self.entries[key].is_tensor
 
     def config(self) -> dict:
         path = self.folder / "config.json"
         missing = not path.exists() and not path.is_symlink()  # anything else is checked, a FIFO refused, not opened
-        if missing and "tok_embeddings.weight" in self.metadata.state_dict_metadata:
+        if missing and "tok_embeddings.weight" in self.entries:
             raise GrowthError(f"{self.folder} is a torchtitan checkpoint without config.json: put the Hugging Face config of "
                               f"the matching model beside its shards (LlamaConfig or Qwen3Config of the same sizes, with "
                               f"architectures, saved with save_pretrained)")
@@ -405,8 +259,8 @@ def check_optimizer(reader: DcpReader) -> list[str]:
             raise GrowthError(f"unsupported optimizer state '{what}' of '{fqn}': hfgrow grows torch's AdamW, Adam and SGD "
                               f"({', '.join(sorted({*MOMENTS, *KEPT_STATE}))})")
         if what in MOMENTS:
-            md = reader.metadata.state_dict_metadata[key]
-            stored = _meta(tuple(md.size), md.properties.dtype) if reader.is_tensor(key) else "stored as bytes (a number?)"
+            md = reader.entries[key]
+            stored = _meta(md.shape, md.dtype) if reader.is_tensor(key) else "stored as bytes (a number?)"
             check_moment(f"'{fqn}' ({key})", what, stored, reader.tensors[fqn].shape)
         found.append(key)
     return found
@@ -509,17 +363,17 @@ def grow_into_dcp(plan: Any, reader: Any, folder: Path, titan: bool = False) -> 
             if key in model_keys:
                 continue  # a model tensor: grown above
             entry = optimizer_entry(path, layout)
-            md = reader.metadata.state_dict_metadata[key]
+            md = reader.entries[key]
             if entry is not None and entry[1] in MOMENTS:
                 tp = by_name[entry[0]]
-                entries[key] = (path, _meta(tp.out.shape, md.properties.dtype))
+                entries[key] = (path, _meta(tp.out.shape, md.dtype))
                 makers[key] = lambda key=key, tp=tp, p=moment_power(entry[1]): on_disk(
                     tp.out.name, grow_moment(reader.hf_tensor(key, tp.source.name), p, tp, duals))
                 grown += 1
                 moments.add(entry[1])
                 continue
             tensor = reader.is_tensor(key)
-            entries[key] = (path, _meta(tuple(md.size), md.properties.dtype) if tensor else None)
+            entries[key] = (path, _meta(md.shape, md.dtype) if tensor else None)
             makers[key] = (lambda key=key: reader.read_tensor(key)) if tensor else (lambda key=key: reader.read_bytes(key))
             copied.add(str(path[0]) if entry is None else f"{path[0]}.state.*.{entry[1]}")
     parts = getattr(reader, "part_of", {})  # accelerate's pair: each entry into the part it came from, the model's first
@@ -642,15 +496,15 @@ def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool)
     total = model * len(formats)
     dcp_source = isinstance(reader, DcpReader)
     if dcp_source and writes_dcp(formats):
-        by_name, entries = plan.tensors_by_name(), reader.metadata.state_dict_metadata
+        by_name, entries = plan.tensors_by_name(), reader.entries
         model_keys = set(reader.keys.values())
         for key, path in reader.paths.items():
             md, entry = entries[key], optimizer_entry(path, reader.layout)
-            if not hasattr(md, "chunks") or key in model_keys:
+            if not md.is_tensor or key in model_keys:
                 continue  # bytes (small) or a model tensor (counted above)
             grown = entry is not None and entry[1] in MOMENTS
-            numel = math.prod(by_name[entry[0]].out.shape) if grown else math.prod(md.size)
-            total += numel * md.properties.dtype.itemsize
+            numel = math.prod(by_name[entry[0]].out.shape) if grown else math.prod(md.shape)
+            total += numel * md.dtype.itemsize
     if verify:  # the views: the small model's from a DCP source, the grown one's without an hf format
         total += (sum(i.numel * i.dtype.itemsize for i in reader.tensors.values()) if dcp_source else 0) + (0 if "hf" in formats else model)
     return total

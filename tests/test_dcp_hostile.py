@@ -19,6 +19,8 @@ import torch
 import torch.distributed.checkpoint as dcp
 from click.testing import CliRunner
 
+import hfgrow
+
 from hfgrow.cli import main
 from hfgrow.testing import make_model
 
@@ -150,40 +152,34 @@ def test_a_hostile_metadata_runs_nothing_in_grow_inspect_or_verify(sources, tmp_
     nothing_written(tmp_path)
 
 
-def test_the_metadata_unpickler_names_only_dcp_metadata(tmp_path):
-    """Issue 31, item 1: an exact allow-list, whatever the protocol: every other name the DCP modules and torch hold is
-    refused, no state is set on a class, and the real metadata (re-encoded in protocols 0-5) loads."""
+def test_the_metadata_names_only_dcp_metadata(tmp_path):
+    """Issue 31, item 1 (issue 43: decoded as data): every other name the DCP modules, torch and pathlib hold is
+    refused, in any protocol, and the real metadata re-encoded in protocols 0-5 reads the same."""
     import pathlib
 
     import torch.distributed.checkpoint.filesystem as filesystem
     import torch.distributed.checkpoint.metadata as metadata_module
 
-    from hfgrow.dcp import _metadata_globals, _MetadataUnpickler
+    from hfgrow.dcp_metadata import KNOWN, Bad, parse, read_metadata
+    from hfgrow.pickle_data import decode
 
-    allowed = _metadata_globals()
-    callables = {v for v in allowed.values() if not isinstance(v, (type, torch.dtype))}
-    assert {f.__name__ for f in callables} == {"_get_layout", "<lambda>"}  # a lookup in torch's layouts, and:
-    reconstructor = allowed[("copyreg", "_reconstructor")]  # object.__new__ of an allowed class, nothing else
-    for cls, base in ((pathlib.PosixPath, pathlib.PurePath), (io.FileIO, object), (object, object)):
-        with pytest.raises(pickle.UnpicklingError):
-            reconstructor(cls, base, None)
+    model = make_model("LlamaForCausalLM")
+    src = save_dcp(tmp_path / "ckpt", {"model": model.state_dict(), "n": 3})
+    expected = read_metadata(src, src)
+    original = (src / ".metadata").read_bytes()
     for module in (metadata_module, filesystem, torch, pathlib):
         for name in dir(module):
-            if (module.__name__, name) in allowed:
+            if (module.__name__, name) in KNOWN:
                 continue
-            with pytest.raises(pickle.UnpicklingError):
-                _MetadataUnpickler(io.BytesIO(gadget(4, module.__name__, name, (), "reduce"))).load()
-    patched = (b"\x80\x04" + _text("pathlib", 4) + _text("PosixPath", 4) + b"\x93" + b"N}" + _text("parents", 4)
-               + b"]s\x86b.")  # BUILD (None, {'parents': []}) on the class: every path's parents, for the process
-    with pytest.raises(pickle.UnpicklingError, match="sets the state"):
-        _MetadataUnpickler(io.BytesIO(patched)).load()
-    assert isinstance(pathlib.PosixPath.__dict__.get("parents", pathlib.PurePath.parents), property)
-    model = make_model("LlamaForCausalLM")
-    dcp.save({"model": model.state_dict(), "n": 3}, checkpoint_id=str(tmp_path / "ckpt"), no_dist=True)
-    real = dcp.FileSystemReader(str(tmp_path / "ckpt")).read_metadata()
+            with pytest.raises(Bad, match="which DCP's metadata never holds"):
+                parse(decode(gadget(4, module.__name__, name, (), "reduce")), src, src)
+    (src / ".metadata").write_bytes(gadget(4, "torch", "load", (), "reduce"))
+    with pytest.raises(hfgrow.GrowthError, match="is not a torch distributed checkpoint's metadata .it names torch.load"):
+        read_metadata(src, src)
+    real = pickle.loads(original)  # the file this test wrote
     for protocol in range(6):
-        loaded = _MetadataUnpickler(io.BytesIO(pickle.dumps(real, protocol=protocol))).load()
-        assert loaded.state_dict_metadata == real.state_dict_metadata and loaded.storage_data == real.storage_data
+        (src / ".metadata").write_bytes(pickle.dumps(real, protocol=protocol))
+        assert read_metadata(src, src) == expected
 
 
 # --- 2, 6, 8. one source-file policy: inside the source, regular files ----------------------------------------------
