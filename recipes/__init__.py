@@ -152,3 +152,21 @@ REFUSED = {
     **encoder_refused.REFUSED,
     **multimodal_refused.REFUSED,
 }
+
+
+def _declared(name: str) -> dict:
+    """What the modules of this package declare under ``name`` (a dict keyed by model type), merged in module order."""
+    import importlib
+    import pkgutil
+
+    merged: dict = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        merged.update(getattr(importlib.import_module(f"{__name__}.{info.name}"), name, {}))
+    return merged
+
+
+# what each family's module declares about itself, collected here (a new family is its module alone, no line above):
+# TINY, its model types' tiny test configurations (hfgrow.testing builds them)
+TINY = _declared("TINY")
+# FEEDS, how verification feeds its model types beyond what their classes' forward names (hfgrow.signals reads it)
+FEEDS = _declared("FEEDS")

@@ -26,9 +26,12 @@ import dataclasses
 
 from hfgrow.policy import SharedEps
 from hfgrow.recipe import Kind, Packed, Space, Tower, TensorRule, keep, linear, reads, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS, LLAVA
 from .vlm_joins import PROJECTED, joined
+from . import tiny
+from .tiny import like
 
 
 def aligner(module: str, source: str | None) -> tuple[TensorRule, ...]:
@@ -115,3 +118,62 @@ DEEPSEEK_VL_HYBRID = joined(
     heads=linear("lm_head", None, "text_config.final", bias=False))
 
 RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_OCR2, DEEPSEEK_VL_HYBRID)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "deepseek_ocr2": Feed(images="queried_view"),
+    "deepseek_vl_hybrid": Feed(images="high_res"),
+    "hunyuan_vl": Feed(images="newline_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "janus": Feed(images="patch_features"),
+    "unlimited_ocr": Feed(images="global_view"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# projectors of parts of their own (recipes/vlm_aligners.py, issue 32, SAM, aligner and merger joins)
+# Janus: a SigLIP-like tower (8×8 images of 4×4 patches: 4 image tokens), a VQ model of 16 codes of 4 channels
+TINY["janus"] = {"text_config": like(tiny.LLAMA, model_type="llama"), "image_token_id": 5,
+                 "vision_config": like(tiny.VISION, mlp_ratio=1.5, projection_dim=16, depth=2, num_image_tokens=4),
+                 "vq_config": {"embed_dim": 4, "num_embeddings": 16, "latent_channels": 4, "base_channels": 32,
+                               "channel_multiplier": [1, 1], "num_res_blocks": 1, "projection_dim": 16,
+                               "image_token_embed_dim": 16, "num_hidden_layers": 2}}
+# HunYuan-VL: 4×4 patches of 4×4 pixels merged 2×2 into 2 rows of 2 (and a newline each), between begin and end: 8 tokens
+TINY["hunyuan_vl"] = {"text_config": like(tiny.LLAMA, rope_parameters=tiny.MROPE, model_type="hunyuan_vl_text"),
+                      "image_token_id": 5, "im_start_id": 7, "im_end_id": 8, "im_newline_id": 9,
+                      "vision_config": like(tiny.SIGLIP_ROWS, "num_channels", rms_norm_eps=0.05, text_hidden_size=16,
+                                            out_hidden_size=16)}
+# Unlimited OCR: a SAM encoder over 32×32 images (8×8 patches, two stride-2 convolutions: 2×2), a CLIP encoder over that map
+TINY["unlimited_ocr"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "topk_group", num_key_value_heads=4,
+                                             n_shared_experts=2, mlp_layer_types=["dense", "sparse"], bos_token_id=1,
+                                             eos_token_id=2, model_type="unlimited_ocr_text"),
+                         "image_token_id": 5,
+                         "vision_config": {"sam_config": {"hidden_size": 16, "output_channels": 8,
+                                                          "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                          "image_size": 32, "patch_size": 4, "window_size": 2,
+                                                          "global_attn_indexes": [1], "downsample_channels": [12, 16],
+                                                          "layer_norm_eps": 0.05},
+                                           "encoder_config": tiny.VISION}}
+# DeepSeek-OCR 2: Unlimited OCR's SAM tower, its map read by a Qwen2-style encoder of its width (learned queries)
+TINY["deepseek_ocr2"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "topk_group", n_shared_experts=2,
+                                             mlp_layer_types=["dense", "sparse"], bos_token_id=1, eos_token_id=2,
+                                             model_type="deepseek_ocr2_text"),
+                         "image_token_id": 5,
+                         "vision_config": {"sam_config": {"hidden_size": 16, "output_channels": 8,
+                                                          "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                          "image_size": 32, "patch_size": 4, "window_size": 2,
+                                                          "global_attn_indexes": [1], "downsample_channels": [12, 16],
+                                                          "layer_norm_eps": 0.05},
+                                           "encoder_config": like(tiny.PROJECTED_TOWER, num_key_value_heads=2,
+                                                                  rms_norm_eps=0.05)}}
+# DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
+TINY["deepseek_vl_hybrid"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                              "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5,
+                              "high_res_vision_config": {"hidden_size": 16, "output_channels": 8,
+                                                         "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                         "image_size": 32, "patch_size": 4, "window_size": 2,
+                                                         "global_attn_indexes": [1], "layer_norm_eps": 0.05,
+                                                         "mlp_dim": 24}}

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import hfgrow
-from hfgrow.signals import AUDIO_LAYOUTS, audio_token, with_signals
+from hfgrow.signals import audio_token, with_signals
 from hfgrow.testing import build_model, load
 from test_vlm import logits, refused_in_one_line
 
@@ -76,11 +76,11 @@ def test_every_class_is_exact(tmp_path, cls, growth):
 
 
 def test_every_audio_layout_has_a_recipe():
-    from hfgrow.recipes import RECIPES
+    from hfgrow.recipes import FEEDS, RECIPES
 
     from test_omni import CLASSES as OMNI
 
-    assert set(AUDIO_LAYOUTS) == set(CLASSES) | set(OMNI) <= {t for r in RECIPES for t in r.model_types}
+    assert {t for t, feed in FEEDS.items() if feed.audio} == set(CLASSES) | set(OMNI) <= {t for r in RECIPES for t in r.model_types}
 
 
 @pytest.mark.exhaustive
