@@ -171,9 +171,8 @@ EXAONE_MOE = GLM4_MOE.extend(
     config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")),
 )
 HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Model", "HYV3ForCausalLM"))
-# DeepSeek-OCR 2's and Unlimited-OCR's text models: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2
-# experts and shared experts, greedy or group-limited routing), dense or sparse blocks as mlp_layer_types says
-DEEPSEEK_OCR2_TEXT = SOLAR_OPEN.extend(name="deepseek_ocr2_text", model_types=("deepseek_ocr2_text",), classes=("DeepseekOcr2TextModel",))
+# Unlimited-OCR's text model: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2 experts and shared
+# experts, greedy or group-limited routing), dense or sparse blocks as mlp_layer_types says (DeepSeek-OCR 2's too)
 UNLIMITED_OCR_TEXT = SOLAR_OPEN.extend(name="unlimited_ocr_text", model_types=("unlimited_ocr_text",), classes=("UnlimitedOcrTextModel",))
 # Flint: Qwen3-MoE's blocks with attention sinks (stored as softmax_offset) and an ungated shared expert of its own size
 FLINT = QWEN3_MOE.extend(
@@ -466,10 +465,10 @@ TINY["qwen3_omni_moe_text"] = like(TINY["qwen3_moe"], head_dim=12,
                                    rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                     "mrope_section": [2, 2, 2]})
 TINY["qwen3_omni_moe_talker_text"] = like(TINY["qwen3_omni_moe_text"], shared_expert_intermediate_size=20)
-# head_dim = hidden / heads (set on load)
-TINY["deepseek_ocr2_text"] = like(TINY["minimax_m2"], "head_dim", "num_local_experts", n_routed_experts=3,
-                                  moe_intermediate_size=12, n_shared_experts=2, mlp_layer_types=["dense", "sparse"])
-# Unlimited-OCR's eager attention (the vision tower's) does not repeat KV heads: multi-head attention, as its checkpoints
-TINY["unlimited_ocr_text"] = like(TINY["deepseek_ocr2_text"], num_key_value_heads=4)
+# head_dim = hidden / heads (set on load); Unlimited-OCR's eager attention (the vision tower's) does not repeat KV heads:
+# multi-head attention, as its checkpoints
+TINY["unlimited_ocr_text"] = like(TINY["minimax_m2"], "head_dim", "num_local_experts", n_routed_experts=3,
+                                  moe_intermediate_size=12, n_shared_experts=2, mlp_layer_types=["dense", "sparse"],
+                                  num_key_value_heads=4)
 TINY["glm4v_moe_text"] = like(TINY["dots1"], "norm_topk_prob",
                               rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))

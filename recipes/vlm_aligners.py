@@ -82,17 +82,6 @@ UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",
                         TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
                        heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
 
-# DeepSeek-OCR 2: a SAM encoder whose map a Qwen2-style encoder reads with learned queries (kept), one linear layer into
-# the text width and a view_separator after the image, a vector of it; saved in the original layout (sam_model,
-# qwen2_model, projector.layers, view_seperator, the text model with its experts one by one, merged on load), under
-# model. or at the top level: read under the names transformers loads, written back under the stored ones
-DEEPSEEK_OCR2 = joined("deepseek_ocr2", ("DeepseekOcr2ForConditionalGeneration", "DeepseekOcr2Model"),
-                       (Tower("text_config", ("model.language_model", "language_model")),
-                        Tower("vision_config", ("model.vision_tower", "vision_tower"), kept=True)),
-                       (*linear("(model.)?multi_modal_projector", "text_config.hidden", None),
-                        TensorRule("(model.)?view_separator", (writes("text_config.hidden"),))),
-                       heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
-
 # DeepSeek-VL hybrid: SigLIP (vision_config) and a SAM tower (high_res_vision_config) kept, with the SAM neck, its
 # projection and high_res_vision_alpha (which mixes the neck's global features in) of the SAM widths; the aligner's two
 # layers each write half the text width (activations: GELU follows), [high-res | low-res] side by side, read by proj,
@@ -117,13 +106,12 @@ DEEPSEEK_VL_HYBRID = joined(
      *keep("high_res_vision_alpha")),
     heads=linear("lm_head", None, "text_config.final", bias=False))
 
-RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_OCR2, DEEPSEEK_VL_HYBRID)
+RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_VL_HYBRID)
 
 
 # How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
 # collected as hfgrow.recipes.FEEDS)
 FEEDS = {
-    "deepseek_ocr2": Feed(images="queried_view"),
     "deepseek_vl_hybrid": Feed(images="high_res"),
     "hunyuan_vl": Feed(images="newline_rows", patch_rows=True, type_ids="mm_token_type_ids"),
     "janus": Feed(images="patch_features"),
@@ -157,18 +145,6 @@ TINY["unlimited_ocr"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "t
                                                           "global_attn_indexes": [1], "downsample_channels": [12, 16],
                                                           "layer_norm_eps": 0.05},
                                            "encoder_config": tiny.VISION}}
-# DeepSeek-OCR 2: Unlimited OCR's SAM tower, its map read by a Qwen2-style encoder of its width (learned queries)
-TINY["deepseek_ocr2"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "topk_group", n_shared_experts=2,
-                                             mlp_layer_types=["dense", "sparse"], bos_token_id=1, eos_token_id=2,
-                                             model_type="deepseek_ocr2_text"),
-                         "image_token_id": 5,
-                         "vision_config": {"sam_config": {"hidden_size": 16, "output_channels": 8,
-                                                          "num_hidden_layers": 2, "num_attention_heads": 2,
-                                                          "image_size": 32, "patch_size": 4, "window_size": 2,
-                                                          "global_attn_indexes": [1], "downsample_channels": [12, 16],
-                                                          "layer_norm_eps": 0.05},
-                                           "encoder_config": like(tiny.PROJECTED_TOWER, num_key_value_heads=2,
-                                                                  rms_norm_eps=0.05)}}
 # DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
 TINY["deepseek_vl_hybrid"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
                               "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5,

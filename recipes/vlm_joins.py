@@ -253,26 +253,13 @@ COSMOS3_EDGE = dataclasses.replace(merging("cosmos3_edge", ("Cosmos3EdgeModel", 
                                            (*kept_layers("projector", "norm", "linear_fc1"),
                                             *linear("projector.linear_fc2", "text_config.hidden", None)), twin=False), renamed=True)
 
-# Cosmos3 Omni: Qwen3-VL saved in the original layout, both towers at the top level (the text model's layers.N with
-# Diffusers-style attention names, the vision tower's blocks.N, merger, deepstack_merger_list)
-COSMOS3_OMNI = dataclasses.replace(merging("cosmos3_omni", ("Cosmos3OmniModel", "Cosmos3OmniForConditionalGeneration"),
-                                           QWEN3_MERGERS), renamed=True)
-
 # Mistral Large 4: Mistral 3's projector without biases (pre_mm_projector_norm, patch_merger, vision_language_adapter.w_in /
 # w_out), its text model at the top level in Mistral's layout (tok_embeddings, layers.N.attention.*, output)
 MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4ForConditionalGeneration"),
                         (text(True, PIXTRAL_NORM), vision("vision_tower")), pixtral_projector("multi_modal_projector", bias=False),
                         renamed=True)
 
-# Step 3.7: the vision tower (kept, its stride-2 downsamplers included) and one linear layer, vit_large_projector, into the
-# text width; the text model's experts saved one by one in the original layout (moe.gate_proj …, share_expert), renamed
-# and fused on load
-STEP3P7 = joined("step3p7", ("Step3p7Model", "Step3p7ForConditionalGeneration"),
-                 (Tower("text_config", ("model.language_model", "language_model")),
-                  Tower("vision_config", ("model.vision_model", "vision_model"), kept=True)),
-                 linear("(model.)?multi_modal_projector", "text_config.hidden", None, bias=False), prefix=(), renamed=True)
-
-RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4, STEP3P7, COSMOS3_OMNI)
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here
@@ -310,7 +297,6 @@ FEEDS = {
     "cohere2_vision": Feed(images="patch_features"),
     "cohere_compass": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
     "cosmos3_edge": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
-    "cosmos3_omni": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
     "deepseek_vl": Feed(images="patch_features"),
     "emu3": Feed(coded_images=True),
     "exaone4_5": Feed(images="patch_rows", patch_rows=True),
@@ -340,7 +326,6 @@ FEEDS = {
     "qwen3_vl": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
     "qwen3_vl_moe": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
     "shieldgemma2": Feed(images="soft_tokens", type_ids="token_type_ids"),
-    "step3p7": Feed(images="convolved"),
     "video_llava": Feed(images="images_beside_videos"),
     "vipllava": Feed(images="patch_features"),
 }
@@ -426,8 +411,6 @@ TINY["qwen3_vl_moe"] = like(TINY["qwen3_5"], text_config=like(tiny.QWEN3_MOE, mo
                                                num_position_embeddings=16, deepstack_visual_indexes=[0]))
 TINY["qwen3_vl"] = like(TINY["qwen3_vl_moe"], text_config=like(tiny.LLAMA, rope_parameters=tiny.MROPE,
                                                                model_type="qwen3_vl_text"))
-# Qwen3-VL saved in the original layout (both towers at the top level)
-TINY["cosmos3_omni"] = TINY["qwen3_vl"]
 TINY["cohere_compass"] = like(TINY["qwen3_vl_moe"], text_config={"vocab_size": 97, "hidden_size": 16,
                                                                  "intermediate_size": 24, "num_hidden_layers": 2,
                                                                  "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -563,11 +546,3 @@ TINY["apertus1p5"] = {"text_config": like(tiny.LLAMA, output_vocab_size=90, mode
                       "audio_config": {"model_type": "wavtokenizer_encoder", "num_filters": 4,
                                        "upsampling_ratios": [2, 2], "hidden_size": 8, "codebook_size": 16,
                                        "codebook_dim": 8, "num_lstm_layers": 1, "kernel_size": 3, "last_kernel_size": 3}}
-# Step 3.7: its text model, a tower over 16 × 16 images of 2 × 2 patches, two stride-2 downsamplers: 4 image tokens
-TINY["step3p7"] = {"text_config": like(tiny.LLAMA, layer_types=["sliding_attention", "full_attention"],
-                                       n_routed_experts=3, num_experts_per_tok=2, moe_intermediate_size=10,
-                                       share_expert_dim=20, mlp_layer_types=["dense", "sparse"],
-                                       query_pre_attn_scalar=6, moe_router_scaling_factor=2.5, sliding_window=4),
-                   "image_token_id": 5,
-                   "vision_config": like(tiny.TOWER, mlp_ratio=1.5, image_size=16, patch_size=2,
-                                         max_position_embeddings=64)}
