@@ -8,6 +8,7 @@ from . import tiny
 from .mixtral import SOLAR_OPEN
 from .mixtral import TINY as MIXTRAL_TINY
 from .tiny import like
+from .vlm_aligners import TINY as ALIGNERS_TINY
 from .vlm_joins import joined
 
 # its text model: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2 experts and shared experts,
@@ -41,14 +42,8 @@ TINY: dict = {}
 TINY["deepseek_ocr2_text"] = like(MIXTRAL_TINY["minimax_m2"], "head_dim", "num_local_experts", n_routed_experts=3,
                                   moe_intermediate_size=12, n_shared_experts=2, mlp_layer_types=["dense", "sparse"])
 # DeepSeek-OCR 2: Unlimited OCR's SAM tower, its map read by a Qwen2-style encoder of its width (learned queries)
-TINY["deepseek_ocr2"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "topk_group", n_shared_experts=2,
-                                             mlp_layer_types=["dense", "sparse"], bos_token_id=1, eos_token_id=2,
-                                             model_type="deepseek_ocr2_text"),
+TINY["deepseek_ocr2"] = {"text_config": like(TINY["deepseek_ocr2_text"], model_type="deepseek_ocr2_text"),
                          "image_token_id": 5,
-                         "vision_config": {"sam_config": {"hidden_size": 16, "output_channels": 8,
-                                                          "num_hidden_layers": 2, "num_attention_heads": 2,
-                                                          "image_size": 32, "patch_size": 4, "window_size": 2,
-                                                          "global_attn_indexes": [1], "downsample_channels": [12, 16],
-                                                          "layer_norm_eps": 0.05},
+                         "vision_config": {"sam_config": ALIGNERS_TINY["unlimited_ocr"]["vision_config"]["sam_config"],
                                            "encoder_config": like(tiny.PROJECTED_TOWER, num_key_value_heads=2,
                                                                   rms_norm_eps=0.05)}}
