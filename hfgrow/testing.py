@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .recipes import TINY  # noqa: F401  each family's tiny configuration, declared beside its recipe (recipes/*.py)
+from .recipes import TINY  # each family's tiny configuration, declared beside its recipe (recipes/*.py)
 from .verification import SENTENCES
 
 TINY_BERT = dict(
