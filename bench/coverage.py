@@ -4,6 +4,7 @@ multimodal ones (image or audio with text), plus every model type a recipe suppo
 
     .venv/bin/python bench/coverage.py            # prints the tables and the counts; writes the files below
     .venv/bin/python bench/coverage.py deepseek_v3 youtu   # those model types again, merged into the last sweep's results
+    .venv/bin/python bench/coverage.py --recount     # the last sweep's cells counted and labelled again (no growth run)
 
 Each model type with a recipe: a tiny randomised checkpoint of its main class (hfgrow.testing's fixtures, every
 parameter random) grown ×2 in heads, ×2 in head_dim, and to a non-multiple width (hidden ×1.5, FFN ×1.5) with one
@@ -66,20 +67,46 @@ MODALITIES = {
 }
 
 
+IMAGE_INPUTS = {"pixel_values", "pixel_values_images", "grid_thw"}  # a patch encoder: grid_thw beside its patch rows
+AUDIO_INPUTS = {"input_features", "input_values"}
+
+
+def read_by(cls, decoder: bool) -> str | None:
+    """The modality of a model class from what its forward reads: token ids beside images or audio (multimodal), images
+    (vision), audio (speech), token ids alone (a text decoder where ``decoder`` says its type is one and the class is no
+    encoder, else a text encoder); None for a class that reads none of them (embeddings alone)."""
+    import inspect
+
+    takes = set(inspect.signature(cls.forward).parameters)
+    images, audio, tokens = bool(takes & IMAGE_INPUTS), bool(takes & AUDIO_INPUTS), "input_ids" in takes
+    if tokens and (images or audio):
+        return "multimodal"
+    if images or audio:
+        return "vision" if images else "speech"
+    if not tokens:
+        return None
+    return "text decoders" if decoder and "Encoder" not in cls.__name__ else "text encoders"
+
+
 def modalities() -> dict[str, str]:
-    """Every model type the sweep tries, with its modality (a recipe's type in none of the lists: by its main class, or
-    speech where its config reads mel features)."""
-    found: dict[str, str] = {}
+    """Every model type the sweep tries, with its modality: what its main class reads (read_by), where transformers'
+    auto mappings place it among the text decoders by its tensor-parallel plan alone or in no list at all (a recipe's
+    text or vision sub-model, a refused type); the auto mappings' task otherwise (an image classifier reads images)."""
+    listed_as: dict[str, str] = {}
     for modality, types in MODALITIES.items():
-        found.update((t, modality) for t in sorted(types()) if t not in found)
-    for recipe in RECIPES:
-        cls = main_class(recipe)
-        audio = any(hasattr(CONFIG_MAPPING[t](), "num_mel_bins") for t in recipe.model_types if t in CONFIG_MAPPING)
-        guess = ("vision" if "Vision" in cls or "Image" in cls else "speech" if "Speech" in cls or "CTC" in cls or audio
-                 else "text encoders" if "MaskedLM" in cls or "TextModel" in cls or "Conditional" in cls else "text decoders")
-        found.update((t, guess) for t in recipe.model_types if t not in found)
-    found.update((t, "text decoders" if t in listed("CAUSAL_LM") else "text encoders")  # refused with a reason (Zamba)
-                 for t in REFUSED if t in CONFIG_MAPPING_NAMES and t not in found)
+        listed_as.update((t, modality) for t in sorted(types()) if t not in listed_as)
+    mains = {t: getattr(transformers, main_class(r), None) for r in RECIPES for t in r.model_types}
+    tried = {*listed_as, *mains, *(t for t in REFUSED if t in CONFIG_MAPPING_NAMES)}
+    # a decoder: a causal LM, or a type with a tensor-parallel plan (a decoder's sub-model: Qwen2-VL's text model) that
+    # transformers does not list as a masked LM alone (EuroBERT)
+    decoders = listed("CAUSAL_LM") | (set(tp_plan_types()) - (listed("MASKED_LM") - listed("CAUSAL_LM")))
+    found = {}
+    for t in sorted(tried):
+        if listed_as.get(t, "text decoders") != "text decoders":
+            found[t] = listed_as[t]
+            continue
+        cls = mains.get(t) or (model_class(t) if t in CONFIG_MAPPING else None)
+        found[t] = (read_by(cls, t in decoders) if cls is not None else None) or listed_as.get(t, "text decoders")
     return found
 
 
@@ -244,15 +271,24 @@ def measure(model_type: str, modality: str, supported: set[str], tmp: str) -> tu
         if options is None:  # a non-multiple width and one more block (heads follow the hidden size)
             options = dict(hidden_size=hidden * 3 // 2, layers=depth + 1, **({"intermediate_size": ffn * 3 // 2} if ffn else {}))
         cells[name] = try_growth(src, Path(tmp) / f"{model_type}-{i}", options)
-    exact = [c for c, g, _ in cells.values() if g is not None and g <= 1e-4 and "FAIL" not in c]
     classes = sum(len(r.classes) for r in RECIPES if model_type in r.model_types)  # CLIP's: two recipes
-    refused = all(c.startswith("refused: ") for c, _, _ in cells.values())  # the recipe's own requirement (a released variant)
-    result = {"status": "exact" if exact else "refused with its reason" if refused else "not exact", "modality": modality,
+    result = {"status": status_of([(c, g) for c, g, _ in cells.values()]), "modality": modality,
               "class": cls, "classes": classes, "cells": {k: c for k, (c, _, _) in cells.items()},
               "float64": float64_of({k: d for k, (_, _, d) in cells.items() if d})}
-    if refused and not exact:
+    if result["status"] == "refused with its reason":  # the recipe's own requirement (a released variant)
         result["why"] = next(iter(cells.values()))[0].removeprefix("refused: ")
     return result, row(model_type, result)
+
+
+def status_of(cells: list[tuple[str, float | None]]) -> str:
+    """A model type's status from its growths (each cell's text and float32 gap): exact only when every growth tried is
+    exact or refused with its reason (and one is exact); refused when all are; not exact when any growth ran and missed
+    (a gap over 1e-4, a FAIL, or a model transformers could not run)."""
+    exact = [c for c, g in cells if g is not None and g <= 1e-4 and "FAIL" not in c]
+    refused = [c for c, _ in cells if c.startswith("refused: ")]
+    if len(refused) == len(cells):
+        return "refused with its reason"
+    return "exact" if exact and len(exact) + len(refused) == len(cells) else "not exact"
 
 
 def float64_of(cells: dict) -> dict:
@@ -337,15 +373,35 @@ def replace_block(path: Path, name: str, text: str) -> None:
     path.write_text(before + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
 
 
+def gap_of(cell: str) -> float | None:
+    """A stored cell's float32 gap ("3.1e-07", "4.1e-01 FAIL"), None for a refusal or a model that could not run."""
+    try:
+        return float(cell.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def recounted(result: dict) -> dict:
+    """A stored result with its status counted again from its cells (status_of)."""
+    if "cells" not in result:
+        return result
+    out = {k: v for k, v in result.items() if k != "why"}
+    out["status"] = status_of([(c, gap_of(c)) for c in result["cells"].values()])
+    if out["status"] == "refused with its reason":
+        out["why"] = next(iter(result["cells"].values())).removeprefix("refused: ")
+    return out
+
+
 def main(only: list[str]) -> None:
-    """The whole sweep, or (``only``) those model types measured again and merged into the last sweep's results."""
+    """The whole sweep, or (``only``) those model types measured again and merged into the last sweep's results, or
+    (``--recount``) the last sweep's results counted and labelled again."""
     tried = modalities()
     supported = {t for r in RECIPES for t in r.model_types}
     out = ROOT / "bench" / "results" / "coverage.json"
     last = json.loads(out.read_text())["results"] if only else {}
-    results = {t: {**r, "modality": tried[t]} for t, r in last.items() if t in tried}
+    results = {t: {**recounted(r), "modality": tried[t]} for t, r in last.items() if t in tried}
     with tempfile.TemporaryDirectory() as tmp:
-        for model_type in only or sorted(tried):
+        for model_type in [] if only == ["--recount"] else only or sorted(tried):
             results[model_type], line = measure(model_type, tried[model_type], supported, tmp)
             print(line or f"{model_type}: {results[model_type]['why']}", file=sys.stderr)
     counts = Counter(r["status"] for r in results.values())

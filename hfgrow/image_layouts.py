@@ -1,6 +1,6 @@
-"""More vision-language models' image inputs for verification (hfgrow/signals.py's IMAGE_LAYOUTS: each layout the images
-of ``n`` sentences in its processor's layout, how many features one image gives, and the marker tokens before and after
-its placeholder tokens), for the joins of recipes/vlm_projectors.py:
+"""More vision-language models' image inputs for verification (hfgrow/signals.py's IMAGES, named by recipes' Feeds: each
+layout the images of ``n`` sentences in its processor's layout, how many features one image gives, and the marker tokens
+before and after its placeholder tokens), for the joins of recipes/vlm_projectors.py:
 
 - SigLIP 2 (NaFlex) patches: [n, patches, channels · patch_size²] with pixel_attention_mask and spatial_shapes (LFM2-VL);
 - patch rows merged by an input: [n · patches, channels · patch_size²] with image_grid_thw and image_merge_sizes

@@ -189,12 +189,14 @@ def _vocab_size(folder: Path) -> int | None:
 def _check_reads_text(folder: Path) -> None:
     """A --text-file only for a model that reads tokens (a speech model's inputs are generated: hfgrow.signals)."""
     from .jsonfile import read_json
-    from .signals import main_input
+
+    import transformers  # the class's main_input_name (not hfgrow.signals: it reads the recipes, which read this module)
 
     with contextlib.suppress(GrowthError, TypeError, KeyError, IndexError):
         cls = read_json(folder / "config.json")["architectures"][0]
-        if isinstance(cls, str) and main_input(cls) != "input_ids":
-            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({main_input(cls)}): its inputs are generated")
+        reads = getattr(getattr(transformers, cls, None), "main_input_name", "input_ids") if isinstance(cls, str) else "input_ids"
+        if reads != "input_ids":
+            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({reads}): its inputs are generated")
 
 
 def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.PathLike | None) -> None:

@@ -223,7 +223,6 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
         if layers and options.new_blocks == "stack":  # asked for by name: no --allow-lossy needed
             approximate = [*approximate, STACKED]
     new_config = grown_config(config, depth, recipe, widths, eps_scale, options)
-    floating = [t for t in tensors if t.source.dtype.is_floating_point]
     plan = GrowthPlan(
         recipe=recipe,
         model_class=cls,
@@ -237,8 +236,7 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
         eps_scale=eps_scale,
         residual_scale=next((m.uniform_e() or 1.0 for name, m in maps.items()
                              if recipe.spaces[name].kind is algebra.Kind.RESIDUAL and recipe.spaces[name].dim == "hidden"), 1.0),
-        params=(sum(i.numel for i in reader.tensors.values() if i.dtype.is_floating_point and i.name not in dropped),
-                sum(math.prod(t.out.shape) for t in floating)),
+        params=stored_counts(reader, tensors, dropped),
         rounded=[t.out.name for t in tensors if t.out.dtype in (torch.bfloat16, torch.float16)
                  and (algebra.rounds_in_storage(t.rule.axes, maps) or not algebra.is_power_of_two(t.gain))],
         approximate=approximate,
@@ -304,11 +302,10 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     new_config = joined_config(config, {sub: (p.source_config, p.config) for sub, p in zip(grown, plans)}, options.dtype,
                                recipe.config.twins, recipe.config.derived_from, recipe.config.in_proportion)
     check_config(new_config, plans[0].widths, options)
-    floating = sum(info.numel for info, _ in own if info.dtype.is_floating_point)
     plan = dataclasses.replace(
         plans[0], recipe=recipe.extend(spaces={k: v for p in plans for k, v in p.recipe.spaces.items()}), model_class=cls,
         maps=maps, tensors=tensors, shards=assign_shards([t.out for t in tensors], parse_size(options.max_shard_size)),
-        config=new_config, source_config=config, params=(sum(p.params[0] for p in plans) + floating, sum(p.params[1] for p in plans) + floating),
+        config=new_config, source_config=config, params=stored_counts(reader, tensors, [d for p in plans for d in p.dropped]),
         rounded=[n for p in plans for n in p.rounded], approximate=[a for p in plans for a in p.approximate],
         dropped=[d for p in plans for d in p.dropped],
         layers={f"{sub}.{k}": v for sub, p in zip(grown, plans) for k, v in p.layers.items()},
@@ -336,6 +333,13 @@ def _tower_options(options: GrowthOptions, vision: bool) -> GrowthOptions:
 def _tower_sizes(sub: str, w: Widths) -> str:
     return (f"{sub}: hidden {w.hidden[0]} → {w.hidden[1]}, FFN {w.ffn[0]} → {w.ffn[1]}, heads {w.heads[0]} → {w.heads[1]}, "
             f"head_dim {w.head_dim[0]} → {w.head_dim[1]}")
+
+
+def stored_counts(reader: Any, tensors: list[TensorPlan], dropped: list[str]) -> tuple[int, int]:
+    """The floating-point elements the source stores (less those dropped) and those the grown checkpoint writes: every
+    planned tensor's output, a composite's kept towers and joins included."""
+    before = sum(i.numel for i in reader.tensors.values() if i.dtype.is_floating_point and i.name not in dropped)
+    return before, sum(math.prod(t.out.shape) for t in tensors if t.source.dtype.is_floating_point)
 
 
 def _tensor_plans(matched: list[tuple[TensorInfo, TensorRule]], maps: dict[str, Expansion],

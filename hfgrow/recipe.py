@@ -417,3 +417,22 @@ def scoped(recipe: Recipe, scope: str) -> Recipe:
         class_heads={c: rules(rs) for c, rs in recipe.class_heads.items()},
         outputs={k: name(v) for k, v in recipe.outputs.items()},
         class_outputs={c: {k: name(v) for k, v in o.items()} for c, o in recipe.class_outputs.items()})
+
+
+@dataclass(frozen=True)
+class Feed:
+    """How verification feeds a model type beyond what its class's ``forward`` names: a recipe module declares it in its
+    ``FEEDS`` (model type: Feed, collected as hfgrow.recipes.FEEDS), each layout one of hfgrow.signals' generic ones, by
+    name (``SIGNALS``, ``IMAGES``, ``AUDIO``)."""
+
+    signal: str | None = None  # a generated signal of its own (its input name reads otherwise in other families)
+    images: str | None = None  # a vision-language model: one image per sentence in this layout, its tokens before it
+    audio: str | None = None  # an audio-language model: one recording per sentence in this layout
+    patch_rows: bool = False  # the pixel values are rows of patches: verification cannot cut them by sentence
+    type_ids: str | None = None  # the input that marks image tokens as the processor does (1, text 0)
+    audio_marks: bool = False  # each recording between the audio start and end tokens (omni thinkers)
+    coded_images: bool = False  # images enter the text as a VQ tokenizer's codes: token ids alone exercise them
+    video_only: bool = False  # the features fill the video placeholder tokens (video_token_index)
+    merge_kernel: bool = False  # patch rows merged by vision_config.merge_kernel_size, 3 channels fixed in the code
+    flat_patches: bool = False  # patch rows of one frame, each patch [channels, patch, patch]
+    stacked_mels: int = 1  # mel frames delta-expanded and stacked: num_mel_bins × this many values a frame

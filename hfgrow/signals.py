@@ -8,10 +8,10 @@ random inputs show a wrong one as well as real ones, and need no processor):
 - images, keyed on what the class's ``forward`` takes: a vision tower or an image classifier reads ``pixel_values``
   alone; a dual encoder (CLIP, SigLIP) reads token ids and pixel values, one image per sentence, at the size and
   channels the (vision) config declares;
-- a vision-language model (keyed on its model type, ``IMAGE_LAYOUTS``) reads one image per sentence in its processor's
+- a vision-language model (its recipe module's Feed names one of ``IMAGES``) reads one image per sentence in its processor's
   layout, and each sentence holds that image's placeholder tokens (as many as the image gives features, between the
   family's markers), so that the projected image features are merged into the text stream the model reads;
-- an audio-language model (keyed on its model type, ``AUDIO_LAYOUTS``) reads one recording per sentence, of the length
+- an audio-language model (its Feed names one of ``AUDIO``) reads one recording per sentence, of the length
   its encoder takes, and each sentence holds that recording's audio placeholder tokens (an omni thinker's between its
   audio start and end tokens, after an image's; VibeVoice-ASR's with ``sample`` False, a 0-d tensor).
 """
@@ -26,6 +26,7 @@ import torch
 
 from . import image_layouts
 from .errors import GrowthError
+from .recipe import Feed
 
 BATCH = 2  # signals per verification
 FRAMES = 32  # feature-encoder frames of a raw waveform (enough for an x-vector's TDNN layers)
@@ -40,6 +41,17 @@ def main_input(cls: str | None) -> str:
     import transformers
 
     return getattr(getattr(transformers, cls or "", None), "main_input_name", "input_ids")
+
+
+def feed(config: Any) -> Feed:
+    """How verification feeds ``config``'s model type: what its recipe module declares (recipes' FEEDS), or nothing more
+    than what its class's ``forward`` names."""
+    from .recipes import FEEDS
+
+    return FEEDS.get(getattr(config, "model_type", None), NO_FEED)
+
+
+NO_FEED = Feed()
 
 
 def _positive(config: Any, name: str) -> int:
@@ -98,7 +110,7 @@ def _mel_frames(config: Any, g: torch.Generator) -> tuple[dict[str, torch.Tensor
     its own for an encoder alone; Granite's mel frames delta-expanded and stacked in pairs: 4 × num_mel_bins), enough
     frames for its subsampler."""
     encoder = getattr(config, "encoder_config", None) or config
-    bins = _positive(encoder, "num_mel_bins") * (4 if config.model_type == "granite_speech5_ctc" else 1)
+    bins = _positive(encoder, "num_mel_bins") * feed(config).stacked_mels
     return {"input_features": torch.randn(BATCH, FRAMES, bins, generator=g)}, \
         f"generated audio: {BATCH} random log-mel spectrograms of {FRAMES} frames × {bins} bins"
 
@@ -117,10 +129,9 @@ def _moonshine_waveform(config: Any, g: torch.Generator) -> tuple[dict[str, torc
         f"generated audio: {BATCH} random waveforms of {length} samples ({FRAMES // 4} frames)"
 
 
-BY_MODEL_TYPE = {"audio-spectrogram-transformer": _spectrogram, "omniasr_ctc": _channel_waveform,
-                 "wav2vec2-bert": _frames, "lasr_ctc": _mel_frames,
-                 "granite_speech5_ctc": _mel_frames, "parakeet_encoder": _mel_frames, "parakeet_ctc": _mel_frames,
-                 "cohere_asr": _mel_frames, "moonshine": _moonshine_waveform}  # an input name another family reads otherwise
+# the signals a Feed names (a model type whose input name another family reads otherwise)
+SIGNALS = {"spectrogram": _spectrogram, "channel_waveform": _channel_waveform, "filterbank_frames": _frames,
+           "mel_frames": _mel_frames, "fixed_front_end_waveform": _moonshine_waveform}
 
 GENERATORS: dict[str, Callable[[Any, torch.Generator], tuple[dict[str, torch.Tensor], str]]] = {
     "input_features": _mel,
@@ -134,7 +145,7 @@ def signal_inputs(cls: str | None, config: Any, seed: int) -> tuple[dict[str, to
 
     import transformers
 
-    make = BY_MODEL_TYPE.get(getattr(config, "model_type", None)) or GENERATORS.get(main_input(cls))
+    make = SIGNALS.get(feed(config).signal or "") or GENERATORS.get(main_input(cls))
     if make is None:
         return None
     g = torch.Generator().manual_seed(seed)
@@ -174,7 +185,7 @@ def pixel_values(config: Any, n: int, seed: int) -> tuple[torch.Tensor, str]:
 def image_token(config: Any) -> int:
     """A vision-language config's image placeholder token id."""
     value = getattr(config, "image_token_id", None)
-    if value is None and config.model_type in VIDEO_ONLY:  # InstructBLIP-Video's features fill its video tokens
+    if value is None and feed(config).video_only:  # InstructBLIP-Video's features fill its video tokens
         return _positive(config, "video_token_index")
     return _positive(config, "image_token_index") if value is None else value
 
@@ -183,7 +194,7 @@ def _class_token(config: Any) -> bool:
     """The image features include the vision tower's class token: LLaVA's 'full' strategy over a tower that has one
     (CLIP's; SigLIP's has none)."""
     return (getattr(config, "vision_feature_select_strategy", "default") == "full"
-            and getattr(config.vision_config, "model_type", "") != "siglip_vision_model")
+            and getattr(config.vision_config, "model_type", "") != "siglip_vision_model")  # model type: the tower without one
 
 
 def _llava(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -221,8 +232,7 @@ def _instructed(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torc
     return {**images, "qformer_input_ids": ids, "qformer_attention_mask": torch.ones_like(ids)}, count, before, after
 
 
-# video-language models that read videos alone, each a few frames: their features fill the video placeholder tokens
-VIDEO_ONLY, FRAMES_PER_VIDEO = ("instructblipvideo",), 4  # InstructBLIP-Video's processor samples 4 frames
+FRAMES_PER_VIDEO = 4  # a video-only model's frames (Feed.video_only): InstructBLIP-Video's processor samples 4
 
 
 def _instructed_video(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
@@ -296,14 +306,14 @@ def _qwen2_vl(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.
     vision_start and vision_end (GLM-4V's image_start and image_end; the model derives its multimodal rotary positions from
     them); HyperCLOVAX's, without."""
     vision = config.vision_config
-    merge, patch = int(vision.merge_kernel_size[0]) if KERNEL_MERGE[0] in config.model_type else _positive(vision, "spatial_merge_size"), \
+    merge, patch = int(vision.merge_kernel_size[0]) if feed(config).merge_kernel else _positive(vision, "spatial_merge_size"), \
         _positive(vision, "patch_size")
     side = 2 * merge
     # Kimi K2.5's tower reads 3 channels (fixed in code); its patches are 2-D, of one frame, as PaddleOCR-VL's
-    channels = 3 if config.model_type in KERNEL_MERGE else getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
+    channels = 3 if feed(config).merge_kernel else getattr(vision, "in_channels", None) or _positive(vision, "num_channels")
     frames = getattr(vision, "temporal_patch_size", None) or 1  # PaddleOCR-VL's: one frame
     pixels = torch.randn(n * side * side, channels * frames * patch * patch, generator=g)
-    if config.model_type in PATCHES_2D:  # PaddleOCR-VL: each patch [channels, patch, patch]
+    if feed(config).flat_patches:  # PaddleOCR-VL: each patch [channels, patch, patch]
         pixels = pixels.view(-1, channels, patch, patch)
     grid = torch.tensor([[1, side, side]] * n)
     marks = next((m for m in ("vision", "image") if getattr(config, f"{m}_start_token_id", None) is not None), None)  # GLM-4V: image_*
@@ -339,14 +349,6 @@ def _llama4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Te
     ends = [_positive(config, "boi_token_index")], [_positive(config, "eoi_token_index")]
     return {"pixel_values": pixels}, count, *ends
 
-
-# Qwen2-VL's layout of patch rows and image_grid_thw, their merged features the image tokens' (marked by mm_token_type_ids,
-# EXAONE 4.5 aside): the vision towers whose merger writes the text width
-MERGING = ("qwen3_5", "qwen3_5_moe", "qwen3_vl_moe", "qwen3_vl", "cohere_compass", "exaone4_5", "glm4v", "glm46v", "glmga", "glm_ocr",
-           "paddleocr_vl", "glm4v_moe", "cosmos3_edge", "cosmos3_omni")
-PATCHES_2D = ("paddleocr_vl", "kimi_k25")
-KERNEL_MERGE = ("kimi_k25",)  # its vision_config's merge_kernel_size (its projector merges 2 × 2 patches)
-PROJECTOR_MERGE = ("minimax_m3_vl",)  # Qwen2-VL's layout, merged by the projector (no vision start or end tokens)
 
 def _gemma4(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.Tensor], int, list[int], list[int]]:
     """Gemma 4: each image GRID[1] × GRID[2] patches, [n, patches, 3 · patch_size²] with their (x, y) positions
@@ -411,37 +413,17 @@ def _minicpm(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, torch.T
     return {"pixel_values": pixels, "target_sizes": torch.tensor([[side, side]] * n)}, merged ** 2, [], []
 
 
-# images that enter the text as discrete codes of a VQ tokenizer (kept whole, as it never reads the text width): the
-# codes are token ids, read by the grown embedding as any token, so token ids alone exercise all that grows
-CODED_IMAGES = {"emu3", "apertus1p5", "chameleon"}  # Chameleon: the decoder is the model itself (no text_config)
-IMAGE_LAYOUTS: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
-    "llava": _llava, "llava_next": _llava_next, "qwen2_vl": _qwen2_vl, "qwen2_5_vl": _qwen2_vl, "gemma3": _gemma3, "idefics3": _idefics3, "smolvlm": _idefics3, "llama4": _llama4,
-    **dict.fromkeys(("vipllava", "deepseek_vl", "paligemma", "aya_vision", "cohere2_vision", "internvl", "qianfan_ocr"), _llava),
-    "video_llava": _video_llava, "llava_next_video": _llava_next, "shieldgemma2": _gemma3, "mistral3": _pixtral, "lighton_ocr": _pixtral, "mistral_large4": _pixtral,
-    "blip-2": _queries, "got_ocr2": _sam, "pp_chart2table": _sam, "hyperclovax_vision_v2": _qwen2_vl, "instructblip": _instructed, "llava_onevision": _llava_next,
-    "instructblipvideo": _instructed_video, "aria": _aria, "idefics2": _perceived,
-    "granite4_vision": _windowed,
-    **dict.fromkeys(MERGING, _qwen2_vl), "gemma4": _gemma4, **dict.fromkeys(KERNEL_MERGE + PROJECTOR_MERGE, _qwen2_vl),
-    # recipes/vlm_projectors.py
-    "lfm2_vl": image_layouts.naflex, "lfm3_vl": _qwen2_vl, "video_llama_3": image_layouts.merged_rows, "ovis2": image_layouts.strided,
-    # recipes/vlm_aligners.py
-    "janus": _llava, "hunyuan_vl": _hunyuan_vl, "unlimited_ocr": _global_view, "deepseek_ocr2": _queried, "step3p7": _sam, "deepseek_vl_hybrid": _high_res,
-    "fuyu": _fuyu, "minicpmv4_6": _minicpm, "minicpm_ocr": _minicpm,
+# the image layouts a Feed names: each the model's images for n sentences, how many features one gives, and the tokens
+# before and after them (images that enter as a VQ tokenizer's codes are token ids: Feed.coded_images)
+IMAGES: dict[str, Callable[[Any, int, torch.Generator], tuple[dict[str, torch.Tensor], int, list[int], list[int]]]] = {
+    "patch_features": _llava, "tiles": _llava_next, "patch_rows": _qwen2_vl, "soft_tokens": _gemma3, "pixel_shuffle": _idefics3,
+    "shuffled_tile": _llama4, "images_beside_videos": _video_llava, "sized_merged_patches": _pixtral, "queries": _queries,
+    "convolved": _sam, "instructed_queries": _instructed, "instructed_video": _instructed_video, "patch_queries": _aria,
+    "perceived_latents": _perceived, "windowed_tiles": _windowed, "positioned_patches": _gemma4, "newline_rows": _hunyuan_vl,
+    "global_view": _global_view, "queried_view": _queried, "high_res": _high_res, "raw_patches": _fuyu,
+    "packed_rows": _minicpm, "naflex": image_layouts.naflex, "merged_rows": image_layouts.merged_rows,
+    "strided": image_layouts.strided,
 }
-
-# the processor's marks of image tokens (1, text 0): Gemma 3 attends bidirectionally within an image, Qwen2-VL derives its
-# multimodal rotary positions from them
-TYPE_IDS = {"gemma3": "token_type_ids", "shieldgemma2": "token_type_ids", "qwen2_vl": "mm_token_type_ids", "qwen2_5_vl": "mm_token_type_ids",
-            **{t: "mm_token_type_ids" for t in (*MERGING, "gemma4", "hunyuan_vl") if t != "exaone4_5"}}
-
-
-# layouts whose pixel values are rows of patches, not one entry per image: verification cannot cut them by sentence
-PATCH_ROWS = {"qwen2_vl", "qwen2_5_vl", *MERGING, "lfm3_vl", "video_llama_3", "hunyuan_vl", "minicpmv4_6", "minicpm_ocr",
-              *KERNEL_MERGE, *PROJECTOR_MERGE}
-# omni thinkers (recipes/omni_joins.py): Qwen2-VL's images and a recording, each between its start and end tokens
-OMNI = ("qwen2_5_omni_thinker", "qwen3_omni_moe_thinker")
-IMAGE_LAYOUTS.update(dict.fromkeys(OMNI, _qwen2_vl))
-PATCH_ROWS.update(OMNI)
 
 
 def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], source: str) -> tuple[dict[str, torch.Tensor], str]:
@@ -449,8 +431,9 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     pixel values are rows of patches), each after an image's placeholder tokens, and the images in the processor's
     layout."""
     g = torch.Generator().manual_seed(seed + 2)
-    n = BATCH if config.model_type in PATCH_ROWS else inputs["input_ids"].shape[0]
-    images, count, before, after = IMAGE_LAYOUTS[config.model_type](config, n, g)
+    how = feed(config)
+    n = BATCH if how.patch_rows else inputs["input_ids"].shape[0]
+    images, count, before, after = IMAGES[how.images](config, n, g)
     ids, mask = inputs["input_ids"][:n], inputs.get("attention_mask", torch.ones_like(inputs["input_ids"]))[:n]
     special = torch.tensor([image_token(config), *before, *after, *(getattr(config, f, None) or -1 for f in (
         "video_token_id", "video_token_index", "vision_start_token_id", "vision_end_token_id", "boi_token_index", "eoi_token_index",
@@ -461,12 +444,12 @@ def image_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     ids = ids.masked_fill(torch.isin(ids, special), plain)
     block = torch.tensor(before + [image_token(config)] * count + after).expand(ids.shape[0], -1)
     ids = torch.cat([block, ids], dim=1)
-    feed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
-    if config.model_type in TYPE_IDS:  # image tokens marked as the processor marks them
-        feed[TYPE_IDS[config.model_type]] = (ids == image_token(config)).long()
+    fed = {"input_ids": ids, "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **images}
+    if how.type_ids:  # image tokens marked as the processor marks them
+        fed[how.type_ids] = (ids == image_token(config)).long()
     shape = "×".join(map(str, next(iter(images.values())).shape))
     kept = f" (the first {n})" if n < inputs["input_ids"].shape[0] else ""
-    return feed, f"{source}{kept}; an image each (pixel values {shape}), as {count} image tokens before it"
+    return fed, f"{source}{kept}; an image each (pixel values {shape}), as {count} image tokens before it"
 
 
 def embeddings(config: Any, seed: int) -> tuple[dict[str, torch.Tensor], str]:
@@ -511,12 +494,13 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         if text_file:
             raise GrowthError(f"--text-file gives sentences, but {cls} reads no text: its inputs are generated")
         return (*patches(config, seed, takes), None)
-    if getattr(config, "model_type", None) in AUDIO_LAYOUTS and "input_ids" in takes:  # recordings before the sentences
+    how = feed(config)
+    if how.audio and "input_ids" in takes:  # recordings before the sentences
         inputs, source, mask_id = tokens(config.text_config)
-        if config.model_type in IMAGE_LAYOUTS:  # an omni thinker: an image, then the recording before it
+        if how.images:  # an omni thinker: an image, then the recording before it
             inputs, source = image_text_inputs(config, seed, inputs, source)
         return (*audio_text_inputs(config, seed, inputs, source), mask_id)
-    if getattr(config, "model_type", None) in CODED_IMAGES:
+    if how.coded_images:
         return tokens(getattr(config, "text_config", None) or config)
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
@@ -524,7 +508,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
         pixels, described = pixel_values(config, IMAGES, seed)
         return {"pixel_values": pixels}, described, None
     inputs, source, mask_id = tokens(getattr(config, "text_config", None) or config)
-    if getattr(config, "model_type", None) in IMAGE_LAYOUTS:
+    if how.images:
         return (*image_text_inputs(config, seed, inputs, source), mask_id)
     pixels, described = pixel_values(config, inputs["input_ids"].shape[0], seed)
     return {**inputs, "pixel_values": pixels}, f"{source}; {described}", mask_id
@@ -617,11 +601,11 @@ def _granite_speech(config: Any, n: int, g: torch.Generator) -> tuple[dict[str, 
     return {"input_features": torch.randn(n, window, dim, generator=g)}, window // _positive(config, "downsample_rate")
 
 
-AUDIO_LAYOUTS: dict[str, AudioLayout] = {"qwen2_audio": _qwen2_audio, "voxtral": _voxtral, "glmasr": _glmasr, "qwen3_asr": _qwen3_asr,
-                                         "omniasr": _omniasr, "moss_transcribe_diarize": _moss, "granite_speech": _granite_speech,
-                                         "granite_speech_plus": _granite_speech, "qwen2_5_omni_thinker": _qwen2_audio,
-                                         "qwen3_omni_moe_thinker": _qwen3_omni, "vibevoice_asr": _vibevoice,
-                                         "fun_asr_nano": _fun_asr}
+# the audio layouts a Feed names
+AUDIO: dict[str, AudioLayout] = {"pooled_mels": _qwen2_audio, "regrouped_mels": _voxtral, "merged_mels": _glmasr,
+                                 "windowed_mels": _qwen3_asr, "channel_waveform": _omniasr, "merged_whisper_mels": _moss,
+                                 "query_windows": _granite_speech, "windowed_mels_attention": _qwen3_omni,
+                                 "latent_waveform": _vibevoice, "stacked_frames": _fun_asr}
 
 
 def audio_token(config: Any) -> int:
@@ -635,15 +619,16 @@ def audio_text_inputs(config: Any, seed: int, inputs: dict[str, torch.Tensor], s
     as the recording gives features), and the recordings in the model's layout."""
     g = torch.Generator().manual_seed(seed + 2)
     ids = inputs["input_ids"]
-    audio, count = AUDIO_LAYOUTS[config.model_type](config, ids.shape[0], g)
+    how = feed(config)
+    audio, count = AUDIO[how.audio](config, ids.shape[0], g)
     token = audio_token(config)
-    marks = (getattr(config, f"audio_{e}_token_id", None) if config.model_type in OMNI else None for e in ("start", "end"))
+    marks = (getattr(config, f"audio_{e}_token_id", None) if how.audio_marks else None for e in ("start", "end"))
     before, after = ([m] if m is not None else [] for m in marks)  # an omni thinker's (its rotary positions read them)
     special = torch.tensor([token, *before, *after])
     plain = next(i for i in range(int(config.text_config.vocab_size)) if i not in special)
     block = torch.tensor(before + [token] * count + after).expand(ids.shape[0], -1)
     mask = inputs.get("attention_mask", torch.ones_like(ids))
-    feed = {**inputs, "input_ids": torch.cat([block, ids.masked_fill(torch.isin(ids, special), plain)], dim=1),
+    fed = {**inputs, "input_ids": torch.cat([block, ids.masked_fill(torch.isin(ids, special), plain)], dim=1),
             "attention_mask": torch.cat([torch.ones_like(block), mask], dim=1), **audio}
     shape = "×".join(map(str, next(iter(audio.values())).shape))
-    return feed, f"{source}; a recording each (audio {shape}), as {count} audio tokens before it"
+    return fed, f"{source}; a recording each (audio {shape}), as {count} audio tokens before it"

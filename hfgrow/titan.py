@@ -37,6 +37,7 @@ _QK_NORM = {"self_attn.q_norm.weight": "attention.q_norm.weight", "self_attn.k_n
 _TOP = {"model.embed_tokens.weight": "tok_embeddings.weight", "model.norm.weight": "norm.weight", "lm_head.weight": "lm_head.weight"}
 _EARLIER = {"attention.qkv_linear.wq.weight": "attention.wq.weight", "attention.qkv_linear.wk.weight": "attention.wk.weight",
             "attention.qkv_linear.wv.weight": "attention.wv.weight", "lm_head.weight": "output.weight"}
+# model type: torchtitan writes these two layouts alone (its own code), as the HF model type each becomes
 MODELS = {"llama": ({**_BLOCK}, True), "qwen3": ({**_BLOCK, **_QK_NORM}, False)}  # model_type → block names, interleaved rows
 _ROTARY = {"self_attn.q_proj.weight": "num_attention_heads", "self_attn.k_proj.weight": "num_key_value_heads"}
 

@@ -1,7 +1,8 @@
 """One small declarative recipe per architecture family (installed as ``hfgrow.recipes``).
 
-To add a family, write a module here that defines its recipe (see ``bert.py`` and
-docs/adding-a-recipe.md) and list it below.
+To add a family, write a module here that declares all hfgrow knows of it: its recipes (FAMILY), refusals (REFUSED),
+verification inputs (FEEDS) and tiny test configurations (TINY), collected at the end of this file (see
+``cosmos3_omni.py`` and docs/adding-a-recipe.md); nothing to list here.
 """
 from . import resampler_joins  # issue 32: joins through learned queries (its own line: the list below is edited by others)
 
@@ -20,7 +21,7 @@ RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, 
            hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
            llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
            hybrid.ZAMBA,
-           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.DEEPSEEK_OCR2_TEXT, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION,
+           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION,
            gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT,
            gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE, gated_delta.LFM3,
            gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
@@ -123,10 +124,6 @@ REFUSED = {
             "q, k and each branch's output, which the copy convention changes by √k, and scales of √head_dim, "
             "hidden^¼ and √hidden in its learned sqk, s_gate and suv gains; exact growth needs an isometric expansion "
             "(not done yet)",
-    "deepseek_ocr2_encoder": "the vision encoder sub-config of DeepSeek-OCR 2 (deepseek_ocr2): a Qwen2-style stack over "
-                             "inputs_embeds that the SAM tower's projection and DeepseekOcr2VisionModel's learned queries "
-                             "write at its width, so it grows only with that tower; no class of transformers is a "
-                             "checkpoint of it alone: DeepSeek-OCR 2 (deepseek_ocr2) grows with it kept",
     # speech (issue 32): the real obstacle where one is known; "not done yet" where the layout is growable but unwritten
     "speech_to_text": "Speech2Text's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact)",
     "speecht5": "SpeechT5's sinusoidal positions are never stored: transformers computes them from the width on load, and the sinusoid of a wider model is not a copy of the small one's (no growth can be exact) (its text decoder's and its scaled speech encodings alike)",
@@ -152,3 +149,30 @@ REFUSED = {
     **encoder_refused.REFUSED,
     **multimodal_refused.REFUSED,
 }
+
+
+def _modules() -> list:
+    """Every module of this package, imported, in the order of their names."""
+    import importlib
+    import pkgutil
+
+    return [importlib.import_module(f"{__name__}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name)]
+
+
+def _declared(name: str) -> dict:
+    """What the modules of this package declare under ``name`` (a dict keyed by model type), merged in module order."""
+    merged: dict = {}
+    for module in _modules():
+        merged.update(getattr(module, name, {}))
+    return merged
+
+
+# what each family's module declares about itself, collected here (a new family is its module alone, no line above):
+# FAMILY, its recipes; REFUSED, the model types it knows and refuses, with the reason; TINY, its model types' tiny test
+# configurations (hfgrow.testing builds them); FEEDS, how verification feeds them beyond what their classes' forward
+# names (hfgrow.signals reads it)
+RECIPES = (*RECIPES, *(recipe for module in _modules() for recipe in getattr(module, "FAMILY", ())))
+REFUSED = {**REFUSED, **_declared("REFUSED")}
+TINY = _declared("TINY")
+FEEDS = _declared("FEEDS")

@@ -7,6 +7,8 @@ import dataclasses
 
 from . import bert, roformer
 from hfgrow.recipe import embedding, keep, linear, norm
+from . import tiny
+from .tiny import like
 
 BLOCK = "encoder.albert_layer_groups.*.albert_layers.*"
 
@@ -48,3 +50,9 @@ RECIPE = dataclasses.replace(
     ),
     class_heads={"AlbertForTokenClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["albert"] = like(tiny.MEGATRON_BERT, embedding_size=12, num_hidden_groups=1, inner_group_num=1)

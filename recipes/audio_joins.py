@@ -22,9 +22,12 @@ import dataclasses
 
 from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import Packed, TensorRule, Tower, linear, norm, reads, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS, LANGUAGE_MODEL, OUTPUTS
 from .vlm_joins import PROJECTED, joined
+from . import tiny
+from .tiny import like
 
 AUDIO_OUTPUTS = {**OUTPUTS, "audio_hidden_states": "text_config.hidden"}  # the projected audio features, where returned
 TEXT = Tower("text_config", LANGUAGE_MODEL, spaces=PROJECTED)
@@ -73,3 +76,59 @@ GRANITE_SPEECH_PLUS = dataclasses.replace(GRANITE_SPEECH, name="granite_speech_p
                                           classes=("GraniteSpeechPlusModel", "GraniteSpeechPlusForConditionalGeneration"))
 
 RECIPES = (GRANITE_SPEECH, GRANITE_SPEECH_PLUS, QWEN2_AUDIO, VOXTRAL, GLMASR, QWEN3_ASR, OMNIASR, MOSS_TRANSCRIBE_DIARIZE)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "glmasr": Feed(audio="merged_mels"),
+    "granite_speech": Feed(audio="query_windows"),
+    "granite_speech_plus": Feed(audio="query_windows"),
+    "moss_transcribe_diarize": Feed(audio="merged_whisper_mels"),
+    "omniasr": Feed(audio="channel_waveform"),
+    "qwen2_audio": Feed(audio="pooled_mels"),
+    "qwen3_asr": Feed(audio="windowed_mels"),
+    "voxtral": Feed(audio="regrouped_mels"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["qwen2_audio"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "audio_token_index": 5,
+                       "audio_config": like(tiny.MELS, d_model=16, encoder_layers=2, encoder_attention_heads=2,
+                                            encoder_ffn_dim=24, model_type="qwen2_audio_encoder")}
+# Voxtral's and GLM-ASR's projectors read four encoder frames at a time: intermediate_size = 4 · hidden_size
+TINY["voxtral"] = {"text_config": like(tiny.LLAMA, model_type="llama"), "audio_token_id": 5,
+                   "audio_config": like(tiny.MELS, hidden_size=16, intermediate_size=64, num_hidden_layers=2,
+                                        num_attention_heads=2, model_type="voxtral_encoder")}
+TINY["glmasr"] = {"text_config": like(tiny.LLAMA, model_type="llama"), "audio_token_id": 5,
+                  "audio_config": {"num_mel_bins": 8, "max_position_embeddings": 12, "hidden_size": 16,
+                                   "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                                   "num_key_value_heads": 2, "model_type": "glmasr_encoder"}}
+# Qwen3-ASR: a window of 100 frames (n_window 50: its encoder counts 13 features a window whatever n_window is), three
+# stride-2 convolutions of 4 channels; the projector's output_dim is the text width
+TINY["qwen3_asr"] = {"text_config": like(tiny.LLAMA, model_type="qwen3"), "audio_token_id": 5, "timestamp_token_id": 6,
+                     "pad_token_id": 0, "eos_token_id": 2,
+                     "audio_config": {"num_mel_bins": 8, "encoder_layers": 2, "encoder_attention_heads": 2,
+                                      "encoder_ffn_dim": 24, "d_model": 16, "n_window": 50, "n_window_infer": 100,
+                                      "downsample_hidden_size": 4, "output_dim": 16, "max_position_embeddings": 13,
+                                      "model_type": "qwen3_asr_encoder"}}
+# MOSS Transcribe-Diarize: Whisper's encoder, its 12 frames merged 4 at a time into 3 audio tokens
+TINY["moss_transcribe_diarize"] = {"text_config": like(tiny.LLAMA, model_type="qwen3"), "audio_token_id": 5,
+                                   "audio_merge_size": 4,
+                                   "audio_config": like(tiny.MELS, hidden_size=16, intermediate_size=24,
+                                                        num_hidden_layers=2, num_attention_heads=2,
+                                                        model_type="moss_transcribe_diarize_audio")}
+TINY["granite_speech"] = {"text_config": like(tiny.LLAMA, embedding_multiplier=2.5, residual_multiplier=0.7,
+                                              logits_scaling=3.0, attention_multiplier=0.3, model_type="granite"),
+                          "audio_token_index": 5, "window_size": 6, "downsample_rate": 2,
+                          "encoder_config": tiny.GRANITE_ENCODER,
+                          "projector_config": like(tiny.QFORMER, model_type="blip_2_qformer")}
+TINY["granite_speech_plus"] = TINY["granite_speech"]
+TINY["omniasr"] = {"text_config": like(tiny.LLAMA, model_type="llama"), "audio_token_id": 5,
+                   "audio_config": {"hidden_size": 16, "conv_dim": [6, 5], "conv_kernel": [4, 3], "conv_stride": [3, 2],
+                                    "num_attention_heads": 2, "num_hidden_layers": 2, "num_conv_pos_embeddings": 4,
+                                    "num_conv_pos_embedding_groups": 4, "intermediate_size": 24, "hidden_dropout": 0.0,
+                                    "layerdrop": 0.0, "activation_dropout": 0.0, "layer_norm_eps": 0.05,
+                                    "model_type": "omniasr_audio"}}

@@ -14,6 +14,7 @@ import dataclasses
 
 from hfgrow.policy import PostNorm, WholeMultiplesOnly
 from hfgrow.recipe import STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, last, linear, norm
+from . import tiny
 
 HEADS = ("Model", "ForConditionalGeneration", "ForSequenceClassification", "ForQuestionAnswering", "ForCausalLM")
 
@@ -96,3 +97,11 @@ MBART = dataclasses.replace(
 # MVP: BART's layout and heads; its prompts (use_prompt: per-layer key/value prefixes from a prompt MLP) are not covered
 MVP = dataclasses.replace(RECIPE, name="mvp", model_types=("mvp",), classes=tuple(f"Mvp{h}" for h in HEADS),
                           requires={**RECIPE.requires, "use_prompt": False})
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["bart"] = tiny.BART
+TINY["mbart"] = TINY["bart"]
+TINY["mvp"] = TINY["bart"]

@@ -5,6 +5,8 @@ import dataclasses
 
 from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, keep, linear, norm
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layer.*"
 
@@ -69,3 +71,9 @@ ERNIE = dataclasses.replace(
     body=(*RECIPE.body, *embedding("embeddings.task_type_embeddings", "hidden")),
     class_heads={"ErnieForTokenClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["ernie"] = like(tiny.MEGATRON_BERT, use_task_id=True, task_type_vocab_size=3)

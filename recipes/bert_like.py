@@ -9,6 +9,8 @@ import dataclasses
 from . import bert, roberta
 from hfgrow.policy import HeadDimFixed, PostNorm
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, linear, norm, reads, writes
+from . import tiny
+from .tiny import like
 
 BERT_HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
 
@@ -98,3 +100,19 @@ ROC_BERT = dataclasses.replace(
     body=(*_ROC_BERT.body, *embedding("embeddings.shape_embed", "shape"), *embedding("embeddings.pronunciation_embed", "pron"),
           TensorRule("embeddings.map_inputs_layer.weight", (writes("hidden"), Packed((reads("hidden"), reads("shape"), reads("pron"))))),
           TensorRule("embeddings.map_inputs_layer.bias", (writes("hidden"),)), *keep("embeddings.token_type_ids", ndim=2)))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["layoutlm"] = tiny.MEGATRON_BERT
+TINY["tapas"] = TINY["layoutlm"]
+TINY["ibert"] = like(TINY["layoutlm"], pad_token_id=1)
+TINY["nystromformer"] = TINY["layoutlm"]
+TINY["yoso"] = TINY["layoutlm"]
+TINY["mra"] = TINY["layoutlm"]
+TINY["big_bird"] = TINY["layoutlm"]
+TINY["roc_bert"] = like(TINY["layoutlm"], shape_embed_dim=6, pronunciation_embed_dim=5, shape_vocab_size=11,
+                        pronunciation_vocab_size=13)
+TINY["rembert"] = like(TINY["layoutlm"], input_embedding_size=12, output_embedding_size=20, bos_token_id=2,
+                       eos_token_id=3)

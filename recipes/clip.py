@@ -14,6 +14,8 @@ from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Recipe, Space, 
                            linear, norm, writes)
 
 from .vit import conv2d
+from . import tiny
+from .tiny import like
 
 FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", eps=("layer_norm_eps",))
 # a final LayerNorm's output, read by linear layers alone: plain copies, extra units at zero
@@ -105,3 +107,11 @@ MODEL = Recipe(
              "text_embeds": None, "image_embeds": None},
     body=keep("logit_scale", ndim=0),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["clip_text_model"] = like(tiny.TEXT, projection_dim=12)
+TINY["clip_vision_model"] = like(tiny.VISION, projection_dim=12)
+TINY["clip"] = {"text_config": tiny.TEXT, "vision_config": tiny.VISION, "projection_dim": 12, "num_labels": 3}

@@ -11,6 +11,8 @@ import dataclasses
 from hfgrow.recipe import Recipe, drop, keep, linear
 
 from . import bert, clip
+from . import tiny
+from .tiny import like
 
 # MetaCLIP 2: CLIP, renamed
 METACLIP_2_TEXT = clip.TEXT.extend(name="metaclip_2_text_model", model_types=("metaclip_2_text_model",),
@@ -61,3 +63,20 @@ CLIPSEG_VISION = clip.VISION.extend(name="clipseg_vision_model", model_types=("c
                                     classes=("CLIPSegVisionModel",), heads=())
 CLIPSEG = dual("clipseg", "CLIPSegModel", CLIPSEG_TEXT, CLIPSEG_VISION,
                linear("text_projection", None, "text_config.final", bias=False))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["metaclip_2"] = {"text_config": tiny.TEXT, "vision_config": tiny.VISION, "projection_dim": 12, "num_labels": 3}
+TINY["metaclip_2_text_model"] = like(tiny.TEXT, projection_dim=12)
+TINY["metaclip_2_vision_model"] = like(tiny.VISION, projection_dim=12)
+TINY["clipseg"] = TINY["metaclip_2"]
+TINY["clipseg_text_model"] = TINY["metaclip_2_text_model"]
+TINY["clipseg_vision_model"] = TINY["metaclip_2_vision_model"]
+# BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
+TINY["chinese_clip_text_model"] = like(tiny.TEXT, type_vocab_size=2)
+# BERT and XLM-RoBERTa text towers (post-norm; AltCLIP's positions start after the padding index)
+TINY["chinese_clip_vision_model"] = tiny.VISION
+TINY["chinese_clip"] = {"text_config": TINY["chinese_clip_text_model"],
+                        "vision_config": TINY["chinese_clip_vision_model"], "projection_dim": 12}

@@ -9,6 +9,8 @@ from hfgrow.recipe import ConfigFields, Kind, Space, block_spaces, linear, norm
 
 from .llama import LAYER, RECIPE as LLAMA
 from .mixtral import EXPERT_SPACES, experts, gated
+from . import tiny
+from .tiny import like
 
 RECIPE = LLAMA.extend(
     name="cohere",
@@ -53,3 +55,17 @@ COHERE_COMPASS_TEXT = COHERE2.extend(
     classes=("CohereCompassTextModel", "CohereCompassForCausalLM", "CohereCompassTextForSequenceClassification"),
     spaces={**COHERE2.spaces, **block_spaces(rope="half", grouped=True)},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["cohere"] = like(tiny.LLAMA, "rms_norm_eps", "tie_word_embeddings", layer_norm_eps=0.05, logit_scale=0.25,
+                      bos_token_id=1, eos_token_id=2)
+TINY["cohere2"] = like(TINY["cohere"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["cohere2_moe"] = like(TINY["cohere2"], intermediate_size=10, num_experts=3, num_experts_per_tok=2,
+                           num_shared_experts=2, prefix_dense_intermediate_size=28, mlp_layer_types=["dense", "sparse"])
+TINY["cohere_compass_text"] = like(TINY["cohere2"], rope_parameters={"sliding_attention": {"rope_type": "default",
+                                                                                           "rope_theta": 10000.0},
+                                                                     "full_attention": {"rope_type": "default",
+                                                                                        "rope_theta": 10000.0}})

@@ -14,8 +14,11 @@ import dataclasses
 
 from hfgrow.policy import DepthRequires, PostNorm, RotaryHeadDim
 from hfgrow.recipe import Axis, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
+from hfgrow.recipe import Feed
 
 from . import wav2vec2
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layers.*"
 
@@ -313,3 +316,47 @@ W2V_CONFORMER = Recipe(
     heads=wav2vec2.HEADS,
     class_heads={"Wav2Vec2ConformerForAudioFrameClassification": linear("classifier", None, "hidden")},
 )
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "cohere_asr": Feed(signal="mel_frames"),
+    "granite_speech5_ctc": Feed(signal="mel_frames", stacked_mels=4),
+    "lasr_ctc": Feed(signal="mel_frames"),
+    "parakeet_ctc": Feed(signal="mel_frames"),
+    "parakeet_encoder": Feed(signal="mel_frames"),
+    "wav2vec2-bert": Feed(signal="filterbank_frames"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["wav2vec2-bert"] = {"vocab_size": 11, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+                         "intermediate_size": 24, "layer_norm_eps": 0.05, "hidden_dropout": 0.0,
+                         "activation_dropout": 0.0, "attention_dropout": 0.0, "feat_proj_dropout": 0.0,
+                         "final_dropout": 0.0, "layerdrop": 0.0, "num_labels": 3, "classifier_proj_size": 6,
+                         "tdnn_dim": (7, 6), "tdnn_kernel": (3, 1), "tdnn_dilation": (1, 2), "xvector_output_dim": 5,
+                         "pad_token_id": 0, "feature_projection_input_dim": 10, "conv_depthwise_kernel_size": 3,
+                         "left_max_position_embeddings": 5, "right_max_position_embeddings": 3,
+                         "position_embeddings_type": "relative_key", "conformer_conv_dropout": 0.0}
+TINY["lasr_encoder"] = {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 24,
+                        "conv_kernel_size": 3, "subsampling_conv_channels": 6, "num_mel_bins": 8,
+                        "subsampling_conv_kernel_size": 3, "dropout": 0.0, "layerdrop": 0.0, "activation_dropout": 0.0,
+                        "attention_dropout": 0.0, "layer_norm_eps": 0.05}
+TINY["lasr_ctc"] = {"vocab_size": 11, "encoder_config": TINY["lasr_encoder"], "pad_token_id": 0}
+TINY["parakeet_encoder"] = like(TINY["lasr_encoder"], "subsampling_conv_kernel_size", "layer_norm_eps",
+                                subsampling_factor=4, subsampling_conv_channels=4, max_position_embeddings=64)
+TINY["parakeet_ctc"] = {"vocab_size": 11, "encoder_config": TINY["parakeet_encoder"], "pad_token_id": 0}
+TINY["cohere_asr"] = {"vocab_size": 11, "encoder_config": like(TINY["parakeet_encoder"], model_type="parakeet_encoder"),
+                      "hidden_size": 12, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 20,
+                      "max_position_embeddings": 32, "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2,
+                      "decoder_start_token_id": 2}
+TINY["granite_speech5_encoder"] = {"vocab_size": 11, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 3,
+                                   "num_attention_heads": 2, "num_mel_bins": 3, "max_position_embeddings": 8,
+                                   "context_size": 5, "conv_kernel_size": 3, "subsample_layers": [1]}
+TINY["granite_speech5_ctc"] = {"vocab_size": 11, "encoder_config": TINY["granite_speech5_encoder"], "pad_token_id": 0}
+# the released layout (relative positions)
+TINY["wav2vec2-conformer"] = like(tiny.WAV2VEC2, conv_depthwise_kernel_size=3, conformer_conv_dropout=0.0,
+                                  max_source_positions=64)

@@ -51,3 +51,14 @@ def convnext(name: str, prefix: str, classes: tuple[str, ...]) -> Recipe:
 
 CONVNEXT = convnext("convnext", "convnext", ("ConvNextModel", "ConvNextForImageClassification", "ConvNextBackbone"))
 CONVNEXTV2 = convnext("convnextv2", "convnextv2", ("ConvNextV2Model", "ConvNextV2ForImageClassification", "ConvNextV2Backbone"))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# two stages of 8 and 16 channels over 8×8 images (a 2×2 stem: 4 × 4, downsampled to 2 × 2)
+TINY["convnext"] = {"image_size": 8, "patch_size": 2, "num_channels": 3, "num_stages": 2, "hidden_sizes": [8, 16],
+                    "depths": [1, 2], "layer_norm_eps": 0.05, "drop_path_rate": 0.0, "layer_scale_init_value": 0.5,
+                    "num_labels": 3, "out_features": ["stage1", "stage2"]}
+# two stages of 8 and 16 channels over 8×8 images (a 2×2 stem: 4 × 4, downsampled to 2 × 2)
+TINY["convnextv2"] = TINY["convnext"]

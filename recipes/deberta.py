@@ -8,6 +8,8 @@ import dataclasses
 
 from . import deberta_v2
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, reads, writes
+from . import tiny
+from .tiny import like
 
 ATTN = deberta_v2.ATTN
 PER_HEAD_QKV = Packed((writes("q"), writes("k"), writes("v")), per_head="heads")
@@ -30,3 +32,10 @@ RECIPE = deberta_v2.RECIPE.extend(
 )
 RECIPE = dataclasses.replace(RECIPE, body=tuple(r for r in RECIPE.body if not r.pattern.startswith(
     (f"{ATTN}.query_proj", f"{ATTN}.key_proj", f"{ATTN}.value_proj", f"{ATTN}.pos_query_proj", f"{ATTN}.pos_key_proj"))))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["deberta"] = like(tiny.MEGATRON_BERT, relative_attention=True, pos_att_type=["c2p", "p2c"],
+                       max_relative_positions=16, talking_head=True)

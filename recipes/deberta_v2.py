@@ -10,6 +10,8 @@ from hfgrow.policy import PostNorm
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
 
 from . import roformer
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layer.*"
 ATTN = f"{LAYER}.attention.self"
@@ -70,3 +72,12 @@ RECIPE = Recipe(
     ),
     class_heads={"DebertaV2ForTokenClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# DeBERTa-v3's layout: shared position keys, buckets, LayerNorm'd table, no absolute positions
+TINY["deberta-v2"] = like(tiny.MEGATRON_BERT, relative_attention=True, pos_att_type=["p2c", "c2p"], position_buckets=8,
+                          max_relative_positions=16, norm_rel_ebd="layer_norm", share_att_key=True,
+                          position_biased_input=False, type_vocab_size=0)

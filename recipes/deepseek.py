@@ -20,6 +20,8 @@ from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule,
 
 from .llama import LAYER, PER_HEAD, RECIPE as LLAMA
 from .mixtral import DEEPSEEK, EXPERT_SPACES, experts, shared_moe
+from . import tiny
+from .tiny import like
 
 ATTN = f"{LAYER}.self_attn"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
@@ -235,3 +237,57 @@ DEEPSEEK_V4 = Recipe(
                                                                  *linear(f"{LAYER}.ffn.{m}.w2", "hidden", "ffn", bias=False)))),
     heads=linear("head", None, "final", bias=False),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# multi-head latent attention: q and kv latents of their own ranks, per-head sizes that differ (non-rotary key 4, rotary 2,
+# value 3), four heads with their own keys and values, a dense block first, 4 routed experts in 2 groups (group-limited)
+TINY["deepseek_v3"] = tiny.DEEPSEEK_V3
+TINY["deepseek_v2"] = like(TINY["deepseek_v3"], topk_method="group_limited_greedy")
+# run with DeepSeek-V3's classes
+TINY["sarvam_mla"] = TINY["deepseek_v3"]
+TINY["glm4_moe_lite"] = like(TINY["deepseek_v3"], "first_k_dense_replace", mlp_layer_types=["dense", "sparse"])
+# YaRN by default
+TINY["mistral4"] = like(TINY["deepseek_v3"], bos_token_id=1, eos_token_id=2)
+TINY["axk1"] = TINY["glm4_moe_lite"]
+# sparse attention: an indexer of 2 heads of 6 (its first 2 dims rotary) keeps the 4 best earlier tokens of each query
+TINY["deepseek_v32"] = like(TINY["deepseek_v3"], index_topk=4, index_head_dim=6, index_n_heads=2)
+TINY["glm_moe_dsa"] = like(TINY["deepseek_v32"], "first_k_dense_replace", mlp_layer_types=["dense", "sparse"])
+# Mistral Large 4's text model: GLM-5's blocks without a q latent, the second one without rotary (its keys of qk_nope +
+# qk_rope dims per head); YaRN, no magnitude scaling
+TINY["mistral_large4_text"] = like(TINY["glm_moe_dsa"], "q_lora_rank", no_rope_layers=[1, 0],
+                                   rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                                                    "beta_fast": 32.0, "beta_slow": 1.0,
+                                                    "original_max_position_embeddings": 16, "attention_factor": 1.0})
+# gated RMSNorms through a rank of 3; the attention output gated per head
+TINY["axk2"] = like(TINY["glm_moe_dsa"], gated_norm_rank=3)
+# LongCat-Flash: blocks of two latent attentions and two MLPs with a shortcut mixture of 4 routed experts and 2 identity
+# ("zero") experts, top 2, a router bias (stored, unused by its forward)
+TINY["longcat_flash"] = {"vocab_size": 97, "hidden_size": 16, "ffn_hidden_size": 24, "num_layers": 2,
+                         "num_attention_heads": 4, "rms_norm_eps": 0.05, "max_position_embeddings": 64,
+                         "pad_token_id": 0, "q_lora_rank": 8, "kv_lora_rank": 6, "qk_nope_head_dim": 4,
+                         "qk_rope_head_dim": 2, "head_dim": 2, "v_head_dim": 3, "expert_ffn_hidden_size": 12,
+                         "n_routed_experts": 4, "zero_expert_num": 2, "moe_topk": 2, "routed_scaling_factor": 2.5,
+                         "router_bias": True}
+# DeepSeek-V4: 4 hyper-connection streams; a sliding-window block, a compressed-sparse one (its indexer keeps the 2 best
+# compressed entries) and a heavily compressed one; shared-KV attention of 4 heads of 8 (2 rotary dims), output in 2 groups;
+# a hash-routed mixture (tid2eid) first, then routed ones
+TINY["deepseek_v4"] = {"vocab_size": 97, "hidden_size": 16, "moe_intermediate_size": 12, "num_hidden_layers": 3,
+                       "num_attention_heads": 4, "head_dim": 8, "partial_rotary_factor": 0.25, "q_lora_rank": 8,
+                       "o_groups": 2, "o_lora_rank": 6, "index_n_heads": 2, "index_head_dim": 4, "index_topk": 2,
+                       "hc_mult": 4, "hc_sinkhorn_iters": 3, "n_routed_experts": 4, "num_experts_per_tok": 2,
+                       "sliding_window": 4,
+                       "compress_rates": {"compressed_sparse_attention": 2, "heavily_compressed_attention": 4},
+                       "layer_types": ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+                       "mlp_layer_types": ["hash_moe", "moe", "moe"], "rms_norm_eps": 0.05,
+                       "max_position_embeddings": 64, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+# dense, its LM head tied to the embedding
+TINY["youtu"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "num_key_value_heads": 4, "rms_norm_eps": 0.05,
+                 "max_position_embeddings": 64, "num_labels": 3, "pad_token_id": 0, "q_lora_rank": 8, "kv_lora_rank": 6,
+                 "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 3, "bos_token_id": 1, "eos_token_id": 2}
+# MiniCPM3: Youtu's dense latent attention with µP scalars that differ from 1 (embedding ×2.5, branches ×1.4/√2, logits
+# ÷ 16/8); its LM head tied to the embedding by default
+TINY["minicpm3"] = like(TINY["youtu"], scale_emb=2.5, scale_depth=1.4, dim_model_base=8)

@@ -49,3 +49,11 @@ RECIPE = Recipe(
     ),
     class_heads={"DistilBertForTokenClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["distilbert"] = {"vocab_size": 97, "dim": 16, "hidden_dim": 24, "n_layers": 2, "n_heads": 2,
+                      "max_position_embeddings": 40, "dropout": 0.0, "attention_dropout": 0.0,
+                      "seq_classif_dropout": 0.0, "qa_dropout": 0.0, "pad_token_id": 0, "num_labels": 3}

@@ -6,6 +6,8 @@ import dataclasses
 
 from . import bert, roformer
 from hfgrow.recipe import embedding, linear, norm
+from . import tiny
+from .tiny import like
 
 RECIPE = dataclasses.replace(
     bert.RECIPE,
@@ -39,3 +41,9 @@ RECIPE = dataclasses.replace(
     ),
     class_heads={"ElectraForTokenClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["electra"] = like(tiny.MEGATRON_BERT, embedding_size=12)

@@ -11,6 +11,8 @@ import dataclasses
 from . import prenorm_bert
 from hfgrow.policy import HeadDimFixed, NoNewBlocks, RotaryHeadDim, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Repeated, Space, TensorRule, keep, linear, norm, reads
+from . import tiny
+from .tiny import like
 
 LAYER = prenorm_bert.LAYER
 
@@ -36,3 +38,12 @@ RECIPE = dataclasses.replace(
           TensorRule("contact_head.regression.weight", (None, Repeated(reads("heads")))), *keep("contact_head.regression.bias")),
     class_heads={},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# ESM-2's layout: rotary, no embedding LayerNorm, token dropout (mask token 4)
+# 32 buckets: the model hard-codes them
+TINY["esm"] = like(tiny.MEGATRON_BERT, num_attention_heads=4, position_embedding_type="rotary",
+                   emb_layer_norm_before=False, token_dropout=True, mask_token_id=4, pad_token_id=1)

@@ -52,3 +52,12 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "final"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Falcon-7B's layout
+TINY["falcon"] = {"vocab_size": 97, "hidden_size": 16, "ffn_hidden_size": 24, "num_hidden_layers": 2,
+                  "num_attention_heads": 4, "layer_norm_epsilon": 0.05, "bias": True, "bos_token_id": 1,
+                  "eos_token_id": 2, "pad_token_id": 0, "num_labels": 3}

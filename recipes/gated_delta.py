@@ -28,6 +28,8 @@ from .llama import LAYER, PER_HEAD, QWEN3
 from .mamba import MIXER_SPACES
 from .mixtral import EXPERT_SPACES, experts, gated
 from .olmo2 import RECIPE as OLMO2
+from . import tiny
+from .tiny import like
 
 GDN = f"{LAYER}.linear_attn"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -286,3 +288,46 @@ LARA_MINI = QWEN3.extend(
     config=QWEN3_5_MOE_TEXT.config, spaces={k: v for k, v in SPACES.items() if k != "gate"},
     body=(*LARA_MINI_MIXER, *experts("expert"), *gated("shared_expert", "shared")),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# gated delta nets beside gated attention: two key heads of 4 dims, each serving two value heads of 6 dims; partial rotary
+# (a quarter of head_dim 8); a linear-attention block of experts, then an attention block with a dense MLP
+TINY["qwen3_next"] = like(tiny.QWEN3_MOE, "max_position_embeddings", "norm_topk_prob", head_dim=8,
+                          linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=4,
+                          linear_value_head_dim=6, linear_conv_kernel_dim=3, shared_expert_intermediate_size=20,
+                          layer_types=["linear_attention", "full_attention"])
+# Kimi Linear: a Kimi-delta-attention block (2 heads of 4, a dense MLP), then a latent-attention block (no rotary) of
+# routed experts in 2 groups and 2 shared experts
+TINY["kimi_linear"] = like(tiny.DEEPSEEK_V3, "n_routed_experts", "first_k_dense_replace", num_local_experts=4,
+                           linear_num_heads=2, linear_head_dim=4, linear_conv_kernel_dim=3,
+                           layer_types=["linear_attention", "full_attention"], mlp_layer_types=["dense", "sparse"],
+                           bos_token_id=1, eos_token_id=2)
+# Bailing hybrid (Ling 3.0): the same delta attention (heads and head_dim the attention's own fields, a full-rank decay
+# projection, the bounded gate) before a rotary latent-attention block with a sigmoid gate per head
+TINY["bailing_hybrid"] = like(TINY["kimi_linear"], "q_lora_rank", "linear_num_heads", "linear_head_dim",
+                              "linear_conv_kernel_dim", "mlp_layer_types", head_dim=4, short_conv_kernel_size=3,
+                              first_k_dense_replace=1, num_mtp_layers=0, rope_theta=10000.0)
+TINY["qwen3_5_text"] = like(TINY["qwen3_next"], "num_experts", "num_experts_per_tok", "shared_expert_intermediate_size",
+                            "mlp_only_layers")
+TINY["qwen3_5_moe_text"] = like(TINY["qwen3_next"], "intermediate_size", "mlp_only_layers")
+# Lara-4-Mini: a delta-net block, a sliding-window block (rotary) and a full-attention block (no rotary), experts in each
+TINY["lara_mini"] = like(TINY["qwen3_5_moe_text"], num_hidden_layers=3,
+                         layer_types=["linear_attention", "sliding_attention", "full_attention"], sliding_window=4)
+# stored as three equal convolutions: q, k and v of one width
+TINY["olmo_hybrid"] = like(TINY["qwen3_5_text"], "head_dim", "num_labels", num_attention_heads=2,
+                           linear_num_value_heads=2, linear_value_head_dim=4)
+# the LM head tied to the embedding (LFM2's default)
+TINY["lfm2"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                "num_attention_heads": 4, "num_key_value_heads": 2, "norm_eps": 0.05, "conv_bias": True,
+                "conv_L_cache": 3, "block_auto_adjust_ff_dim": False, "layer_types": ["conv", "full_attention"],
+                "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+TINY["lfm2_moe"] = like(TINY["lfm2"], "block_auto_adjust_ff_dim", num_hidden_layers=3,
+                        layer_types=["conv", "full_attention", "conv"], num_dense_layers=1, num_experts=3,
+                        num_experts_per_tok=2, moe_intermediate_size=12)
+# LFM3: a short-convolution block, a sliding-window one (default rotary) and a full-attention one (proportional rotary on
+# half of each head), each branch's output normalised before the stream, a sigmoid gate per query head
+TINY["lfm3"] = like(TINY["lfm2"], "block_auto_adjust_ff_dim", num_hidden_layers=3,
+                    layer_types=["conv", "sliding_attention", "full_attention"], sliding_window=4, head_dim=4)

@@ -20,6 +20,8 @@ from hfgrow.policy import NormsWithoutWeights, NoNewBlocks, RotaryHeadDim, Share
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, block_scalar, embedding, keep, linear, norm, of_kind, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
@@ -204,3 +206,30 @@ GEMMA3N_TEXT = GEMMA4_TEXT.extend(
 # the composite diffusion_gemma model)
 DIFFUSION_GEMMA_TEXT = GEMMA4_TEXT.extend(name="diffusion_gemma_text", model_types=("diffusion_gemma_text",),
                                           classes=("DiffusionGemmaEncoderTextModel",))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Gemma's default: the LM head is the embedding
+TINY["gemma"] = tiny.GEMMA
+TINY["gemma2"] = like(TINY["gemma"], query_pre_attn_scalar=6, attn_logit_softcapping=2.0, final_logit_softcapping=10.0,
+                      sliding_window=4)
+TINY["gemma3_text"] = like(TINY["gemma2"], layer_types=["sliding_attention", "full_attention"])
+TINY["vaultgemma"] = TINY["gemma2"]
+# Gemma 4: a sliding and a full-attention block, the latter in the released layout: heads twice as wide on one KV head,
+# whose keys are the values, with the default proportional rotary (a quarter of each head turned); per-layer embeddings
+# of 3 per block (tests/test_gemma.py adds blocks that reuse earlier keys and values)
+TINY["gemma4_text"] = like(TINY["gemma3_text"], "num_labels", "query_pre_attn_scalar", "attn_logit_softcapping",
+                           head_dim=8, global_head_dim=16, num_global_key_value_heads=1, attention_k_eq_v=True,
+                           hidden_size_per_layer_input=3, vocab_size_per_layer_input=97)
+TINY["gemma4_unified_text"] = like(TINY["gemma4_text"], "hidden_size_per_layer_input", "vocab_size_per_layer_input")
+# experts in every block
+TINY["diffusion_gemma_text"] = like(TINY["gemma4_unified_text"], "num_global_key_value_heads", "attention_k_eq_v",
+                                    "final_logit_softcapping", num_experts=3, top_k_experts=2, moe_intermediate_size=12)
+# Gemma 3n: three AltUp streams, a LAuReL rank of 5, activation sparsity in the first block; its rotary is the default
+TINY["gemma3n_text"] = like(TINY["gemma4_text"], "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v",
+                            num_kv_shared_layers=0, altup_num_inputs=3, laurel_rank=5,
+                            activation_sparsity_pattern=[0.95, 0.0])
+TINY["embedding_gemma2_text"] = like(TINY["gemma4_text"], "tie_word_embeddings", "attention_k_eq_v",
+                                     "vocab_size_per_layer_input", "final_logit_softcapping", embedding_dim=12)

@@ -5,6 +5,8 @@ a norm after each branch, before the residual (``post_self_attn_layernorm``, ``p
 from hfgrow.recipe import Packed, TensorRule, block_spaces, norm, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
@@ -27,3 +29,16 @@ GLM4V_TEXT = GLM4.extend(name="glm4v_text", model_types=("glm4v_text",), classes
 GLM_IMAGE_TEXT = GLM4.extend(name="glm_image_text", model_types=("glm_image_text",), classes=("GlmImageTextModel",),
                              spaces={**GLM4.spaces, **block_spaces(rope="half", grouped=True)})  # rotate-half pairs, measured
 GLM_OCR_TEXT = GLM4.extend(name="glm_ocr_text", model_types=("glm_ocr_text",), classes=("GlmOcrTextModel",))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# rotary on half of each head, interleaved
+TINY["glm"] = like(tiny.LLAMA, bos_token_id=1, eos_token_id=2)
+# rotary on half of each head, interleaved
+TINY["glm4"] = TINY["glm"]
+TINY["glm4v_text"] = like(TINY["glm"], rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0],
+                                                            partial_rotary_factor=0.5))
+TINY["glm_image_text"] = TINY["glm4v_text"]
+TINY["glm_ocr_text"] = TINY["glm_image_text"]

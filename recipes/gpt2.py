@@ -58,3 +58,14 @@ IMAGEGPT = RECIPE.extend(
     body=tuple(r for n in (f"{BLOCK}.ln_1", f"{BLOCK}.ln_2") for r in norm(n, "hidden", bias=False))
     + norm("ln_f", "final", input="hidden", bias=False),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["gpt2"] = {"vocab_size": 97, "n_embd": 16, "n_layer": 2, "n_head": 2, "n_positions": 32,
+                "layer_norm_epsilon": 0.05, "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "pad_token_id": 0,
+                "num_labels": 3}
+# ImageGPT: 96 colour clusters (and a start token), 16 pixels
+TINY["imagegpt"] = {"n_embd": 16, "n_layer": 2, "n_head": 2, "vocab_size": 97, "n_positions": 16,
+                    "layer_norm_epsilon": 0.05, "num_labels": 3}

@@ -47,3 +47,13 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "final"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Pythia's 0.25: 1 rotary dim at head_dim 4
+TINY["gpt_neox"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                    "num_attention_heads": 4, "layer_norm_eps": 0.05, "max_position_embeddings": 64,
+                    "hidden_dropout": 0.0, "attention_dropout": 0.0, "pad_token_id": 0, "num_labels": 3,
+                    "rotary_pct": 1.0}

@@ -42,3 +42,12 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "final"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# GPT-J: heads of 8, rotary on the first 4 dims of each (interleaved pairs); the FFN 4 × hidden (n_inner None)
+TINY["gptj"] = {"vocab_size": 97, "n_embd": 16, "n_layer": 2, "n_head": 2, "rotary_dim": 4, "n_positions": 32,
+                "layer_norm_epsilon": 0.05, "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "pad_token_id": 0,
+                "bos_token_id": 1, "eos_token_id": 2, "num_labels": 3}

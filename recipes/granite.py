@@ -7,6 +7,8 @@ import dataclasses
 from hfgrow.recipe import Kind, Packed, Space, TensorRule, linear, norm, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA, PER_HEAD, sinks
+from . import tiny
+from .tiny import like
 
 RECIPE = LLAMA.extend(
     name="granite",
@@ -55,3 +57,17 @@ GRANITEMOESHARED = GRANITEMOE.extend(
     body=(TensorRule(f"{LAYER}.shared_mlp.input_linear.weight", (Packed((writes("shared"), writes("shared"))), reads("hidden"))),
           *linear(f"{LAYER}.shared_mlp.output_linear", "hidden", "shared", bias=False)),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["granite"] = like(tiny.LLAMA, embedding_multiplier=2.5, residual_multiplier=0.7, logits_scaling=3.0,
+                       attention_multiplier=0.3)
+TINY["granite_docling_text"] = TINY["granite"]
+TINY["hyperclovax"] = TINY["granite_docling_text"]
+TINY["granite_swa"] = like(TINY["granite"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["granitemoe"] = like(TINY["granite"], num_local_experts=3, num_experts_per_tok=2)
+TINY["granitemoe_swa"] = like(TINY["granite_swa"], num_local_experts=3, num_experts_per_tok=2)
+TINY["granitemoeshared"] = like(TINY["granitemoe"], shared_intermediate_size=20)
+TINY["granite4_vision_text"] = TINY["hyperclovax"]

@@ -41,6 +41,7 @@ from .granite import GRANITEMOESHARED
 from .llama import LAYER as BLOCK, RECIPE as LLAMA
 from .mamba import MIXER2_SPACES, WHOLE_GROUPS, mamba2
 from .mixtral import EXPERT_SPACES
+from .tiny import like
 
 LAYER = "layers.*"
 MIXER = f"{LAYER}.mixer"
@@ -223,3 +224,51 @@ ZAMBA = Recipe(
     ),
     heads=ZAMBA2.heads,
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Mamba-2 hybrids: a Mamba-2 block of two groups of two heads (head_dim 8, d_state 5), attention, and MLP or experts
+TINY["nemotron_h"] = {"vocab_size": 97, "hidden_size": 16,
+                      "layers_block_type": ["linear_attention", "moe", "full_attention", "mlp"],
+                      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "intermediate_size": 24,
+                      "mamba_num_heads": 4, "mamba_head_dim": 8, "n_groups": 2, "ssm_state_size": 5, "conv_kernel": 3,
+                      "chunk_size": 4, "layer_norm_epsilon": 0.05, "n_routed_experts": 4, "n_group": 2, "topk_group": 1,
+                      "num_experts_per_tok": 2, "moe_intermediate_size": 12, "moe_shared_expert_intermediate_size": 20,
+                      "use_bias": True, "use_conv_bias": True, "mlp_bias": True, "pad_token_id": 0, "bos_token_id": 1,
+                      "eos_token_id": 2}
+TINY["granitemoehybrid"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "rms_norm_eps": 0.05,
+                            "max_position_embeddings": 64, "num_labels": 3, "pad_token_id": 0,
+                            "tie_word_embeddings": False, "embedding_multiplier": 2.5, "residual_multiplier": 0.7,
+                            "logits_scaling": 3.0, "attention_multiplier": 0.3, "num_local_experts": 3,
+                            "num_experts_per_tok": 2, "shared_intermediate_size": 20, "mamba_n_heads": 4,
+                            "mamba_d_head": 8, "mamba_n_groups": 2, "mamba_d_state": 5, "mamba_d_conv": 3,
+                            "mamba_expand": 2, "mamba_chunk_size": 4, "mamba_proj_bias": True, "mamba_conv_bias": True,
+                            "layer_types": ["linear_attention", "full_attention"], "position_embedding_type": "rope"}
+TINY["bamba"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 0.05, "attn_layer_indices": [1],
+                 "attention_bias": True, "mlp_bias": True, "mamba_n_heads": 4, "mamba_d_head": 8, "mamba_n_groups": 2,
+                 "mamba_d_state": 5, "mamba_d_conv": 3, "mamba_expand": 2, "mamba_chunk_size": 4,
+                 "mamba_proj_bias": True, "mamba_conv_bias": True, "pad_token_id": 0, "bos_token_id": 1,
+                 "eos_token_id": 2}
+# every µP multiplier away from 1 (ssm_multipliers: one per part of in_proj, z | x | B | C | dt)
+TINY["falcon_h1"] = like(TINY["bamba"], attn_layer_indices=None, mamba_d_ssm=32, mamba_rms_norm=True,
+                         mamba_norm_before_gate=False, projectors_bias=True, embedding_multiplier=2.5,
+                         lm_head_multiplier=0.6, mlp_multipliers=[1.3, 0.7], key_multiplier=0.8,
+                         attention_in_multiplier=1.2, attention_out_multiplier=0.9,
+                         ssm_multipliers=[0.9, 1.1, 1.2, 0.8, 1.3], ssm_in_multiplier=1.1, ssm_out_multiplier=0.7)
+# two shared blocks, each with its adapters, before the Mamba-2 mixers of blocks 1 and 3; rotary attention
+TINY["zamba2"] = {"vocab_size": 97, "hidden_size": 16, "num_hidden_layers": 4,
+                  "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "n_mamba_heads": 4, "mamba_expand": 2,
+                  "mamba_ngroups": 2, "mamba_d_state": 5, "mamba_d_conv": 3, "chunk_size": 4, "num_attention_heads": 4,
+                  "num_key_value_heads": 4, "intermediate_size": 24, "rms_norm_eps": 0.05, "num_mem_blocks": 2,
+                  "use_shared_attention_adapter": True, "adapter_rank": 3, "use_mem_rope": True,
+                  "add_bias_linear": True, "num_labels": 3, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+# Zamba: a Mamba block and two hybrid blocks sharing one transformer block; two mixer heads of 16 channels
+TINY["zamba"] = {"vocab_size": 97, "hidden_size": 16, "num_hidden_layers": 3,
+                 "layers_block_type": ["mamba", "hybrid", "hybrid"], "num_attention_heads": 4, "num_key_value_heads": 4,
+                 "n_mamba_heads": 2, "mamba_expand": 2, "mamba_d_state": 5, "mamba_dt_rank": 3, "mamba_d_conv": 3,
+                 "intermediate_size": 24, "rms_norm_eps": 0.05, "mamba_proj_bias": True, "num_labels": 3,
+                 "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}

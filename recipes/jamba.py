@@ -41,3 +41,15 @@ RECIPE = LLAMA.extend(
     constraints=(DepthRequires("attn_layer_period", 1, PERIODIC, lossy_fallback=False),
                  DepthRequires("expert_layer_period", 1, PERIODIC, lossy_fallback=False)),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# hybrids of attention and Mamba mixers: three blocks (Mamba, attention, Mamba), experts in the middle one; d_state and
+# dt_rank that differ from every grown size
+TINY["jamba"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 3,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 0.05, "num_experts": 3,
+                 "num_experts_per_tok": 2, "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 2,
+                 "attn_layer_offset": 1, "mamba_d_state": 5, "mamba_d_conv": 3, "mamba_expand": 2, "mamba_dt_rank": 3,
+                 "use_mamba_kernels": False, "pad_token_id": 0, "num_labels": 3, "tie_word_embeddings": False}

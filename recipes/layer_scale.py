@@ -20,6 +20,8 @@ from hfgrow.policy import CopyConventionOnly, FfnFollowsHidden, WholeMultiplesOn
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, linear, norm, reads, writes
 
 from .vit import conv2d, vector
+from . import tiny
+from .tiny import like
 
 LAYER_SCALE = ("layer scale: each residual branch is multiplied by a per-channel gain, and an extra unit (at the stream's "
                "token mean) would need the mean of the gained branch, which no gain of the branch's mean gives")
@@ -105,3 +107,15 @@ DATA2VEC_VISION = BEIT.extend(
     name="data2vec-vision", model_types=("data2vec-vision",), prefix="data2vec_vision",
     classes=("Data2VecVisionModel", "Data2VecVisionForImageClassification"),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["dinov2"] = like(tiny.VIT, "intermediate_size", mlp_ratio=4)
+TINY["dinov2_with_registers"] = like(TINY["dinov2"], num_register_tokens=2)
+# relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
+TINY["beit"] = like(tiny.VIT, use_relative_position_bias=True, use_absolute_position_embeddings=True,
+                    use_mean_pooling=False, vocab_size=11)
+# relative position bias tables in every block, absolute positions too, the class token pooled after the final norm
+TINY["data2vec-vision"] = TINY["beit"]

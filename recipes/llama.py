@@ -14,6 +14,8 @@ import dataclasses
 from hfgrow.policy import HeadDimFixed, NormsWithoutWeights, RotaryHeadDim, WeightlessNorms
 from hfgrow.algebra import held_at
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, drop, embedding, keep, linear, norm, reads, writes
+from . import tiny
+from .tiny import like
 
 LAYER = "layers.*"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -251,3 +253,67 @@ HIGGS_AUDIO_V2 = RECIPE.extend(
           *linear(f"{LAYER}.audio_mlp.down_proj", "hidden", "ffn", bias=False)),
     heads=(*linear("audio_lm_head", None, "final", bias=False), *linear("text_lm_head", None, "final", bias=False)),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["llama"] = tiny.LLAMA
+TINY["mistral"] = TINY["llama"]
+TINY["qwen2"] = TINY["llama"]
+TINY["qwen3"] = TINY["llama"]
+TINY["arcee"] = TINY["llama"]
+TINY["cwm"] = TINY["llama"]
+TINY["ministral"] = TINY["llama"]
+TINY["ernie4_5"] = TINY["llama"]
+TINY["helium"] = TINY["llama"]
+TINY["seed_oss"] = TINY["llama"]
+TINY["ultrabert"] = TINY["llama"]
+TINY["eurobert"] = like(TINY["llama"], mask_token_id=3)
+# its default rope is YaRN: head_dim growth refused
+TINY["ministral3"] = TINY["llama"]
+# head_dim = hidden / heads
+TINY["olmo"] = like(TINY["llama"], "head_dim", "rms_norm_eps")
+# layer 1 without rotary (NoPE)
+TINY["smollm3"] = like(TINY["llama"], no_rope_layers=[1, 0])
+# run with Llama's classes
+TINY["internlm3"] = TINY["llama"]
+# run with Llama's classes
+TINY["iquestcoder"] = TINY["llama"]
+TINY["apertus"] = TINY["llama"]
+# exaone: run with Llama's classes
+TINY["hunyuan_v1_dense"] = TINY["llama"]
+# exaone: run with Llama's classes
+TINY["emu3_text_model"] = TINY["llama"]
+# exaone: run with Llama's classes
+TINY["exaone"] = TINY["llama"]
+# an LM head pruned to the first 90 tokens
+TINY["apertus1p5_text"] = like(TINY["llama"], output_vocab_size=90)
+# Doge: the dynamic mask keeps the 4 best of the tests' 9 keys; is_moe adds 16 one-unit experts (4 × 4 product keys), 2 per token
+TINY["doge"] = like(TINY["llama"], "head_dim", keep_window_size=4, num_experts=16, num_experts_per_tok=2)
+# HRM (text): two stacks of 2 blocks each, in 2 high cycles of 2 low cycles; weightless norms
+TINY["hrm_text"] = like(TINY["llama"], "num_key_value_heads", H_cycles=2, L_cycles=2, embedding_scale=2.0)
+# Cosmos3 Edge (text): ReLU² MLP, rotary sections over head_dim 4's 2 frequency slots (time, height)
+TINY["cosmos3_edge_text"] = like(TINY["llama"], bos_token_id=1, eos_token_id=2,
+                                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                  "mrope_section": [1, 1, 0]})
+# Muse Glimmer (text): a sliding-window rotary block, then a full-attention NoPE one (layer_rope_theta 0)
+TINY["muse_glimmer_text"] = like(TINY["cosmos3_edge_text"], "rope_parameters", sliding_window=4, post_norm_eps=0.02,
+                                 qk_scale_factor=2.5, layer_types=["sliding_attention", "full_attention"],
+                                 layer_rope_theta=[10000.0, 0])
+TINY["qwen2_vl_text"] = like(TINY["cosmos3_edge_text"], rope_parameters=tiny.MROPE)
+TINY["qwen2_5_vl_text"] = TINY["qwen2_vl_text"]
+TINY["qwen2_5_omni_text"] = TINY["qwen2_5_vl_text"]
+# its code interleaves the sections
+TINY["qwen3_vl_text"] = like(TINY["llama"], rope_parameters=tiny.MROPE)
+# HunYuan-VL (text): sections in contiguous chunks of 2·section dims over the whole head (streams T, H, W by chunk)
+TINY["hunyuan_vl_text"] = TINY["qwen3_vl_text"]
+# biases on q, k, v and o
+TINY["paddleocr_vl_text"] = like(TINY["qwen2_vl_text"], use_bias=True)
+# 5 codec embeddings and LM heads
+TINY["qwen3_omni_moe_talker_code_predictor"] = like(TINY["llama"], num_code_groups=6)
+TINY["nanochat"] = like(TINY["llama"], final_logit_softcapping=15.0)
+# Higgs Audio v2: 2 codebooks of 7 codes; token 5 marks an audio position (its embedding the codebooks' sum); Llama 3's rotary
+TINY["higgs_audio_v2"] = like(TINY["cosmos3_edge_text"], "rope_parameters", num_codebooks=2, codebook_size=7,
+                              audio_token_id=5, audio_bos_token_id=6, audio_delay_token_id=7, audio_stream_bos_id=5,
+                              audio_stream_eos_id=6)

@@ -14,6 +14,8 @@ the FFN grows with the hidden size."""
 from hfgrow.policy import FfnFollowsHidden, RotaryHeadDim, WholeMultiplesOnly
 from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, linear, norm,
                            reads, writes)
+from . import tiny
+from .tiny import like
 
 LAYER = "model.layers.*"
 
@@ -48,3 +50,11 @@ RECIPE = Recipe(
         TensorRule("vision_adapter.mlp.fc2.weight", (None, None)),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Llama 4's: 2×2 patches folded into 4 × hidden = intermediate_size channels for the adapter
+TINY["llama4_vision_model"] = like(tiny.VISION, "layer_norm_eps", intermediate_size=64, projector_input_dim=12,
+                                   projector_output_dim=12, vision_output_dim=12)

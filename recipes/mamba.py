@@ -18,6 +18,7 @@ as each group of the gated norm must hold every channel of its small group as of
 
 from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, embedding, linear, norm, reads, writes
+from .tiny import like
 
 LAYER = "layers.*"
 # the mixer's channels, and a size that never grows (a norm over B, C or dt: what its eps must be)
@@ -94,3 +95,15 @@ MAMBA2 = RECIPE.extend(
     body=mamba2(f"{LAYER}.mixer"),
     constraints=(WHOLE_GROUPS,),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# the LM head tied to the embedding (Mamba's default)
+TINY["mamba"] = {"vocab_size": 97, "hidden_size": 16, "num_hidden_layers": 2, "state_size": 5, "conv_kernel": 3,
+                 "expand": 2, "time_step_rank": 3, "layer_norm_epsilon": 0.05, "use_bias": True, "use_conv_bias": True,
+                 "use_mambapy": False, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+TINY["falcon_mamba"] = like(TINY["mamba"], mixer_rms_eps=0.05, tie_word_embeddings=False)
+# two groups of two heads; chunks shorter than the inputs
+TINY["mamba2"] = like(TINY["mamba"], "time_step_rank", "use_mambapy", num_heads=4, head_dim=8, n_groups=2, chunk_size=4)

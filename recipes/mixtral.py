@@ -17,6 +17,8 @@ from hfgrow.recipe import Kind, Packed, Space, TensorRule, embedding, keep, line
 from .llama import ERNIE4_5, INTERLEAVED, LAYER, MUSE_GLIMMER_TEXT, QWEN3, RECIPE as LLAMA, PER_HEAD, sinks
 from .gemma import GEMMA3
 from .olmo2 import RECIPE as OLMO2
+from . import tiny
+from .tiny import like
 
 MOE = f"{LAYER}.block_sparse_moe"
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
@@ -169,9 +171,8 @@ EXAONE_MOE = GLM4_MOE.extend(
     config=dataclasses.replace(GLM4_MOE.config, shared_ffn=("moe_intermediate_size", "num_shared_experts")),
 )
 HY_V3 = EXAONE_MOE.extend(name="hy_v3", model_types=("hy_v3",), classes=("HYV3Model", "HYV3ForCausalLM"))
-# DeepSeek-OCR 2's and Unlimited-OCR's text models: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2
-# experts and shared experts, greedy or group-limited routing), dense or sparse blocks as mlp_layer_types says
-DEEPSEEK_OCR2_TEXT = SOLAR_OPEN.extend(name="deepseek_ocr2_text", model_types=("deepseek_ocr2_text",), classes=("DeepseekOcr2TextModel",))
+# Unlimited-OCR's text model: Solar-Open's layout (plain attention, head_dim = hidden / heads, DeepSeek-V2 experts and shared
+# experts, greedy or group-limited routing), dense or sparse blocks as mlp_layer_types says (DeepSeek-OCR 2's too)
 UNLIMITED_OCR_TEXT = SOLAR_OPEN.extend(name="unlimited_ocr_text", model_types=("unlimited_ocr_text",), classes=("UnlimitedOcrTextModel",))
 # Flint: Qwen3-MoE's blocks with attention sinks (stored as softmax_offset) and an ungated shared expert of its own size
 FLINT = QWEN3_MOE.extend(
@@ -389,3 +390,85 @@ MUSE_SPARK_TEXT = LLAMA.extend(
     constraints=(NoNewBlocks("each block mixes the stream as α·x + β·branch per unit, α = √(σ(−w)(1 + σ(w))) < 1 for every "
                              "finite gate w, so a new block cannot be the identity"), *MUSE_GLIMMER_TEXT.constraints),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["mixtral"] = tiny.MIXTRAL
+# hidden / heads
+TINY["olmoe"] = like(TINY["mixtral"], "head_dim", "num_local_experts", num_experts=3)
+TINY["qwen3_moe"] = tiny.QWEN3_MOE
+TINY["mellum"] = like(TINY["qwen3_moe"], "mlp_only_layers", sliding_window=4,
+                      layer_types=["sliding_attention", "full_attention"], mlp_layer_types=["sparse", "dense"])
+TINY["qwen3_vl_moe_text"] = TINY["qwen3_moe"]
+TINY["flex_olmo"] = TINY["olmoe"]
+TINY["phimoe"] = like(TINY["mixtral"], lm_head_bias=True)
+TINY["minimax_m2"] = like(TINY["mixtral"], bos_token_id=1, eos_token_id=2)
+TINY["qwen2_moe"] = like(TINY["qwen3_moe"], shared_expert_intermediate_size=20)
+TINY["solar_open"] = like(tiny.MOE, n_shared_experts=2)
+# rotary on half of each head
+TINY["glm4_moe"] = like(TINY["solar_open"], first_k_dense_replace=1, use_qk_norm=True)
+# GLM-4.5's classes; rotary on the whole head, q/k/v biases
+TINY["sarvam_moe"] = like(TINY["glm4_moe"], attention_bias=True)
+TINY["exaone_moe"] = like(tiny.MOE, num_experts=3, num_shared_experts=2, mlp_layer_types=["dense", "sparse"],
+                          sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["hy_v3"] = like(tiny.MOE, num_local_experts=3, num_shared_experts=2, mlp_layer_types=["sparse", "dense"])
+TINY["flint"] = TINY["qwen2_moe"]
+# partial rotary
+TINY["laguna"] = like(tiny.MOE, num_experts=3, shared_expert_intermediate_size=20, mlp_layer_types=["dense", "sparse"])
+# block 0 dense
+TINY["ernie4_5_moe"] = like(tiny.LLAMA, moe_num_experts=3, moe_k=2, moe_intermediate_size=10, moe_num_shared_experts=2)
+# two groups of two experts, one group kept (group-limited routing), scores scaled
+TINY["dots1"] = like(TINY["solar_open"], n_routed_experts=4, n_group=2, first_k_dense_replace=1,
+                     routed_scaling_factor=2.5, norm_topk_prob=True)
+TINY["step3p5"] = like(TINY["mellum"], "num_experts", "norm_topk_prob", n_routed_experts=3, moe_intermediate_size=10,
+                       share_expert_dim=20, mlp_layer_types=["dense", "sparse"], query_pre_attn_scalar=6,
+                       moe_router_scaling_factor=2.5)
+TINY["afmoe"] = like(TINY["olmoe"], head_dim=4, moe_intermediate_size=10, num_shared_experts=2, num_dense_layers=1,
+                     global_attn_every_n_layers=2, sliding_window=4, route_scale=2.5, mup_enabled=True)
+TINY["aria_text"] = like(TINY["ernie4_5_moe"], "moe_k", "moe_intermediate_size", intermediate_size=10, moe_topk=2)
+TINY["kolibri1"] = like(TINY["mellum"], "intermediate_size", "norm_topk_prob", "mlp_layer_types",
+                        moe_intermediate_size=10, shared_expert_intermediate_size=20)
+# a dense block, then a sparse one whose attention sees the 2 key blocks (of 2) its indexer picks beside its own; clamped SwiGLUs
+TINY["minimax_m3_vl_text"] = like(TINY["minimax_m2"], intermediate_size=10, dense_intermediate_size=28,
+                                  shared_intermediate_size=20, rotary_dim=2, mlp_layer_types=["dense", "sparse"],
+                                  layer_types=["full_attention", "minimax_m3_sparse"], index_n_heads=2,
+                                  index_head_dim=2, index_block_size=2, index_topk_blocks=2, index_local_blocks=1,
+                                  swiglu_limit=3.0, routed_scaling_factor=2.5)
+# GPT-OSS: sliding and full attention blocks with attention sinks, 3 experts (top 2) of clamped SwiGLUs with biases, the
+# router with a bias; YaRN as released (head_dim growth refused)
+TINY["gpt_oss"] = like(TINY["mixtral"], sliding_window=4, swiglu_limit=0.5,
+                       layer_types=["sliding_attention", "full_attention"],
+                       rope_parameters={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                        "truncate": False, "original_max_position_embeddings": 16,
+                                        "rope_theta": 10000.0})
+TINY["hunyuan_v1_moe"] = like(tiny.LLAMA, num_experts=3, moe_topk=2, use_qk_norm=True)
+# Llama 4's text model: a dense block (MLP of intermediate_size_mlp), then a sparse one (routed experts and a shared expert of
+# intermediate_size); block 1 without rotary (NoPE, temperature-tuned queries: floor_scale 2 makes it vary over 9 tokens),
+# block 0 rotary, chunked (chunks of 4) and with weightless L2 q/k norms
+TINY["llama4_text"] = like(TINY["minimax_m2"], intermediate_size=12, intermediate_size_mlp=24,
+                           interleave_moe_layer_step=2, no_rope_layers=[1, 0], attention_chunk_size=4, floor_scale=2,
+                           attn_scale=0.5)
+# Beam: a dense block, then a sparse one (4 experts in 2 groups, 2 per token); a sliding-window rotary block, then a NoPE
+# full-attention one; final logits soft-capped
+TINY["beam"] = like(TINY["exaone_moe"], "n_routed_experts", "num_shared_experts", num_experts=4, n_group=2,
+                    final_logit_softcapping=10.0)
+# Muse Spark (text): Muse Glimmer's blocks, a dense MLP then a sparse block (4 experts, 2 per token, in an expert width of 10)
+TINY["muse_spark_text"] = like(TINY["minimax_m2"], sliding_window=4, post_norm_eps=0.02, qk_scale_factor=2.5,
+                               layer_types=["sliding_attention", "full_attention"], layer_rope_theta=[10000.0, 0],
+                               moe_intermediate_size=12, moe_hidden_size=10, num_local_experts=4,
+                               mlp_layer_types=["dense", "sparse"], routed_scaling_factor=1.5, output_multiplier=0.5,
+                               residual_gate_temperature=0.3)
+# sections interleaved by the code: 6 frequency slots, streams T H W T H W
+TINY["qwen3_omni_moe_text"] = like(TINY["qwen3_moe"], head_dim=12,
+                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                    "mrope_section": [2, 2, 2]})
+TINY["qwen3_omni_moe_talker_text"] = like(TINY["qwen3_omni_moe_text"], shared_expert_intermediate_size=20)
+# head_dim = hidden / heads (set on load); Unlimited-OCR's eager attention (the vision tower's) does not repeat KV heads:
+# multi-head attention, as its checkpoints
+TINY["unlimited_ocr_text"] = like(TINY["minimax_m2"], "head_dim", "num_local_experts", n_routed_experts=3,
+                                  moe_intermediate_size=12, n_shared_experts=2, mlp_layer_types=["dense", "sparse"],
+                                  num_key_value_heads=4)
+TINY["glm4v_moe_text"] = like(TINY["dots1"], "norm_topk_prob",
+                              rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0], partial_rotary_factor=0.5))

@@ -45,3 +45,12 @@ RECIPE = Recipe(
     ),
     class_heads={"ModernBertForMaskedLM": (*norm("head.norm", "mlm_out", input="head_inner"), *linear("decoder", None, "mlm_out"))},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["modernbert"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 3,
+                      "num_attention_heads": 2, "max_position_embeddings": 40, "norm_eps": 0.05, "pad_token_id": 0,
+                      "bos_token_id": 2, "eos_token_id": 3, "cls_token_id": 2, "sep_token_id": 3, "local_attention": 4,
+                      "global_attn_every_n_layers": 2, "num_labels": 3}

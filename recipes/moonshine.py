@@ -14,6 +14,7 @@ counts must be equal (the attention writes them into one config field)."""
 from hfgrow.policy import RotaryHeadDim, StreamFromActivation
 from hfgrow.recipe import (ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear, norm, reads,
                            writes)
+from hfgrow.recipe import Feed
 
 FRONT_END = "Moonshine's encoder starts its residual stream at GELU(conv3(…))"
 WIDE = Packed((writes("conv2"),) * 2)  # conv2's 2 × hidden channels: two copies of the hidden layout
@@ -69,3 +70,19 @@ RECIPE = Recipe(
     ),
     heads=linear("proj_out", None, "final", bias=False),
 )
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "moonshine": Feed(signal="fixed_front_end_waveform"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["moonshine"] = {"vocab_size": 11, "hidden_size": 16, "intermediate_size": 24, "encoder_num_hidden_layers": 2,
+                     "decoder_num_hidden_layers": 2, "encoder_num_attention_heads": 2, "decoder_num_attention_heads": 2,
+                     "max_position_embeddings": 64, "pad_token_id": 0,
+                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}}

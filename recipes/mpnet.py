@@ -8,6 +8,8 @@ import dataclasses
 from . import roberta
 from hfgrow.algebra import Kind, Space
 from hfgrow.recipe import embedding, linear, norm
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layer.*"
 _BASE = roberta.family("mpnet", "mpnet", "MPNet", prefix="mpnet")
@@ -32,3 +34,9 @@ RECIPE = dataclasses.replace(
         *linear("pooler.dense", "pooled", "hidden"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["mpnet"] = like(tiny.MEGATRON_BERT, pad_token_id=1)

@@ -11,7 +11,7 @@ that are not a transformers layout. "Not yet declared" says plainly that the rul
 NOT_DECLARED = "not yet declared: "
 AUDIO = (NOT_DECLARED + "its audio reaches the text model through audio placeholder tokens ({}); recipes/audio_joins.py "
          "joins the audio-language models whose projector is plain layers into the text width, and verification generates "
-         "audio in their layouts alone (hfgrow/signals.py AUDIO_LAYOUTS)")
+         "audio in their layouts alone (hfgrow/signals.py AUDIO)")
 TEXT = "its text model is not grown by hfgrow ({}), so neither is the whole model"
 PROJECTOR = (NOT_DECLARED + "the text model and the kept vision tower are supported, but the projector between them ({}) "
              "has no rules yet")

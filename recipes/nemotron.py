@@ -4,6 +4,8 @@ a ReLU² MLP without a gate (``up_proj`` / ``down_proj``) and partial rotary (ha
 from hfgrow.recipe import ConfigFields, norm
 
 from .llama import HEADS, LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 RECIPE = LLAMA.extend(
     name="nemotron",
@@ -18,3 +20,10 @@ RECIPE = LLAMA.extend(
         *norm("norm", "final", input="hidden", offset=1.0),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# rotary on half of each head
+TINY["nemotron"] = like(tiny.LLAMA, "rms_norm_eps", norm_eps=0.05)

@@ -14,6 +14,8 @@ from hfgrow.policy import HeadDimFixed, NoNewBlocks
 from hfgrow.recipe import Kind, Space, linear, norm
 
 from .llama import HEADS as LLAMA_HEADS, LAYER, QWEN3, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification")
 
@@ -65,3 +67,14 @@ ESMC = RECIPE.extend(
 )
 ESMC = dataclasses.replace(ESMC, body=tuple(r for r in ESMC.body if "post_feedforward" not in r.pattern),
                            heads=tuple(r for r in ESMC.heads if not r.pattern.startswith(("lm_head.weight", "qa_outputs"))))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["olmo2"] = tiny.LLAMA
+TINY["olmo3"] = like(TINY["olmo2"], sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+TINY["exaone4"] = TINY["olmo3"]
+# ESMC: a bidirectional encoder; its whole-width q/k LayerNorms are sized by the hidden size (as many KV heads as heads)
+TINY["esmc"] = like(TINY["olmo2"], "head_dim", "rms_norm_eps", num_key_value_heads=4, mask_token_id=3, bos_token_id=1,
+                    eos_token_id=2, classifier_dropout=0.0)

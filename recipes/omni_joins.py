@@ -32,10 +32,13 @@ import dataclasses
 
 from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import Kind, Space, Tower, TensorRule, linear, norm, writes
+from hfgrow.recipe import Feed
 
 from .audio_joins import AUDIO_OUTPUTS
 from .vlm import FIELDS, LANGUAGE_MODEL, OUTPUTS, QWEN2_5_VL
 from .vlm_joins import PROJECTED, joined
+from . import tiny
+from .tiny import like
 
 TWINS = {"vision_config.out_hidden_size": "text_config.hidden_size", "audio_config.output_dim": "text_config.hidden_size"}
 TOWERS = (QWEN2_5_VL.towers[0],  # the text model: saved under model (the legacy layout), loaded under model.language_model
@@ -105,3 +108,56 @@ FUN_ASR_NANO = joined(
                                in_proportion={"adaptor_config.intermediate_size": "text_config.hidden_size"}))
 
 RECIPES = (QWEN2_5_OMNI_THINKER, QWEN3_OMNI_MOE_THINKER, VIBEVOICE_ASR, FUN_ASR_NANO)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "fun_asr_nano": Feed(audio="stacked_frames"),
+    "qwen2_5_omni_thinker": Feed(images="patch_rows", audio="pooled_mels", patch_rows=True, audio_marks=True),
+    "qwen3_omni_moe_thinker": Feed(images="patch_rows", audio="windowed_mels_attention", patch_rows=True,
+                                   audio_marks=True),
+    "vibevoice_asr": Feed(audio="latent_waveform"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["qwen2_5_omni_thinker"] = like(tiny.OMNI_IDS, text_config=like(tiny.LLAMA, rope_parameters=tiny.MROPE,
+                                                                    bos_token_id=1, eos_token_id=2,
+                                                                    model_type="qwen2_5_omni_text"),
+                                    vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps", window_size=8,
+                                                       fullatt_block_indexes=[1],
+                                                       model_type="qwen2_5_omni_vision_encoder"),
+                                    audio_config={"num_mel_bins": 8, "max_source_positions": 12, "dropout": 0.0,
+                                                  "attention_dropout": 0.0, "activation_dropout": 0.0, "d_model": 16,
+                                                  "encoder_layers": 2, "encoder_attention_heads": 2,
+                                                  "encoder_ffn_dim": 24, "n_window": 6, "output_dim": 16,
+                                                  "model_type": "qwen2_5_omni_audio_encoder"})
+TINY["qwen3_omni_moe_thinker"] = like(TINY["qwen2_5_omni_thinker"], text_config=like(tiny.QWEN3_MOE, head_dim=12,
+                                                                                     rope_parameters={"rope_type": "default",
+                                                                                                      "rope_theta": 10000.0,
+                                                                                                      "mrope_section": [2, 2, 2]},
+                                                                                     model_type="qwen3_omni_moe_text"),
+                                      vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps",
+                                                         num_position_embeddings=16, deepstack_visual_indexes=[0],
+                                                         model_type="qwen3_omni_moe_vision_encoder"),
+                                      audio_config={"num_mel_bins": 8, "encoder_layers": 2,
+                                                    "encoder_attention_heads": 2, "encoder_ffn_dim": 24, "d_model": 16,
+                                                    "n_window": 50, "n_window_infer": 100, "downsample_hidden_size": 4,
+                                                    "output_dim": 16, "max_position_embeddings": 13,
+                                                    "model_type": "qwen3_omni_moe_audio_encoder"})
+TINY["vibevoice_asr"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "audio_token_id": 5,
+                         "audio_bos_token_id": 6, "audio_eos_token_id": 7,
+                         "acoustic_tokenizer_encoder_config": tiny.VIBEVOICE_ENCODER,
+                         "semantic_tokenizer_encoder_config": like(tiny.VIBEVOICE_ENCODER, hidden_size=6)}
+# FunASR-Nano: a tiny SAN-M encoder (8 features a frame: 4 mel bins × 2 stacked frames), two adaptor layers over the text
+# width (2 heads, an MLP of a quarter of it); audio token 5
+TINY["fun_asr_nano"] = {"text_config": like(tiny.LLAMA, model_type="qwen3"), "audio_token_id": 5,
+                        "audio_config": {"num_mel_bins": 4, "num_stacked_frames": 2, "hidden_size": 8,
+                                         "num_attention_heads": 2, "intermediate_size": 12, "num_hidden_layers": 3,
+                                         "num_timestamp_prediction_layers": 1, "fsmn_kernel_size": 3,
+                                         "max_position_embeddings": 32, "hidden_dropout": 0.0, "attention_dropout": 0.0,
+                                         "model_type": "fun_asr_nano_encoder"},
+                        "adaptor_config": like(tiny.PROJECTED_TOWER, intermediate_size=4, projector_hidden_size=12)}

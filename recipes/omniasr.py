@@ -9,6 +9,7 @@ import dataclasses
 
 from hfgrow.policy import StreamFromActivation
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, keep, linear, norm
+from hfgrow.recipe import Feed
 
 from .wav2vec2 import FRONT_END, grouped_conv
 
@@ -49,3 +50,21 @@ CTC = Recipe(
     body=BODY,
     heads=linear("ctc_head", None, "hidden"),
 )
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "omniasr_ctc": Feed(signal="channel_waveform"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# even, as 128: it drops its last frame
+TINY["omniasr_audio"] = {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 24,
+                         "layer_norm_eps": 0.05, "conv_dim": (6, 5), "conv_kernel": (4, 3), "conv_stride": (3, 2),
+                         "num_conv_pos_embeddings": 4, "num_conv_pos_embedding_groups": 4, "hidden_dropout": 0.0,
+                         "activation_dropout": 0.0, "layerdrop": 0.0}
+TINY["omniasr_ctc"] = {"vocab_size": 11, "audio_config": TINY["omniasr_audio"], "pad_token_id": 1}

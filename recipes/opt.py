@@ -53,3 +53,11 @@ RECIPE = Recipe(
         *linear("qa_outputs", None, "final_emb"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["opt"] = {"vocab_size": 97, "hidden_size": 16, "ffn_dim": 24, "num_hidden_layers": 2, "num_attention_heads": 2,
+               "word_embed_proj_dim": 16, "max_position_embeddings": 32, "dropout": 0.0, "attention_dropout": 0.0,
+               "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0, "num_labels": 3}

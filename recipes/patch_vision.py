@@ -28,6 +28,8 @@ import dataclasses
 from hfgrow.policy import NoNewBlocks, RotaryHeadDim, WholeMultiplesOnly
 from hfgrow.recipe import (STREAM_FROM_NORM, ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, linear,
                            norm, reads, writes)
+from . import tiny
+from .tiny import like
 
 AXIAL = RotaryHeadDim(exact_types=("axial",))
 
@@ -137,3 +139,24 @@ DOTS3_NOTE_VISION = dataclasses.replace(
         *dots3_merger("merger"), *dots3_merger("adapter"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# flattened patches of 4×4 pixels (hfgrow/signals.py), axial 2-D rotary over heads of 8
+TINY["ernie4_5_vl_moe_vision"] = like(tiny.GLM_VISION, "image_size", "temporal_patch_size", "out_hidden_size",
+                                      intermediate_size=24)
+# two frames per patch; a 2×2 position table resampled to 4×4 grids; windows of 2×2 patches, then full attention
+TINY["muse_glimmer_vision"] = {"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                               "num_attention_heads": 2, "patch_size": 4, "pos_emb_height": 2, "pos_emb_width": 2,
+                               "patch_temporal": 2, "merge_size": 2, "layer_norm_eps": 0.05,
+                               "layer_types": ["window_attention", "full_attention"]}
+# a dense block, then a block of 3 routed experts; the merger folds 2×2 tokens and projects to 12
+TINY["dots3_note_vision_encoder"] = {"hidden_size": 16, "intermediate_size": 24, "moe_intermediate_size": 12,
+                                     "num_hidden_layers": 2, "num_attention_heads": 2, "patch_size": 4,
+                                     "num_channels": 3, "mlp_layer_types": ["dense", "sparse"],
+                                     "per_layer_config": {1: {"num_local_experts": 3, "num_experts_per_tok": 2}},
+                                     "num_local_experts": 3, "num_experts_per_tok": 2, "adapter_in_dim": 16,
+                                     "adapter_out_dim": 12, "adapter_merge_size": 2, "spatial_merge_size": 2,
+                                     "rms_norm_eps": 0.05, "attention_bias": True}

@@ -51,3 +51,13 @@ RECIPE = Recipe(
         *linear("score", None, "final"),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["persimmon"] = {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                     "num_attention_heads": 4, "layer_norm_eps": 0.05, "max_position_embeddings": 64,
+                     "hidden_dropout": 0.0, "attention_dropout": 0.0, "pad_token_id": 0, "bos_token_id": 1,
+                     "eos_token_id": 2, "num_labels": 3, "qk_layernorm": True,
+                     "rope_parameters": {"rope_type": "default", "rope_theta": 25000.0, "partial_rotary_factor": 0.5}}

@@ -6,6 +6,8 @@ per-head q/k LayerNorms (``qk_layernorm``) are not supported."""
 from hfgrow.recipe import ConfigFields, linear, norm
 
 from .llama import LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 RECIPE = LLAMA.extend(
     name="phi",
@@ -25,3 +27,9 @@ RECIPE = LLAMA.extend(
     ),
     heads=linear("lm_head", None, "final"),  # with its bias (vocab-sized: kept)
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["phi"] = like(tiny.LLAMA, "head_dim", "rms_norm_eps", layer_norm_eps=0.05)

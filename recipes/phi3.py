@@ -9,6 +9,8 @@ heads growth only.
 from hfgrow.recipe import Packed, TensorRule, reads, writes
 
 from .llama import LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
@@ -22,3 +24,10 @@ RECIPE = LLAMA.extend(
         TensorRule(f"{LAYER}.mlp.gate_up_proj.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Phi-3 derives it: hidden / heads
+TINY["phi3"] = like(tiny.LLAMA, "head_dim")

@@ -30,3 +30,12 @@ POOLFORMER = Recipe(
     body=tuple(r for i in STAGES for r in stage(i)),
     heads=(*norm("norm", "final", input="hidden"), *linear("classifier", None, "final")),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# PoolFormer: overlapping patch convolutions per stage, GroupNorms, pooling token mixers, layer scale
+TINY["poolformer"] = {"num_channels": 3, "hidden_sizes": [8, 16], "depths": [1, 2], "patch_sizes": [3, 3],
+                      "strides": [2, 2], "padding": [1, 1], "num_encoder_blocks": 2, "mlp_ratio": 2.0,
+                      "layer_scale_init_value": 0.5, "num_labels": 3}

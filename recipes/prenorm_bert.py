@@ -9,6 +9,8 @@ import dataclasses
 from . import bert, roberta
 from hfgrow.policy import WholeMultiplesOnly
 from hfgrow.recipe import STREAM_FROM_NORM, Axis, Kind, Space, TensorRule, embedding, keep, linear, norm
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layer.*"
 # the masked-LM head of BERT's families: dense → GELU → LayerNorm, a norm over an activation space, whose extra units
@@ -73,3 +75,13 @@ XLM_ROBERTA_XL = family(
     body("attention.self_attn_layer_norm", "LayerNorm", "encoder.LayerNorm", embedding_norm=False), roberta.HEADS,
     constraints=(WholeMultiplesOnly(MLM_NORM),),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# text encoders of BERT's sizes (issue 32): RoBERTa's positions after the padding index where the family has them
+TINY["roberta-prelayernorm"] = like(tiny.MEGATRON_BERT, pad_token_id=1)
+# text encoders of BERT's sizes (issue 32): RoBERTa's positions after the padding index where the family has them
+TINY["xlm-roberta-xl"] = TINY["roberta-prelayernorm"]
+TINY["megatron-bert"] = tiny.MEGATRON_BERT

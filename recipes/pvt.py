@@ -14,6 +14,7 @@ from hfgrow.recipe import (STAGE, ConfigFields, Kind, Recipe, Repeated, Space, S
 
 from .stages import CONSTRAINTS, STAGES, all_stage_spaces
 from .vit import conv2d, vector
+from .tiny import like
 
 FIELDS = dict(hidden="hidden_size", ffn=None, heads=None, eps=("layer_norm_eps",))
 SPACES = {**all_stage_spaces(ffn="ffn", n="", kv="", sr="", patch="", out=""), "hidden": Space("hidden", Kind.RESIDUAL),
@@ -94,3 +95,19 @@ PVT = Recipe(
     body=(*(r for i in STAGES for r in pvt_stage(i)), *norm("encoder.layer_norm", "final", input="hidden")),
     heads=linear("classifier", None, "final"),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Mix Transformers: two stages of 1 and 2 heads, spatial reduction 2 in the first, depthwise convolutions in the MLPs
+TINY["segformer"] = {"num_channels": 3, "num_encoder_blocks": 2, "depths": [1, 2], "sr_ratios": [2, 1],
+                     "hidden_sizes": [8, 16], "patch_sizes": [3, 3], "strides": [2, 2], "num_attention_heads": [1, 2],
+                     "mlp_ratios": [2, 2], "layer_norm_eps": 0.05, "decoder_hidden_size": 8, "hidden_dropout_prob": 0.0,
+                     "attention_probs_dropout_prob": 0.0, "classifier_dropout_prob": 0.0, "drop_path_rate": 0.0,
+                     "num_labels": 3, "image_size": 8}
+TINY["pvt_v2"] = like(TINY["segformer"], "decoder_hidden_size", "classifier_dropout_prob",
+                      out_features=["stage1", "stage2"])
+# (PVT's tables assume a first stride of 4)
+TINY["pvt"] = like(TINY["pvt_v2"], "sr_ratios", "out_features", patch_sizes=[4, 2], strides=[4, 2], image_size=16,
+                   sequence_reduction_ratios=[2, 1])

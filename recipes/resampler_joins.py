@@ -26,9 +26,12 @@ import dataclasses
 
 from hfgrow.policy import NoNewBlocks, SharedEps, VisionTowerKept, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Space, TensorRule, Tower, keep, linear, norm, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS, IDEFICS3
 from .vlm_joins import INSTRUCTBLIP, joined, text, vision
+from . import tiny
+from .tiny import like
 
 INSTRUCTBLIPVIDEO = dataclasses.replace(INSTRUCTBLIP, name="instructblipvideo", model_types=("instructblipvideo",),
                                         classes=("InstructBlipVideoForConditionalGeneration",))  # the Model: no output to compare
@@ -85,3 +88,48 @@ GRANITE4_VISION = joined(
      *linear("(layerwise_projectors|spatial_projectors).*.out_linear", "text_config.hidden", None)))
 
 RECIPES = (INSTRUCTBLIPVIDEO, ARIA, IDEFICS2, GRANITE4_VISION)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "aria": Feed(images="patch_queries"),
+    "granite4_vision": Feed(images="windowed_tiles"),
+    "idefics2": Feed(images="perceived_latents"),
+    "instructblipvideo": Feed(images="instructed_video", video_only=True),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# InstructBLIP-Video: InstructBLIP's, its features in place of video token 5
+TINY["instructblipvideo"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "ffn_dim": 24, "num_hidden_layers": 2,
+                                             "num_attention_heads": 2, "word_embed_proj_dim": 16,
+                                             "max_position_embeddings": 32, "dropout": 0.0, "attention_dropout": 0.0,
+                                             "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0, "num_labels": 3,
+                                             "model_type": "opt"},
+                             "vision_config": like(tiny.VISION, "num_channels"), "qformer_config": tiny.QFORMER,
+                             "num_query_tokens": 3, "video_token_index": 5}
+# Aria: Idefics3's tower (8×8 images of 4×4 patches), its projector's 3 learned queries for 4 patches; Aria's text model
+TINY["aria"] = {"text_config": like(tiny.LLAMA, intermediate_size=10, moe_num_experts=3, moe_topk=2,
+                                    moe_num_shared_experts=2, model_type="aria_text"),
+                "vision_config": like(tiny.VISION, model_type="idefics3_vision"),
+                "projector_patch_to_query_dict": {4: 3}, "image_token_index": 5}
+# Idefics2: its tower (8×8 images of 4×4 patches), a perceiver of 2 layers and 3 latents at the text width (2 heads of 6, 1 KV head)
+TINY["idefics2"] = {"text_config": like(tiny.LLAMA, model_type="mistral"), "vision_config": tiny.VISION,
+                    "image_token_id": 5,
+                    "perceiver_config": {"hidden_size": 16, "rms_norm_eps": 0.05, "resampler_n_latents": 3,
+                                         "resampler_depth": 2, "resampler_n_heads": 2, "resampler_head_dim": 6,
+                                         "num_key_value_heads": 1}}
+# Granite 4 Vision: a CLIP tower of 64 (the Q-Formers' heads are hidden / 64), 8×8 images of 4×4 patches in 1×2 tiles, window
+# Q-Formers of 1 query a 2×2 window: one after vision layer -2 into text block 0, four spatial ones into blocks 1-4
+TINY["granite4_vision"] = {"text_config": like(tiny.LLAMA, num_hidden_layers=5, embedding_multiplier=2.5,
+                                               residual_multiplier=0.7, logits_scaling=3.0, attention_multiplier=0.3,
+                                               model_type="granite4_vision_text"),
+                           "image_token_index": 5,
+                           "vision_config": like(tiny.VISION, hidden_size=64, model_type="clip_vision_model"),
+                           "qformer_config": like(tiny.QFORMER, num_hidden_layers=1, model_type="blip_2_qformer"),
+                           "image_grid_pinpoints": [[8, 16], [16, 8]], "downsample_rate": "1/2",
+                           "deepstack_layer_map": [[-2, 0]], "spatial_target_layers": [1, 2, 3, 4],
+                           "projector_dropout": 0.0}

@@ -78,3 +78,15 @@ REGNET = Recipe(
     body=(*conv_bn("embedder.embedder", "stem", None), *(r for i in STAGES for r in regnet_stage(i))),
     heads=linear("classifier.1", None, "hidden"),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# ResNet: bottleneck blocks (a quarter of the stage's width inside), batch norms, a ReLU after each residual sum
+TINY["resnet"] = {"num_channels": 3, "embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 2],
+                  "layer_type": "bottleneck", "downsample_in_bottleneck": True, "num_labels": 3,
+                  "out_features": ["stage1", "stage2"]}
+# RegNet Y: grouped 3×3 convolutions of 4 channels per group, squeeze-excitation at a quarter of the block's input width
+TINY["regnet"] = {"num_channels": 3, "embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 2], "groups_width": 4,
+                  "layer_type": "y", "num_labels": 3}

@@ -6,6 +6,8 @@ import dataclasses
 
 from . import bert
 from hfgrow.recipe import keep, linear, norm
+from . import tiny
+from .tiny import like
 
 HEADS = (
     *linear("lm_head.dense", "mlm_inner", "hidden"),  # dense → gelu → LayerNorm → decoder tied to the embedding
@@ -33,3 +35,16 @@ RECIPE = family("roberta", "roberta", "Roberta")
 XLM_ROBERTA = family("xlm-roberta", "xlm-roberta", "XLMRoberta")
 CAMEMBERT = family("camembert", "camembert", "Camembert")
 DATA2VEC_TEXT = family("data2vec-text", "data2vec-text", "Data2VecText", prefix="data2vec_text")
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# positions start after the padding index (1)
+TINY["roberta"] = like(tiny.MEGATRON_BERT, pad_token_id=1)
+# positions start after the padding index (1)
+TINY["xlm-roberta"] = TINY["roberta"]
+# positions start after the padding index (1)
+TINY["camembert"] = TINY["xlm-roberta"]
+# positions start after the padding index (1)
+TINY["data2vec-text"] = TINY["camembert"]

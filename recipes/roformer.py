@@ -5,6 +5,7 @@ import dataclasses
 
 from . import bert
 from hfgrow.recipe import Kind, Space, block_spaces, embedding, generated, linear, norm, writes
+from . import tiny
 
 
 def sinusoidal_table(shape: tuple[int, ...]):
@@ -50,3 +51,9 @@ RECIPE = bert.RECIPE.extend(
     ),
     class_heads={},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["roformer"] = tiny.ROFORMER

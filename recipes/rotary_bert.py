@@ -8,6 +8,8 @@ size, no new blocks; head_dim growth for rope types of frequency alone."""
 from . import bert
 from hfgrow.policy import PostNorm, RotaryHeadDim
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, embedding, keep, linear, norm, reads, writes
+from . import tiny
+from .tiny import like
 
 QKV = Packed((writes("q"), writes("k"), writes("v")))
 FFN2 = Packed((writes("ffn"), writes("ffn")))  # the gated FFN's two input projections in one tensor
@@ -66,3 +68,14 @@ JINA_EMBEDDINGS_V3 = family("jina_embeddings_v3", "JinaEmbeddingsV3", "roberta",
     "encoder.layers.*", "emb_ln", "mixer.Wqkv", "mixer.out_proj", ("norm1", "norm2"),
     (*linear("encoder.layers.*.mlp.fc1", "ffn", "hidden"), *linear("encoder.layers.*.mlp.fc2", "hidden", "ffn"))),
     ROBERTA_HEADS, head_names=(*HEADS, "ForQuestionAnswering"))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# head_dim 4
+TINY["gte"] = like(tiny.MEGATRON_BERT, num_attention_heads=4)
+# head_dim 4
+TINY["nomic_bert"] = TINY["gte"]
+# head_dim 4
+TINY["jina_embeddings_v3"] = TINY["nomic_bert"]

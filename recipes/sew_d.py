@@ -11,6 +11,8 @@ from hfgrow.policy import FeaturesProjected, PostNorm, StreamFromActivation
 from hfgrow.recipe import ConfigFields, Recipe, TensorRule
 
 from . import deberta_v2, wav2vec2
+from . import tiny
+from .tiny import like
 
 # DeBERTa-v2's encoder rules (its blocks, the relative table and its LayerNorm), one module deeper: encoder.encoder
 ENCODER = tuple(dataclasses.replace(r, pattern=f"encoder.{r.pattern}") for r in deberta_v2.RECIPE.body
@@ -33,3 +35,11 @@ RECIPE = Recipe(
     body=(*FRONT_END, *ENCODER),
     heads=wav2vec2.HEADS,
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["sew-d"] = like(tiny.WAV2VEC2, "tdnn_dim", "tdnn_kernel", "tdnn_dilation", "xvector_output_dim", "codevector_dim",
+                     "proj_codevector_dim", "num_codevector_groups", "num_codevectors_per_group", squeeze_factor=2,
+                     position_buckets=4, max_position_embeddings=16)

@@ -13,6 +13,8 @@ from hfgrow.recipe import Packed, Recipe, TensorRule, embedding, keep, linear, n
 
 from .clip import FIELDS, HIDDEN, SPACES, STACKS, encoder, text_tower, tower_outputs
 from .vit import conv2d
+from . import tiny
+from .tiny import like
 
 TEXT = Recipe(
     name="siglip_text_model",
@@ -73,3 +75,12 @@ MODEL = Recipe(
     body=(*keep("logit_scale"), *keep("logit_bias"),
           *linear("text_model.head", "vision_config.hidden", "text_config.final")),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["siglip_text_model"] = like(tiny.TEXT, projection_size=16)
+TINY["siglip_vision_model"] = tiny.VISION
+TINY["siglip"] = {"text_config": TINY["siglip_text_model"], "vision_config": TINY["siglip_vision_model"],
+                  "num_labels": 3}

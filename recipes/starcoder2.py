@@ -7,6 +7,8 @@ import dataclasses
 from hfgrow.recipe import ConfigFields, linear, norm
 
 from .llama import LAYER, RECIPE as LLAMA
+from . import tiny
+from .tiny import like
 
 HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
@@ -33,3 +35,12 @@ JAIS2 = RECIPE.extend(
     config=dataclasses.replace(RECIPE.config, eps=("layer_norm_eps",)),
     body=(*linear(f"{LAYER}.mlp.up_proj", "ffn", "hidden"), *linear(f"{LAYER}.mlp.down_proj", "hidden", "ffn")),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# biases by default
+TINY["jais2"] = like(tiny.LLAMA, "rms_norm_eps", layer_norm_eps=0.05)
+TINY["starcoder2"] = like(TINY["jais2"], "tie_word_embeddings", "layer_norm_eps", norm_epsilon=0.05, bos_token_id=0,
+                          eos_token_id=0, residual_dropout=0.0, embedding_dropout=0.0)

@@ -14,6 +14,7 @@ from hfgrow.recipe import (STAGE, ConfigFields, Kind, Packed, Recipe, Space, Sta
 
 from .stages import CONSTRAINTS, STAGES, all_stage_spaces
 from .vit import conv2d, vector
+from .tiny import like
 
 
 def swin_block(i: int, v2: bool) -> tuple[TensorRule, ...]:
@@ -72,3 +73,17 @@ SWIN = swin("swin", ("swin",), ("SwinModel", "SwinForImageClassification", "Swin
 SWINV2 = swin("swinv2", ("swinv2",), ("Swinv2Model", "Swinv2ForImageClassification", "Swinv2ForMaskedImageModeling",
                                       "Swinv2Backbone"), "swinv2", v2=True)
 DONUT_SWIN = swin("donut-swin", ("donut-swin",), ("DonutSwinModel", "DonutSwinForImageClassification"), "donut")
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# hierarchical: two stages over 8×8 images (4 × 4 patches of 2×2 pixels, merged to 2 × 2), windows of 2
+TINY["swin"] = {"image_size": 8, "patch_size": 2, "num_channels": 3, "embed_dim": 8, "depths": [1, 2],
+                "num_heads": [2, 4], "window_size": 2, "mlp_ratio": 2.0, "layer_norm_eps": 0.05, "encoder_stride": 4,
+                "use_absolute_embeddings": True, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
+                "drop_path_rate": 0.0, "num_labels": 3, "out_features": ["stage1", "stage2"]}
+# (Swin v2's and Donut's absolute position tables hold one position more than the patches, which their forward cannot add: 5.24)
+TINY["swinv2"] = like(TINY["swin"], use_absolute_embeddings=False)
+# (Swin v2's and Donut's absolute position tables hold one position more than the patches, which their forward cannot add: 5.24)
+TINY["donut-swin"] = TINY["swinv2"]

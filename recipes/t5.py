@@ -5,6 +5,8 @@ so (``scale_decoder_outputs``: original T5 yes, T5 v1.1 no; mT5 never); the ``fi
 """
 
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, block_spaces, embedding, linear, norm
+from . import tiny
+from .tiny import like
 
 BLOCK = "block.*.layer.*"
 HEADS = ("Model", "ForConditionalGeneration", "EncoderModel", "ForSequenceClassification", "ForTokenClassification",
@@ -73,3 +75,10 @@ RECIPE = Recipe(
 )
 
 MT5 = RECIPE.extend(name="mt5", model_types=("mt5",), classes=tuple(f"MT5{h}" for h in HEADS))
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["t5"] = tiny.T5
+TINY["mt5"] = like(TINY["t5"], feed_forward_proj="gated-gelu")

@@ -6,11 +6,14 @@ import dataclasses
 
 from hfgrow.policy import HeadDimFixed
 from hfgrow.recipe import ConfigFields, Kind, Space, TensorRule, Tower, keep, linear, norm, writes
+from hfgrow.recipe import Feed
 
 from .bert import RECIPE as BERT
 from .llama import LAYER, RECIPE as LLAMA
 from .vlm import LLAVA
 from .vlm_joins import joined, kept_layers, vision
+from . import tiny
+from .tiny import like
 
 # Fuyu: no vision tower; image patches (patch_size² × num_channels values each) enter the Persimmon text model through one
 # linear layer into the text width (vision_embed_tokens), in place of the image placeholder tokens' embeddings: its rows
@@ -82,3 +85,50 @@ GIT = BERT.extend(
     heads=linear("output", None, "hidden"),
 )
 RECIPES += (GIT,)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "chameleon": Feed(coded_images=True),
+    "fuyu": Feed(images="raw_patches"),
+    "minicpm_ocr": Feed(images="packed_rows", patch_rows=True),
+    "minicpmv4_6": Feed(images="packed_rows", patch_rows=True),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# Fuyu: Persimmon with 2×2-pixel patches of 3 channels entering through one linear layer (image token 5)
+TINY["fuyu"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "layer_norm_eps": 0.05, "max_position_embeddings": 64,
+                                "hidden_dropout": 0.0, "attention_dropout": 0.0, "pad_token_id": 0, "bos_token_id": 1,
+                                "eos_token_id": 2, "num_labels": 3, "qk_layernorm": True,
+                                "rope_parameters": {"rope_type": "default", "rope_theta": 25000.0,
+                                                    "partial_rotary_factor": 0.5},
+                                "model_type": "persimmon"},
+                "patch_size": 2, "num_channels": 3, "image_size": 8, "image_token_id": 5}
+# Chameleon: Llama's sizes (head_dim = hidden / heads), its image codes 0..15 the tokens 80..95 (IMGIMG + digits as letters)
+TINY["chameleon"] = like(tiny.LLAMA, "head_dim", bos_token_id=1, eos_token_id=2,
+                         vocabulary_map={"<image>": 5, "IMGIMGAZ": 80, "IMGIMGBZ": 81, "IMGIMGCZ": 82, "IMGIMGDZ": 83,
+                                         "IMGIMGEZ": 84, "IMGIMGFZ": 85, "IMGIMGGZ": 86, "IMGIMGHZ": 87, "IMGIMGIZ": 88,
+                                         "IMGIMGJZ": 89, "IMGIMGBAZ": 90, "IMGIMGBBZ": 91, "IMGIMGBCZ": 92,
+                                         "IMGIMGBDZ": 93, "IMGIMGBEZ": 94, "IMGIMGBFZ": 95},
+                         vq_config={"num_embeddings": 16, "embed_dim": 4, "latent_channels": 4, "base_channels": 32,
+                                    "channel_multiplier": [1, 1], "num_res_blocks": 1, "attn_resolutions": [],
+                                    "resolution": 8})
+TINY["minicpmv4_6"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24,
+                                       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                       "head_dim": 8, "rms_norm_eps": 0.05, "linear_num_key_heads": 2,
+                                       "linear_num_value_heads": 4, "linear_key_head_dim": 4,
+                                       "linear_value_head_dim": 6, "linear_conv_kernel_dim": 3,
+                                       "moe_intermediate_size": 12,
+                                       "layer_types": ["linear_attention", "full_attention"], "pad_token_id": 0,
+                                       "num_labels": 3, "tie_word_embeddings": False, "model_type": "qwen3_5_text"},
+                       "insert_layer_id": 0, "vision_config": tiny.MINICPM_VISION, "image_token_id": 5,
+                       "video_token_id": 6}
+TINY["minicpm_ocr"] = TINY["minicpmv4_6"]
+# GIT: a BERT-like decoder after a CLIP tower's patches (2 × 2 of 4-pixel patches and the class token: 5 image tokens)
+TINY["git"] = like(tiny.TEXT, num_attention_heads=4, max_position_embeddings=64, pad_token_id=0, bos_token_id=1,
+                   vision_config=tiny.VISION)

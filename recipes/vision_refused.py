@@ -6,6 +6,9 @@ ConvNeXt, ResNet, PVT and SegFormer grow with it); what is not done is each rema
 message. Those that have an obstacle of their own say so.
 """
 
+from . import tiny
+from .tiny import like
+
 
 def stages(widths: str, extra: str = "") -> str:
     return (f"hierarchical stages of widths of their own ({widths}){extra}: not done yet (per-stage widths are declared "
@@ -52,3 +55,12 @@ REFUSED = {
     "altclip": "AltCLIP's XLM-RoBERTa text tower is stored as encoder.layers in AltCLIPTextModel and encoder.layer in "
                "AltCLIPModel, which the towers' planning cannot tell apart yet (its algebra is Chinese-CLIP's)",
 }
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["altclip_text_model"] = like(tiny.TEXT, project_dim=12)
+TINY["altclip_vision_model"] = tiny.VISION
+TINY["altclip"] = {"text_config": TINY["altclip_text_model"], "vision_config": TINY["altclip_vision_model"],
+                   "projection_dim": 12}

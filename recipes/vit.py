@@ -5,6 +5,7 @@ modelling decoder (a 1×1 convolution back to pixels). Nothing but linear maps w
 covers it, extra units at the mean included. The pooler keeps its output size (``pooler_output_size``)."""
 
 from hfgrow.recipe import ConfigFields, Kind, Recipe, Space, TensorRule, block_spaces, linear, norm, reads, writes
+from . import tiny
 
 LAYER = "encoder.layer.*"
 
@@ -63,3 +64,13 @@ DEIT = RECIPE.extend(
 # tokens): ViT's blocks and final LayerNorm under their own class names
 VIT_MSN = RECIPE.extend(name="vit_msn", model_types=("vit_msn",), classes=("ViTMSNModel", "ViTMSNForImageClassification"))
 IJEPA = RECIPE.extend(name="ijepa", model_types=("ijepa",), classes=("IJepaModel", "IJepaForImageClassification"), prefix="ijepa")
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# vision encoders: 8×8 images of 4×4 patches; eps large enough that a wrong eps scale shows
+TINY["vit"] = tiny.VIT
+TINY["deit"] = TINY["vit"]
+TINY["vit_msn"] = TINY["vit"]
+TINY["ijepa"] = TINY["vit"]

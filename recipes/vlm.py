@@ -24,8 +24,11 @@ small model's, grown as its embeddings are, and the whole model computes the sma
 import dataclasses
 
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Repeated, Space, TensorRule, Tower, block_spaces, linear, norm, reads, writes
+from hfgrow.recipe import Feed
 
 from . import llama4_vision, mixtral, siglip
+from . import tiny
+from .tiny import like
 
 # the sizes a coverage row and the growth's notes read: the text model's (text_config)
 FIELDS = ConfigFields(hidden="hidden_size", ffn="intermediate_size", heads="num_attention_heads", kv_heads="num_key_value_heads",
@@ -144,3 +147,56 @@ LLAMA4 = Recipe(
     body=(*linear("multi_modal_projector.linear_1", "text_config.hidden", None, bias=False),),
     heads=LM_HEAD,
 )
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "gemma3": Feed(images="soft_tokens", type_ids="token_type_ids"),
+    "idefics3": Feed(images="pixel_shuffle"),
+    "llama4": Feed(images="shuffled_tile"),
+    "llava": Feed(images="patch_features"),
+    "llava_next": Feed(images="tiles"),
+    "qwen2_5_vl": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "qwen2_vl": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "smolvlm": Feed(images="pixel_shuffle"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# vision-language models: the tiny vision towers (8×8 images of 4×4 patches) and text models, image token ids in the vocabulary
+TINY["llava"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                 "vision_config": like(tiny.VISION, model_type="clip_vision_model"), "image_token_index": 5,
+                 "vision_feature_layer": -2}
+# a whole image and its 1×2 tiles
+TINY["llava_next"] = like(TINY["llava"], image_grid_pinpoints=[[8, 16], [16, 8]])
+TINY["qwen2_vl"] = like(tiny.QWEN_IDS, text_config=like(tiny.LLAMA, rope_parameters=tiny.MROPE, bos_token_id=1,
+                                                        eos_token_id=2),
+                        vision_config=tiny.QWEN_VISION)
+# Gemma 3: a SigLIP tower of 2×2 patches, each its own soft token (mm_tokens_per_image), between boi and eoi
+TINY["gemma3"] = {"text_config": like(tiny.GEMMA, query_pre_attn_scalar=6, attn_logit_softcapping=2.0,
+                                      final_logit_softcapping=10.0, sliding_window=4,
+                                      layer_types=["sliding_attention", "full_attention"]),
+                  "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "mm_tokens_per_image": 4,
+                  "boi_token_index": 7, "eoi_token_index": 8, "image_token_index": 5, "num_labels": 3}
+# Idefics3, SmolVLM: 16×16 images of 4×4 patches, pixel-shuffled 2×2 into 4 image tokens
+TINY["idefics3"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                    "vision_config": like(tiny.VISION, image_size=16), "image_token_id": 5, "scale_factor": 2}
+# Idefics3, SmolVLM: 16×16 images of 4×4 patches, pixel-shuffled 2×2 into 4 image tokens
+TINY["smolvlm"] = TINY["idefics3"]
+TINY["idefics3_vision"] = tiny.VISION
+TINY["smolvlm_vision"] = TINY["idefics3_vision"]
+# Llama 4: its text model, its vision encoder on 16×16 images (16 patches, pixel-shuffled 2×2 into 4 image tokens)
+TINY["llama4"] = {"text_config": like(tiny.MIXTRAL, intermediate_size=12, intermediate_size_mlp=24,
+                                      interleave_moe_layer_step=2, no_rope_layers=[1, 0], attention_chunk_size=4,
+                                      floor_scale=2, attn_scale=0.5, bos_token_id=1, eos_token_id=2,
+                                      model_type="llama4_text"),
+                  "vision_config": {"hidden_size": 16, "intermediate_size": 64, "num_hidden_layers": 2,
+                                    "num_attention_heads": 2, "image_size": 16, "patch_size": 4, "num_channels": 3,
+                                    "projector_input_dim": 12, "projector_output_dim": 12, "vision_output_dim": 12,
+                                    "model_type": "llama4_vision_model"},
+                  "image_token_index": 5, "boi_token_index": 7, "eoi_token_index": 8}
+TINY["qwen2_5_vl"] = like(TINY["qwen2_vl"], vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps",
+                                                               window_size=8, fullatt_block_indexes=[1]))

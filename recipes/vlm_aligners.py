@@ -26,9 +26,12 @@ import dataclasses
 
 from hfgrow.policy import SharedEps
 from hfgrow.recipe import Kind, Packed, Space, Tower, TensorRule, keep, linear, reads, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS, LLAVA
 from .vlm_joins import PROJECTED, joined
+from . import tiny
+from .tiny import like
 
 
 def aligner(module: str, source: str | None) -> tuple[TensorRule, ...]:
@@ -79,17 +82,6 @@ UNLIMITED_OCR = joined("unlimited_ocr", ("UnlimitedOcrForConditionalGeneration",
                         TensorRule("(view_separator|view_seperator|image_newline)", (writes("text_config.hidden"),))),
                        heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
 
-# DeepSeek-OCR 2: a SAM encoder whose map a Qwen2-style encoder reads with learned queries (kept), one linear layer into
-# the text width and a view_separator after the image, a vector of it; saved in the original layout (sam_model,
-# qwen2_model, projector.layers, view_seperator, the text model with its experts one by one, merged on load), under
-# model. or at the top level: read under the names transformers loads, written back under the stored ones
-DEEPSEEK_OCR2 = joined("deepseek_ocr2", ("DeepseekOcr2ForConditionalGeneration", "DeepseekOcr2Model"),
-                       (Tower("text_config", ("model.language_model", "language_model")),
-                        Tower("vision_config", ("model.vision_tower", "vision_tower"), kept=True)),
-                       (*linear("(model.)?multi_modal_projector", "text_config.hidden", None),
-                        TensorRule("(model.)?view_separator", (writes("text_config.hidden"),))),
-                       heads=linear("lm_head", None, "text_config.final", bias=False), renamed=True)
-
 # DeepSeek-VL hybrid: SigLIP (vision_config) and a SAM tower (high_res_vision_config) kept, with the SAM neck, its
 # projection and high_res_vision_alpha (which mixes the neck's global features in) of the SAM widths; the aligner's two
 # layers each write half the text width (activations: GELU follows), [high-res | low-res] side by side, read by proj,
@@ -114,4 +106,50 @@ DEEPSEEK_VL_HYBRID = joined(
      *keep("high_res_vision_alpha")),
     heads=linear("lm_head", None, "text_config.final", bias=False))
 
-RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_OCR2, DEEPSEEK_VL_HYBRID)
+RECIPES = (JANUS, HUNYUAN_VL, UNLIMITED_OCR, DEEPSEEK_VL_HYBRID)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "deepseek_vl_hybrid": Feed(images="high_res"),
+    "hunyuan_vl": Feed(images="newline_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "janus": Feed(images="patch_features"),
+    "unlimited_ocr": Feed(images="global_view"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# projectors of parts of their own (recipes/vlm_aligners.py, issue 32, SAM, aligner and merger joins)
+# Janus: a SigLIP-like tower (8×8 images of 4×4 patches: 4 image tokens), a VQ model of 16 codes of 4 channels
+TINY["janus"] = {"text_config": like(tiny.LLAMA, model_type="llama"), "image_token_id": 5,
+                 "vision_config": like(tiny.VISION, mlp_ratio=1.5, projection_dim=16, depth=2, num_image_tokens=4),
+                 "vq_config": {"embed_dim": 4, "num_embeddings": 16, "latent_channels": 4, "base_channels": 32,
+                               "channel_multiplier": [1, 1], "num_res_blocks": 1, "projection_dim": 16,
+                               "image_token_embed_dim": 16, "num_hidden_layers": 2}}
+# HunYuan-VL: 4×4 patches of 4×4 pixels merged 2×2 into 2 rows of 2 (and a newline each), between begin and end: 8 tokens
+TINY["hunyuan_vl"] = {"text_config": like(tiny.LLAMA, rope_parameters=tiny.MROPE, model_type="hunyuan_vl_text"),
+                      "image_token_id": 5, "im_start_id": 7, "im_end_id": 8, "im_newline_id": 9,
+                      "vision_config": like(tiny.SIGLIP_ROWS, "num_channels", rms_norm_eps=0.05, text_hidden_size=16,
+                                            out_hidden_size=16)}
+# Unlimited OCR: a SAM encoder over 32×32 images (8×8 patches, two stride-2 convolutions: 2×2), a CLIP encoder over that map
+TINY["unlimited_ocr"] = {"text_config": like(tiny.MOE, "head_dim", "n_group", "topk_group", num_key_value_heads=4,
+                                             n_shared_experts=2, mlp_layer_types=["dense", "sparse"], bos_token_id=1,
+                                             eos_token_id=2, model_type="unlimited_ocr_text"),
+                         "image_token_id": 5,
+                         "vision_config": {"sam_config": {"hidden_size": 16, "output_channels": 8,
+                                                          "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                          "image_size": 32, "patch_size": 4, "window_size": 2,
+                                                          "global_attn_indexes": [1], "downsample_channels": [12, 16],
+                                                          "layer_norm_eps": 0.05},
+                                           "encoder_config": tiny.VISION}}
+# DeepSeek-VL hybrid: SigLIP over 8×8 images (4 image tokens) beside a SAM tower over 32×32 ones (8×8 patches, a global block)
+TINY["deepseek_vl_hybrid"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                              "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5,
+                              "high_res_vision_config": {"hidden_size": 16, "output_channels": 8,
+                                                         "num_hidden_layers": 2, "num_attention_heads": 2,
+                                                         "image_size": 32, "patch_size": 4, "window_size": 2,
+                                                         "global_attn_indexes": [1], "layer_norm_eps": 0.05,
+                                                         "mlp_dim": 24}}

@@ -25,8 +25,11 @@ import dataclasses
 
 from hfgrow.policy import HeadDimFixed, SharedEps, WholeMultiplesOnly
 from hfgrow.recipe import Kind, Recipe, Repeated, Space, TensorRule, Tower, keep, linear, reads, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS, GEMMA3, LANGUAGE_MODEL, LLAVA, LLAVA_NEXT, OUTPUTS, QWEN2_5_VL
+from . import tiny
+from .tiny import like
 
 PROJECTED = {"projected": Space("hidden", Kind.ACTIVATION)}  # a projector's hidden layer of the text width (feeds an activation)
 
@@ -250,26 +253,13 @@ COSMOS3_EDGE = dataclasses.replace(merging("cosmos3_edge", ("Cosmos3EdgeModel", 
                                            (*kept_layers("projector", "norm", "linear_fc1"),
                                             *linear("projector.linear_fc2", "text_config.hidden", None)), twin=False), renamed=True)
 
-# Cosmos3 Omni: Qwen3-VL saved in the original layout, both towers at the top level (the text model's layers.N with
-# Diffusers-style attention names, the vision tower's blocks.N, merger, deepstack_merger_list)
-COSMOS3_OMNI = dataclasses.replace(merging("cosmos3_omni", ("Cosmos3OmniModel", "Cosmos3OmniForConditionalGeneration"),
-                                           QWEN3_MERGERS), renamed=True)
-
 # Mistral Large 4: Mistral 3's projector without biases (pre_mm_projector_norm, patch_merger, vision_language_adapter.w_in /
 # w_out), its text model at the top level in Mistral's layout (tok_embeddings, layers.N.attention.*, output)
 MISTRAL_LARGE4 = joined("mistral_large4", ("MistralLarge4Model", "MistralLarge4ForConditionalGeneration"),
                         (text(True, PIXTRAL_NORM), vision("vision_tower")), pixtral_projector("multi_modal_projector", bias=False),
                         renamed=True)
 
-# Step 3.7: the vision tower (kept, its stride-2 downsamplers included) and one linear layer, vit_large_projector, into the
-# text width; the text model's experts saved one by one in the original layout (moe.gate_proj …, share_expert), renamed
-# and fused on load
-STEP3P7 = joined("step3p7", ("Step3p7Model", "Step3p7ForConditionalGeneration"),
-                 (Tower("text_config", ("model.language_model", "language_model")),
-                  Tower("vision_config", ("model.vision_model", "vision_model"), kept=True)),
-                 linear("(model.)?multi_modal_projector", "text_config.hidden", None, bias=False), prefix=(), renamed=True)
-
-RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4, STEP3P7, COSMOS3_OMNI)
+RECIPES += (KIMI_K25, QIANFAN_OCR, MINIMAX_M3_VL, COSMOS3_EDGE, MISTRAL_LARGE4)
 
 # Gemma 4: the vision tower's output (pooled pooling_kernel_size² patches) through a weightless RMSNorm over its width
 # (kept) and one linear layer into the text width; an audio tower (audio_config) is not joined here
@@ -296,3 +286,263 @@ APERTUS1P5 = joined("apertus1p5", ("Apertus1p5Model", "Apertus1p5ForConditionalG
                      Tower("audio_config", ("model.audio_tokenizer", "audio_tokenizer"), kept=True)), ())
 CODED = (EMU3, APERTUS1P5)
 RECIPES = RECIPES + CODED
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "apertus1p5": Feed(coded_images=True),
+    "aya_vision": Feed(images="patch_features"),
+    "blip-2": Feed(images="queries"),
+    "cohere2_vision": Feed(images="patch_features"),
+    "cohere_compass": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "cosmos3_edge": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "deepseek_vl": Feed(images="patch_features"),
+    "emu3": Feed(coded_images=True),
+    "exaone4_5": Feed(images="patch_rows", patch_rows=True),
+    "gemma4": Feed(images="positioned_patches", type_ids="mm_token_type_ids"),
+    "glm46v": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "glm4v": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "glm4v_moe": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "glm_ocr": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "glmga": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "got_ocr2": Feed(images="convolved"),
+    "hyperclovax_vision_v2": Feed(images="patch_rows"),
+    "instructblip": Feed(images="instructed_queries"),
+    "internvl": Feed(images="patch_features"),
+    "kimi_k25": Feed(images="patch_rows", patch_rows=True, merge_kernel=True, flat_patches=True),
+    "lighton_ocr": Feed(images="sized_merged_patches"),
+    "llava_next_video": Feed(images="tiles"),
+    "llava_onevision": Feed(images="tiles"),
+    "minimax_m3_vl": Feed(images="patch_rows", patch_rows=True),
+    "mistral3": Feed(images="sized_merged_patches"),
+    "mistral_large4": Feed(images="sized_merged_patches"),
+    "paddleocr_vl": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids", flat_patches=True),
+    "paligemma": Feed(images="patch_features"),
+    "pp_chart2table": Feed(images="convolved"),
+    "qianfan_ocr": Feed(images="patch_features"),
+    "qwen3_5": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "qwen3_5_moe": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "qwen3_vl": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "qwen3_vl_moe": Feed(images="patch_rows", patch_rows=True, type_ids="mm_token_type_ids"),
+    "shieldgemma2": Feed(images="soft_tokens", type_ids="token_type_ids"),
+    "video_llava": Feed(images="images_beside_videos"),
+    "vipllava": Feed(images="patch_features"),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["vipllava"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                    "vision_config": like(tiny.VISION, model_type="clip_vision_model"), "image_token_index": 5,
+                    "vision_feature_layer": [-2, -1, 0]}
+TINY["video_llava"] = like(TINY["vipllava"], vision_feature_layer=-2, video_token_index=6)
+TINY["llava_next_video"] = like(TINY["video_llava"], image_grid_pinpoints=[[8, 16], [16, 8]])
+TINY["deepseek_vl"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
+                       "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5}
+TINY["paligemma"] = {"text_config": like(tiny.GEMMA, model_type="gemma"),
+                     "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_index": 5,
+                     "projection_dim": 16, "vocab_size": 97, "hidden_size": 16}
+# the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
+TINY["cohere2_vision"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24,
+                                          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                          "head_dim": 4, "max_position_embeddings": 64, "num_labels": 3,
+                                          "pad_token_id": 0, "layer_norm_eps": 0.05, "logit_scale": 0.25,
+                                          "bos_token_id": 1, "eos_token_id": 2, "sliding_window": 4,
+                                          "layer_types": ["sliding_attention", "full_attention"],
+                                          "model_type": "cohere2"},
+                          "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5,
+                          "downsample_factor": 2, "alignment_intermediate_size": 20}
+TINY["aya_vision"] = like(TINY["cohere2_vision"], image_token_index=5, adapter_layer_norm_eps=0.05)
+TINY["internvl_vision"] = like(tiny.VISION, layer_scale_init_value=0.5)
+TINY["internvl"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "vision_config": TINY["internvl_vision"],
+                    "image_token_id": 5, "downsample_ratio": 0.5, "vision_feature_layer": -1}
+TINY["shieldgemma2"] = {"text_config": like(tiny.GEMMA, query_pre_attn_scalar=6, attn_logit_softcapping=2.0,
+                                            final_logit_softcapping=10.0, sliding_window=4,
+                                            layer_types=["sliding_attention", "full_attention"]),
+                        "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "mm_tokens_per_image": 4,
+                        "boi_token_index": 7, "eoi_token_index": 8, "image_token_index": 5, "num_labels": 3,
+                        "yes_token_index": 10, "no_token_index": 11}
+# Pixtral's tower (16×16 images of 4×4 patches, merged 2×2 into 4 image tokens): Mistral 3, LightOnOCR
+TINY["pixtral"] = like(tiny.VISION, "layer_norm_eps", head_dim=8, image_size=16)
+TINY["mistral3"] = {"text_config": like(tiny.LLAMA, model_type="mistral"),
+                    "vision_config": like(TINY["pixtral"], model_type="pixtral"), "image_token_index": 5,
+                    "spatial_merge_size": 2, "multimodal_projector_bias": True}
+TINY["lighton_ocr"] = like(TINY["mistral3"], text_config=like(tiny.LLAMA, model_type="qwen3"), image_token_id=5)
+# GOT-OCR2: a SAM-style tower (32×32 images of 4×4 patches, its neck into output_channels), two stride-2 convolutions: 4 tokens
+TINY["got_ocr2"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "image_token_index": 5,
+                    "vision_config": {"hidden_size": 16, "output_channels": 8, "num_hidden_layers": 2,
+                                      "num_attention_heads": 2, "image_size": 32, "patch_size": 4, "window_size": 4,
+                                      "global_attn_indexes": [1], "mlp_dim": 24, "layer_norm_eps": 0.05}}
+# PP-Chart2Table: GOT-OCR2's classes under a configuration of its own
+TINY["pp_chart2table"] = TINY["got_ocr2"]
+# HyperCLOVAX Vision V2: Qwen2.5-VL's vision tower (its merger into out_hidden_size 12, kept), a linear layer into the text width
+TINY["hyperclovax_vision_v2"] = {"text_config": like(tiny.LLAMA, embedding_multiplier=2.5, residual_multiplier=0.7,
+                                                     logits_scaling=3.0, attention_multiplier=0.3,
+                                                     model_type="hyperclovax"),
+                                 "image_token_id": 5, "video_token_id": 6,
+                                 "vision_config": like(tiny.GLM_VISION, "image_size", "rms_norm_eps",
+                                                       out_hidden_size=12, window_size=8, fullatt_block_indexes=[1],
+                                                       model_type="qwen2_5_vl_vision")}
+TINY["qwen3_5"] = like(tiny.QWEN_IDS, text_config={"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24,
+                                                   "num_hidden_layers": 2, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "head_dim": 8, "rms_norm_eps": 0.05,
+                                                   "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                                   "linear_key_head_dim": 4, "linear_value_head_dim": 6,
+                                                   "linear_conv_kernel_dim": 3, "moe_intermediate_size": 12,
+                                                   "layer_types": ["linear_attention", "full_attention"],
+                                                   "pad_token_id": 0, "num_labels": 3, "tie_word_embeddings": False,
+                                                   "model_type": "qwen3_5_text"},
+                       vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps", num_position_embeddings=16))
+TINY["qwen3_5_moe"] = like(TINY["qwen3_5"], text_config={"vocab_size": 97, "hidden_size": 16, "num_hidden_layers": 2,
+                                                         "num_attention_heads": 4, "num_key_value_heads": 2,
+                                                         "head_dim": 8, "rms_norm_eps": 0.05, "linear_num_key_heads": 2,
+                                                         "linear_num_value_heads": 4, "linear_key_head_dim": 4,
+                                                         "linear_value_head_dim": 6, "linear_conv_kernel_dim": 3,
+                                                         "num_experts": 3, "num_experts_per_tok": 2,
+                                                         "moe_intermediate_size": 12,
+                                                         "shared_expert_intermediate_size": 20,
+                                                         "layer_types": ["linear_attention", "full_attention"],
+                                                         "pad_token_id": 0, "num_labels": 3,
+                                                         "tie_word_embeddings": False, "model_type": "qwen3_5_moe_text"})
+TINY["qwen3_vl_moe"] = like(TINY["qwen3_5"], text_config=like(tiny.QWEN3_MOE, model_type="qwen3_vl_moe_text"),
+                            vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps",
+                                               num_position_embeddings=16, deepstack_visual_indexes=[0]))
+TINY["qwen3_vl"] = like(TINY["qwen3_vl_moe"], text_config=like(tiny.LLAMA, rope_parameters=tiny.MROPE,
+                                                               model_type="qwen3_vl_text"))
+TINY["cohere_compass"] = like(TINY["qwen3_vl_moe"], text_config={"vocab_size": 97, "hidden_size": 16,
+                                                                 "intermediate_size": 24, "num_hidden_layers": 2,
+                                                                 "num_attention_heads": 4, "num_key_value_heads": 2,
+                                                                 "head_dim": 4, "max_position_embeddings": 64,
+                                                                 "num_labels": 3, "pad_token_id": 0,
+                                                                 "layer_norm_eps": 0.05, "logit_scale": 0.25,
+                                                                 "bos_token_id": 1, "eos_token_id": 2,
+                                                                 "sliding_window": 4,
+                                                                 "layer_types": ["sliding_attention", "full_attention"],
+                                                                 "rope_parameters": {"sliding_attention": {"rope_type": "default",
+                                                                                                           "rope_theta": 10000.0},
+                                                                                     "full_attention": {"rope_type": "default",
+                                                                                                        "rope_theta": 10000.0}},
+                                                                 "model_type": "cohere_compass_text"})
+TINY["exaone4_5"] = like(TINY["hyperclovax_vision_v2"], text_config=like(tiny.LLAMA, sliding_window=4,
+                                                                         layer_types=["sliding_attention", "full_attention"],
+                                                                         model_type="exaone4"),
+                         vision_config=like(tiny.GLM_VISION, "image_size", "rms_norm_eps", window_size=8,
+                                            fullatt_block_indexes=[1], num_key_value_heads=1))
+TINY["glm4v"] = like(tiny.GLM_IDS, text_config=like(tiny.LLAMA, bos_token_id=1, eos_token_id=2,
+                                                    rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0],
+                                                                         partial_rotary_factor=0.5),
+                                                    model_type="glm4v_text"),
+                     vision_config=tiny.GLM_VISION)
+TINY["glm46v"] = TINY["glm4v"]
+TINY["glmga"] = TINY["glm46v"]
+TINY["glm_ocr"] = like(TINY["glm4v"], text_config=like(tiny.LLAMA, bos_token_id=1, eos_token_id=2,
+                                                       rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0],
+                                                                            partial_rotary_factor=0.5),
+                                                       model_type="glm_ocr_text"))
+# GLM-4V-MoE: GLM-4V's tower before a GLM-4-MoE text model (block 0 dense, block 1 of 4 experts; saved one key per expert)
+TINY["glm4v_moe"] = like(TINY["glm4v"], text_config=like(tiny.MOE, n_routed_experts=4, n_group=2, n_shared_experts=2,
+                                                         first_k_dense_replace=1, routed_scaling_factor=2.5,
+                                                         rope_parameters=like(tiny.MROPE, mrope_section=[1, 0, 0],
+                                                                              partial_rotary_factor=0.5),
+                                                         model_type="glm4v_moe_text"))
+# Kimi K2.5: a MoonViT tower (4×4 patches, a 4×4 learned position grid) whose 2×2 patches the projector merges, a DeepSeek-V3
+# text model; saved under the original repository's names (language_model.model.blocks.N, mm_projector.proj.N)
+TINY["kimi_k25"] = like(TINY["qwen3_5"], text_config=like(tiny.DEEPSEEK_V3, model_type="deepseek_v3"),
+                        projection_hidden_size=16, projection_layer_norm_eps=0.05,
+                        vision_config={"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                       "num_attention_heads": 2, "patch_size": 4, "pos_emb_height": 4,
+                                       "pos_emb_width": 4, "pos_emb_time": 2, "merge_kernel_size": [2, 2]})
+# Qianfan-OCR: InternVL's layout (an InternViT tower, a 2×2 pixel shuffle, a LayerNorm and two layers) before a Qwen3 text model,
+# saved under the original names (vision_model.*, language_model.model.encoder.layers.N, mlp1.N)
+# MiniMax-M3-VL: a Conv3d-patch CLIP-like tower (4×4 patches of 2 frames, merged 2×2 by the projector), its text model
+TINY["minimax_m3_vl"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 10,
+                                         "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                         "head_dim": 4, "rms_norm_eps": 0.05, "max_position_embeddings": 64,
+                                         "num_labels": 3, "pad_token_id": 0, "tie_word_embeddings": False,
+                                         "num_local_experts": 3, "num_experts_per_tok": 2,
+                                         "dense_intermediate_size": 28, "shared_intermediate_size": 20, "rotary_dim": 2,
+                                         "mlp_layer_types": ["dense", "sparse"],
+                                         "layer_types": ["full_attention", "minimax_m3_sparse"], "index_n_heads": 2,
+                                         "index_head_dim": 2, "index_block_size": 2, "index_topk_blocks": 2,
+                                         "index_local_blocks": 1, "swiglu_limit": 3.0, "routed_scaling_factor": 2.5,
+                                         "bos_token_id": 1, "eos_token_id": 2, "model_type": "minimax_m3_vl_text"},
+                         "projector_hidden_size": 20, "image_token_index": 5, "video_token_index": 6,
+                         "vision_config": like(tiny.SIGLIP_ROWS, "num_channels", temporal_patch_size=2, image_size=16)}
+# Cosmos3 Edge: a SigLIP 2 tower over rows of 4×4 patches (a 4×4 table of learned positions), merged 2×2 by the projector; its
+# text model saved at the top level (embed_tokens, layers.N.self_attn.to_q, mlp.up_proj, norm)
+TINY["cosmos3_edge"] = like(TINY["qwen3_5"], text_config=like(tiny.LLAMA, bos_token_id=1, eos_token_id=2,
+                                                              rope_parameters={"rope_type": "default",
+                                                                               "rope_theta": 10000.0,
+                                                                               "mrope_section": [1, 1, 0]},
+                                                              model_type="cosmos3_edge_text"),
+                            projector_hidden_size=20,
+                            vision_config=like(tiny.SIGLIP_ROWS, "num_channels", num_patches=16))
+# Mistral Large 4: Mistral 3's layout (a Pixtral tower, the projector without biases) before a Mistral Large 4 text model, saved
+# in Mistral's own layout (tok_embeddings, layers.N.attention.wq, vision_encoder.*, vision_language_adapter.w_in / w_out)
+TINY["mistral_large4"] = like(TINY["mistral3"], text_config=like(tiny.DEEPSEEK_V3, "q_lora_rank",
+                                                                 "first_k_dense_replace", index_topk=4,
+                                                                 index_head_dim=6, index_n_heads=2,
+                                                                 mlp_layer_types=["dense", "sparse"],
+                                                                 no_rope_layers=[1, 0],
+                                                                 rope_parameters={"rope_type": "yarn", "factor": 4.0,
+                                                                                  "rope_theta": 10000.0,
+                                                                                  "beta_fast": 32.0, "beta_slow": 1.0,
+                                                                                  "original_max_position_embeddings": 16,
+                                                                                  "attention_factor": 1.0},
+                                                                 model_type="mistral_large4_text"),
+                              multimodal_projector_bias=False)
+TINY["qianfan_ocr"] = like(TINY["internvl"], text_config=like(tiny.LLAMA, model_type="qwen3"))
+TINY["paddleocr_vl"] = like(TINY["qwen3_5"], text_config=like(tiny.LLAMA, rope_parameters=tiny.MROPE, bos_token_id=1,
+                                                              eos_token_id=2, use_bias=True,
+                                                              model_type="paddleocr_vl_text"),
+                            vision_config=like(tiny.SIGLIP_ROWS, image_size=16))
+# Gemma 4: its text model and vision tower (4×4 patches of 4×4 pixels, pooled 2×2 into 4 soft tokens), no audio
+TINY["gemma4"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+                                  "rms_norm_eps": 0.05, "max_position_embeddings": 64, "pad_token_id": 0,
+                                  "tie_word_embeddings": True, "global_head_dim": 16, "num_global_key_value_heads": 1,
+                                  "attention_k_eq_v": True, "sliding_window": 4,
+                                  "layer_types": ["sliding_attention", "full_attention"],
+                                  "hidden_size_per_layer_input": 3, "vocab_size_per_layer_input": 97,
+                                  "final_logit_softcapping": 10.0, "model_type": "gemma4_text"},
+                  "audio_config": None, "image_token_id": 5, "boi_token_id": 7, "eoi_token_id": 8, "video_token_id": 6,
+                  "audio_token_id": 9, "boa_token_id": 10, "eoa_token_index": 11,
+                  "vision_config": {"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                    "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 8,
+                                    "rms_norm_eps": 0.05, "pooling_kernel_size": 2, "patch_size": 4,
+                                    "position_embedding_size": 16, "model_type": "gemma4_vision"}}
+TINY["instructblip"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "ffn_dim": 24, "num_hidden_layers": 2,
+                                        "num_attention_heads": 2, "word_embed_proj_dim": 16,
+                                        "max_position_embeddings": 32, "dropout": 0.0, "attention_dropout": 0.0,
+                                        "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0, "num_labels": 3,
+                                        "model_type": "opt"},
+                        "vision_config": like(tiny.VISION, "num_channels"), "qformer_config": tiny.QFORMER,
+                        "num_query_tokens": 3, "image_token_index": 5}
+# LLaVA-OneVision over a CLIP tower: LLaVA-NeXT's tiles (a 1×2 grid), its features per patch
+TINY["llava_onevision"] = like(TINY["llava_next_video"], vision_feature_select_strategy="default")
+TINY["blip-2"] = like(TINY["instructblip"], image_text_hidden_size=12)
+TINY["emu3"] = {"text_config": like(tiny.LLAMA, model_type="emu3_text_model", bos_token_id=1, eos_token_id=2),
+                "vocabulary_map": {"<image>": 5, "<|extra_200|>": 6, "<|visual token 000000|>": 80,
+                                   "<|visual token 000001|>": 81, "<|visual token 000002|>": 82,
+                                   "<|visual token 000003|>": 83, "<|visual token 000004|>": 84,
+                                   "<|visual token 000005|>": 85, "<|visual token 000006|>": 86,
+                                   "<|visual token 000007|>": 87, "<|visual token 000008|>": 88,
+                                   "<|visual token 000009|>": 89, "<|visual token 000010|>": 90,
+                                   "<|visual token 000011|>": 91, "<|visual token 000012|>": 92,
+                                   "<|visual token 000013|>": 93, "<|visual token 000014|>": 94,
+                                   "<|visual token 000015|>": 95},
+                "image_token_id": 5,
+                "vq_config": {"codebook_size": 16, "embed_dim": 4, "latent_channels": 4, "base_channels": 32,
+                              "channel_multiplier": [1, 1], "num_res_blocks": 1, "attn_resolutions": [],
+                              "hidden_size": 32, "temporal_downsample_factor": 1}}
+# Apertus 1.5: a VQ image tokenizer (codes 60..75) and a WavTokenizer audio encoder (codes 76..91) kept whole
+TINY["apertus1p5"] = {"text_config": like(tiny.LLAMA, output_vocab_size=90, model_type="apertus1p5_text"),
+                      "image_token_id": 5, "audio_token_id": 6, "image_token_offset": 60, "audio_token_offset": 76,
+                      "vision_config": {"codebook_size": 16, "embed_dim": 4, "latent_channels": 4, "base_channels": 32,
+                                        "channel_multiplier": [1, 1], "num_res_blocks": 1, "attn_resolutions": [],
+                                        "resolution": 8},
+                      "audio_config": {"model_type": "wavtokenizer_encoder", "num_filters": 4,
+                                       "upsampling_ratios": [2, 2], "hidden_size": 8, "codebook_size": 16,
+                                       "codebook_dim": 8, "num_lstm_layers": 1, "kernel_size": 3, "last_kernel_size": 3}}

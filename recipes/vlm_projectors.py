@@ -15,9 +15,12 @@ embedding row does; what reads the kept vision width is kept with it.
 import dataclasses
 
 from hfgrow.recipe import Repeated, TensorRule, linear, norm, reads, writes
+from hfgrow.recipe import Feed
 
 from .vlm import FIELDS
 from .vlm_joins import joined, shuffled_norm, text, two_layers, vision
+from . import tiny
+from .tiny import like
 
 
 def own_width(first: str, second: str) -> tuple[TensorRule, ...]:
@@ -39,3 +42,48 @@ OVIS2 = joined("ovis2", ("Ovis2Model", "Ovis2ForConditionalGeneration"), (text(F
                config=dataclasses.replace(FIELDS, twins={"hidden_size": "text_config.hidden_size"}))
 
 RECIPES = (LFM2_VL, LFM3_VL, VIDEO_LLAMA_3, OVIS2)
+
+
+# How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
+# collected as hfgrow.recipes.FEEDS)
+FEEDS = {
+    "lfm2_vl": Feed(images="naflex"),
+    "lfm3_vl": Feed(images="patch_rows", patch_rows=True),
+    "ovis2": Feed(images="strided"),
+    "video_llama_3": Feed(images="merged_rows", patch_rows=True),
+}
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# LFM2-VL: a SigLIP 2 (NaFlex) tower over 4 × 4 patches (a 4 × 4 position table), 2 × 2 of them a token
+TINY["lfm2_vl"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                   "num_attention_heads": 4, "num_key_value_heads": 2, "norm_eps": 0.05,
+                                   "conv_bias": True, "conv_L_cache": 3, "block_auto_adjust_ff_dim": False,
+                                   "layer_types": ["conv", "full_attention"], "pad_token_id": 0, "bos_token_id": 1,
+                                   "eos_token_id": 2, "model_type": "lfm2"},
+                   "image_token_id": 5, "downsample_factor": 2, "projector_hidden_size": 20,
+                   "vision_config": like(tiny.VISION, "image_size", num_patches=16, model_type="siglip2_vision_model")}
+# LFM3-VL: its own tower (a convolution block, an attention block of one KV head) over Qwen2-VL's patch rows, merged 2 × 2
+TINY["lfm3_vl"] = like(tiny.QWEN_IDS, text_config={"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24,
+                                                   "num_hidden_layers": 3, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "norm_eps": 0.05, "conv_bias": True,
+                                                   "conv_L_cache": 3,
+                                                   "layer_types": ["conv", "sliding_attention", "full_attention"],
+                                                   "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+                                                   "sliding_window": 4, "head_dim": 4, "model_type": "lfm3"},
+                       projector_hidden_size=20,
+                       vision_config={"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                      "num_attention_heads": 2, "in_channels": 3, "patch_size": 4,
+                                      "spatial_merge_size": 2, "temporal_patch_size": 2, "num_key_value_heads": 1,
+                                      "layer_types": ["conv", "full_attention"], "norm_eps": 0.05})
+# VideoLLaMA 3: a SigLIP-like tower over patch rows (merged 2 × 2 by its image_merge_sizes input)
+TINY["video_llama_3"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "image_token_id": 5, "video_token_id": 6,
+                         "vision_config": like(tiny.VISION, "image_size")}
+# Ovis 2: 16 × 16 images of 4 × 4 patches strided 2 × 2 into 4 tokens, a visual vocabulary of 12 (5 indicator tokens)
+TINY["ovis2"] = {"text_config": like(tiny.LLAMA, model_type="qwen2"), "image_token_id": 5,
+                 "visual_indicator_token_ids": [10, 11, 12, 13, 14], "vocab_size": 97, "hidden_size": 16,
+                 "vision_config": {"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 2,
+                                   "num_attention_heads": 2, "image_size": 16, "patch_size": 4, "rms_norm_eps": 0.05,
+                                   "vocab_size": 12, "hidden_stride": 2, "num_visual_indicator_tokens": 5}}

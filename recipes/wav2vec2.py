@@ -15,6 +15,8 @@ embedding (``masked_spec_embed``) writes the stream. Post-norm models take no ne
 
 from hfgrow.policy import DepthRequires, FeaturesProjected, HeadsFixed, PostNorm, StreamFromActivation
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, keep, linear, norm, reads, writes
+from . import tiny
+from .tiny import like
 
 LAYER = "encoder.layers.*"
 POS = "encoder.pos_conv_embed"
@@ -171,3 +173,16 @@ WAVLM = RECIPE.extend(
     spaces={**RECIPE.spaces, "chunk": Space("hidden_chunk", Kind.ACTIVATION)},
     class_heads={"WavLMForAudioFrameClassification": linear("classifier", None, "hidden")},
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["wav2vec2"] = tiny.WAV2VEC2
+TINY["hubert"] = like(TINY["wav2vec2"], "tdnn_dim", "tdnn_kernel", "tdnn_dilation", "xvector_output_dim",
+                      "codevector_dim", "proj_codevector_dim", "num_codevector_groups", "num_codevectors_per_group")
+TINY["data2vec-audio"] = like(TINY["wav2vec2"], num_conv_pos_embeddings=3, conv_pos_kernel_size=3)
+TINY["unispeech"] = like(TINY["wav2vec2"], num_ctc_classes=9)
+TINY["unispeech-sat"] = TINY["unispeech"]
+TINY["sew"] = like(TINY["hubert"], squeeze_factor=2)
+TINY["wavlm"] = like(TINY["wav2vec2"], num_buckets=12, max_bucket_distance=20)

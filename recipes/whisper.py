@@ -16,6 +16,8 @@ from hfgrow.policy import DepthRequires, StreamFromActivation
 from hfgrow.recipe import Kind, Space, TensorRule, keep, linear, norm, reads, writes
 
 from . import bart
+from . import tiny
+from .tiny import like
 
 FRONT_END = "whisper's encoder adds GELU(conv2(…)) to the residual stream"
 # a new block adds a hidden state, and the classifier's softmax weights over them are one per hidden state (docs/design.md
@@ -59,3 +61,12 @@ RECIPE = dataclasses.replace(  # BART's sizes, stacks, spaces and outputs
         *keep("layer_weights"),  # softmax weights over the encoder's hidden states, all in the residual space
     ),
 )
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+# speech: tiny mel and raw-audio front-ends (input sizes come from these: see hfgrow/signals.py)
+TINY["whisper"] = like(tiny.BART, "max_position_embeddings", "scale_embedding", num_mel_bins=8, max_source_positions=12,
+                       max_target_positions=16, bos_token_id=1, eos_token_id=2, begin_suppress_tokens=None,
+                       classifier_proj_size=6)

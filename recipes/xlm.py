@@ -45,3 +45,12 @@ def family(name: str, class_prefix: str) -> Recipe:
 
 XLM = family("xlm", "XLM")
 FLAUBERT = family("flaubert", "Flaubert")
+
+
+# Tiny configurations of this module's model types, for hfgrow.testing's builders (tests, examples): two layers, eps
+# large enough to matter, no dropout, sizes that make mistakes visible (collected as hfgrow.recipes.TINY)
+TINY: dict = {}
+TINY["xlm"] = {"vocab_size": 97, "emb_dim": 16, "n_layers": 2, "n_heads": 2, "max_position_embeddings": 40,
+               "dropout": 0.0, "attention_dropout": 0.0, "layer_norm_eps": 0.05, "n_langs": 2, "use_lang_emb": True,
+               "pad_index": 0, "num_labels": 3, "start_n_top": 2, "end_n_top": 2}
+TINY["flaubert"] = TINY["xlm"]

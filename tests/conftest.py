@@ -1,6 +1,9 @@
 import os
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository these tests belong to
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -9,6 +12,19 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # `make test` runs one worker per core:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 FULL = os.environ.get("HFGROW_FULL") == "1"
+
+
+def pytest_configure(config):
+    """Stop at once when hfgrow or its recipes come from outside this repository (an editable install of another
+    checkout, a PYTHONPATH to a clone): the tests would then pass or fail for code they do not stand beside."""
+    import hfgrow
+    import hfgrow.recipes
+
+    for module, home in ((hfgrow, ROOT / "hfgrow"), (hfgrow.recipes, ROOT / "recipes")):
+        found = Path(module.__file__).resolve().parent
+        if found != home:
+            raise pytest.UsageError(f"{module.__name__} is imported from {found}, not from {home}: these tests would test "
+                                    "another tree (install this checkout: pip install -e .)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -119,3 +119,46 @@ def test_the_decoders_of_issue_32_grow_or_name_their_obstacle():
         with pytest.raises(hfgrow.GrowthError) as e:
             find_recipe({"model_type": model_type})
         assert "\n" not in str(e.value) and REFUSED[model_type] in str(e.value) and "supported:" not in str(e.value), model_type
+
+
+def sweep():
+    """bench/coverage.py, the sweep itself (its counting and labelling, without running it)."""
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "coverage.py"
+    spec = importlib.util.spec_from_file_location("bench_coverage", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_coverage", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_type_is_exact_only_when_every_growth_tried_is_exact_or_refused_with_its_reason():
+    status = sweep().status_of
+    exact, refused = ("3.1e-07", 3.1e-07), ("refused: interleaved multimodal rotary sections", None)
+    assert status([exact, exact, exact]) == "exact"
+    assert status([exact, refused, exact]) == "exact"
+    assert status([refused, refused, refused]) == "refused with its reason"
+    assert status([exact, ("4.1e-01 FAIL", 0.41), exact]) == "not exact"  # one growth missed: the type is not exact
+    assert status([exact, ("2.0e-03", 2e-03), exact]) == "not exact"  # beyond 1e-4 without a verdict
+    assert status([exact, ("not verified: transformers' forward fails", None), refused]) == "not exact"
+    assert status([refused, ("4.1e-01 FAIL", 0.41), refused]) == "not exact"
+
+
+def test_the_modality_is_what_the_model_reads():
+    coverage = sweep()
+    read_by = coverage.read_by
+    assert read_by(transformers.LlamaForCausalLM, True) == "text decoders"
+    assert read_by(transformers.EuroBertForMaskedLM, False) == "text encoders"
+    assert read_by(transformers.Llama4VisionModel, True) == "vision"  # a tensor-parallel plan: no decoder for that
+    assert read_by(transformers.LlavaForConditionalGeneration, False) == "multimodal"
+    assert read_by(transformers.WhisperForConditionalGeneration, False) == "speech"
+    # the rows the sweep labelled text decoders (a tensor-parallel plan, or a guess from the class name), and text towers
+    mains = {t: coverage.main_class(r) for r in RECIPES for t in r.model_types}
+    decoders = coverage.listed("CAUSAL_LM") | (set(tp_plan_types()) - (coverage.listed("MASKED_LM") - coverage.listed("CAUSAL_LM")))
+    for model_type, modality in (("dots3_note_vision_encoder", "vision"), ("llama4_vision_model", "vision"),
+                                 ("muse_glimmer_vision", "vision"), ("eurobert", "text encoders"),
+                                 ("ultrabert", "text encoders"), ("qwen2_vl_text", "text decoders"),
+                                 ("clip_text_model", "text encoders"), ("t5", "text encoders"), ("llama", "text decoders")):
+        assert read_by(getattr(transformers, mains[model_type]), model_type in decoders) == modality, model_type

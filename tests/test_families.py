@@ -269,7 +269,7 @@ def representative(cases, fast):
 
 
 
-def logits(model, seed=0):
+def outputs(model, seed=0):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(2, 97, (3, 9), generator=g)  # no EOS (1) but where placed
     mask = torch.ones_like(ids)
@@ -282,8 +282,32 @@ def logits(model, seed=0):
         mask[0, 6:] = 1
         feed.update(decoder_input_ids=ids, decoder_attention_mask=mask)
     with torch.no_grad():
-        out = model(**feed)
-    return {k: v for k, v in out.items() if "logits" in k}
+        return model(**feed)
+
+
+def logits(model, seed=0):
+    return {k: v for k, v in outputs(model, seed).items() if "logits" in k}
+
+
+def last_states(model, seeds):
+    """The last hidden state on the token ids of ``seeds``, one row per position: [positions, width]."""
+    states = []
+    for seed in seeds:
+        out = outputs(model, seed)
+        last = out.get("last_hidden_state", next(iter(out.values())))
+        states.append(last.reshape(-1, last.shape[-1]))
+    return torch.cat(states)
+
+
+def expansion_gap(small, big) -> float:
+    """How far the big model's last hidden states are from the small one's through one linear map (the expansion of a
+    base model's output, which grew): the map fitted on the states of some token ids (several times more positions than
+    the small width; in float64, singular values below 1e-5 of the largest cut off: directions of float32 noise alone
+    fit nothing), then tried on others. Independent of hfgrow: a wrong growth leaves no linear map that holds."""
+    fit = torch.linalg.lstsq(last_states(small, range(1, 6)).double(), last_states(big, range(1, 6)).double(),
+                             rcond=1e-5, driver="gelsd")
+    want, got = last_states(small, [0]).double() @ fit.solution, last_states(big, [0]).double()
+    return ((want - got).abs().max() / got.abs().max()).item()
 
 
 def rel_gap(a, b):
@@ -302,10 +326,13 @@ def check(src, out, k, **options):
         assert stats["max_rel"] <= (1e-5 if "logits" in name else bound), (name, stats)
     assert v["passed"]
     assert not v["float32"]["missing_keys"]
-    small, big = logits(load(src)), logits(load(out))  # independently of hfgrow's own verification
+    a, b = load(src), load(out)
+    small, big = logits(a), logits(b)  # independently of hfgrow's own verification
     assert set(small) == set(big)
     for name in small:
         assert rel_gap(small[name], big[name]) <= 1e-5, name
+    if not small:  # a base model: its output grew, compared through the expansion this test fits
+        assert expansion_gap(a, b) <= 1e-5
     return report
 
 

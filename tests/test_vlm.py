@@ -105,6 +105,39 @@ def grown(tmp_path, cls, **options):
     return src, report
 
 
+def same_or_expanded(small, big, inputs, more, bound=1e-5, output=None) -> None:
+    """Independently of hfgrow's verification: the big model's first output on ``inputs`` is the small one's (logits, as
+    the user sees them) or, where it grew (a base model's hidden states), the small one's through one linear map, which
+    this test fits on the outputs of other inputs (``more(seed)``, seeds 1, 2, … until there are several times more
+    positions than the small width; in float64, singular values below 1e-5 of the largest cut off: directions of float32
+    noise alone fit nothing) and which must hold on ``inputs``: a wrong growth leaves no such map. ``output``: how a
+    model's output is read (logits by default)."""
+    output = output or logits
+    x, y = output(small, inputs), output(big, inputs)
+    if x.shape == y.shape:
+        assert ((x - y).abs().max() / x.abs().max()).item() <= bound
+        return
+    rows = lambda out: out.reshape(-1, out.shape[-1]).double()  # noqa: E731
+    fit_small, fit_big, seed = [], [], 0
+    while sum(len(r) for r in fit_small) < 4 * x.shape[-1]:
+        seed += 1
+        fit_small.append(rows(output(small, more(seed))))
+        fit_big.append(rows(output(big, more(seed))))
+    expand = torch.linalg.lstsq(torch.cat(fit_small), torch.cat(fit_big), rcond=1e-5, driver="gelsd").solution
+    want, got = rows(x) @ expand, rows(y)
+    assert ((want - got).abs().max() / got.abs().max()).item() <= bound
+
+
+def seeded_inputs(cls: str, config, low: int = 9):
+    """The inputs of ``with_signals`` for ``seed``: 2 sentences of 5 random token ids in [low, 97), and the signals."""
+    from hfgrow.signals import with_signals
+
+    def make(seed: int) -> dict:
+        ids = torch.randint(low, 97, (2, 5), generator=torch.Generator().manual_seed(seed))
+        return with_signals(cls, config, seed, lambda c: ({"input_ids": ids}, "ids", None))[0]
+    return make
+
+
 def refused_in_one_line(src, out, match: str, **growth) -> None:
     """hfgrow.grow refuses with a GrowthError matching ``match``, in one line, and writes nothing."""
     with pytest.raises(hfgrow.GrowthError, match=match) as e:
@@ -140,9 +173,7 @@ def test_every_class_is_exact(tmp_path, cls, growth):
     from hfgrow.signals import with_signals
     inputs = with_signals(cls, a.config, 0, lambda c: ({"input_ids": torch.randint(9, 97, (2, 5))}, "ids", None))[0]
     assert image_features_reach_the_text(a, inputs)
-    x, y = logits(a, inputs), logits(b, inputs)
-    if x.shape == y.shape:  # logits: compared as the user sees them
-        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+    same_or_expanded(a, b, inputs, seeded_inputs(cls, a.config))
 
 
 def test_the_cli_grows_a_llava_with_its_vision_tower(tmp_path):
@@ -373,7 +404,7 @@ def test_images_as_codes_keep_their_tokenizers(tmp_path, cls, growth):
     kept = [name for name in a.state_dict() if any(t in name for t in CODED[cls])]
     assert kept and all(torch.equal(a.state_dict()[n], b.state_dict()[n]) for n in kept)
     codes = torch.arange(60, 92).reshape(2, 16) if "Apertus" in cls else torch.arange(80, 96).reshape(2, 8)  # TINY's code ranges
-    x, y = (m(input_ids=codes)[0].detach() for m in (a, b))
-    if x.shape == y.shape:  # the logits (a base model's hidden states: compared by the verification)
-        assert ((x - y).abs().max() / x.abs().max()).item() <= 1e-5
+    low, high = int(codes.min()), int(codes.max()) + 1  # other codes of the same ranges, for the fitted expansion
+    more = lambda seed: {"input_ids": torch.randint(low, high, codes.shape, generator=torch.Generator().manual_seed(seed))}  # noqa: E731
+    same_or_expanded(a, b, {"input_ids": codes}, more, output=lambda m, feed: m(**feed)[0].detach())
     assert "logits" in report["verification"]["float32"]["outputs"] or "hidden_states" in report["verification"]["float32"]["outputs"]

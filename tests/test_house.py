@@ -1,0 +1,76 @@
+"""A family's knowledge in its own recipe module: core modules name no model type, and what each module declares
+about its model types (TINY, FEEDS) is collected without a shared list to edit."""
+
+import ast
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import hfgrow.recipes
+from hfgrow import signals
+from hfgrow.recipes import FEEDS, RECIPES, REFUSED, TINY
+
+CORE = Path(hfgrow.recipes.__file__).resolve().parent.parent / "hfgrow"
+REASON = "# model type:"  # a model type named in core code says why, on its line or the comment line above
+
+
+def model_types() -> set[str]:
+    return {t for r in RECIPES for t in r.model_types} | set(REFUSED) | set(TINY) | set(FEEDS)
+
+
+def unexplained(source: str, types: set[str]) -> list[tuple[int, str]]:
+    """(line, model type) for each string constant of ``source`` that is a model type without a reason beside it."""
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in types:
+            here, above = lines[node.lineno - 1], lines[node.lineno - 2] if node.lineno > 1 else ""
+            if REASON not in here and not above.strip().startswith(REASON):
+                found.append((node.lineno, node.value))
+    return found
+
+
+def test_core_modules_name_no_model_type_without_a_reason():
+    types = model_types()
+    named = {f"{path.name}:{line}": t for path in sorted(CORE.glob("*.py"))
+             for line, t in unexplained(path.read_text(encoding="utf-8"), types)}
+    assert not named, f"model types in hfgrow/*.py (declare them in a recipe module, or say why with '{REASON}'): {named}"
+
+
+def test_the_scan_sees_a_model_type_and_its_reason():
+    assert unexplained('LAYOUTS = {"llama": 1}\n', {"llama"}) == [(1, "llama")]
+    assert unexplained('LAYOUTS = {"llama": 1}  # model type: torchtitan\'s\n', {"llama"}) == []
+    assert unexplained('# model type: torchtitan\'s\nLAYOUTS = {"llama": 1}\n', {"llama"}) == []
+    assert unexplained('x = "llama is a word"\n', {"llama"}) == []
+
+
+def declarations(name: str) -> dict[str, list[str]]:
+    """model type: the modules of hfgrow.recipes that declare it under ``name``."""
+    found: dict[str, list[str]] = {}
+    for info in pkgutil.iter_modules(hfgrow.recipes.__path__):
+        module = importlib.import_module(f"hfgrow.recipes.{info.name}")
+        for t in getattr(module, name, {}):
+            found.setdefault(t, []).append(info.name)
+    return found
+
+
+def test_each_model_type_is_declared_by_one_module():
+    for name in ("TINY", "FEEDS"):
+        twice = {t: modules for t, modules in declarations(name).items() if len(modules) > 1}
+        assert not twice, f"{name} declared by more than one module: {twice}"
+
+
+def test_every_feed_names_a_layout_signals_provides():
+    for model_type, feed in FEEDS.items():
+        assert feed.signal is None or feed.signal in signals.SIGNALS, model_type
+        assert feed.images is None or feed.images in signals.IMAGES, model_type
+        assert feed.audio is None or feed.audio in signals.AUDIO, model_type
+        assert not feed.patch_rows or feed.images, model_type
+
+
+def test_every_tiny_configuration_is_of_a_known_model_type():
+    known = {t for r in RECIPES for t in r.model_types} | set(REFUSED)
+    # sub-configurations built on their own by tests (a tower of a refused or joined composite)
+    towers = {t for t in TINY if re.search(r"_(vision|text_model|vision_model|encoder|audio)$", t) or t == "pixtral"}
+    assert set(TINY) - known <= towers, set(TINY) - known - towers
