@@ -192,11 +192,12 @@ def _check_reads_text(folder: Path) -> None:
 
     import transformers  # the class's main_input_name (not hfgrow.signals: it reads the recipes, which read this module)
 
-    with contextlib.suppress(GrowthError, TypeError, KeyError, IndexError):
+    cls = None
+    with contextlib.suppress(GrowthError, TypeError, KeyError, IndexError):  # no readable class: nothing to say here
         cls = read_json(folder / "config.json")["architectures"][0]
-        reads = getattr(getattr(transformers, cls, None), "main_input_name", "input_ids") if isinstance(cls, str) else "input_ids"
-        if reads != "input_ids":
-            raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({reads}): its inputs are generated")
+    reads = getattr(getattr(transformers, cls, None), "main_input_name", "input_ids") if isinstance(cls, str) else "input_ids"
+    if reads != "input_ids":
+        raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({reads}): its inputs are generated")
 
 
 def check_verification_inputs(folder: str | os.PathLike, text_file: str | os.PathLike | None) -> None:
