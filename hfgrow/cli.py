@@ -20,7 +20,7 @@ from .errors import ExitCode, GrowthError, PushError
 if TYPE_CHECKING:  # torch and transformers load inside the commands: --help, --version and usage errors answer without them
     from .plan import GrowthOptions
 
-DTYPE_NAMES = ("bfloat16", "float16", "float32")  # options.DTYPES' names (tests/test_cli_speed.py checks that they agree)
+DTYPE_NAMES = ("bfloat16", "float16", "float32")  # options.DTYPES' names (tests/test_speed.py checks that they agree)
 
 EPILOG = """\b
 Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
