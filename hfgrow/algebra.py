@@ -89,16 +89,17 @@ class Expansion:
         """Make the copies of each unit along ``axis`` (already read with R) differ, in place.
 
         With ``shares`` = (generator, spread, storage dtype), the copies of each unit are paired and
-        every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) drawn per
-        element. A layer only sees the sum of a unit's input weights (its copies are equal), so the
-        function is unchanged while the copies can diverge in training. ``a`` is rounded to the
+        every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) drawn once per
+        unit and pair (every weight reading that pair of copies shares it: the draws cost nothing next
+        to the tensor). A layer only sees the sum of a unit's input weights (its copies are equal), so
+        the function is unchanged while the copies can diverge in training. ``a`` is rounded to the
         storage dtype first; b = 2w − a is then exact in it too (Sterbenz: a ∈ [w, 2w]), so the split
         costs no rounding wherever plain copies cost none.
         """
         if shares is None or not self.breakable:
             return out
         gen, spread_, dtype = shares
-        tiling = self.tiling if bool((self.r != 0).all()) else None  # (copies R skips are not split)
+        tiling = self.tiling if self.reads_every_copy else None  # (copies R skips are not split)
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
             # the axis as (a, k, b), leaving out a or b when it is 1 (the kernels are faster on fewer dims)
@@ -118,18 +119,39 @@ class Expansion:
             out.index_copy_(axis, first_i, first)
         return out
 
+    def tile_split(self, t: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype]) -> torch.Tensor:
+        """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
+        values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
+        :meth:`splits_tiled` says so."""
+        gen, spread_, dtype = shares
+        a, k, b = self.tiling
+        lead, trail = t.shape[:axis], t.shape[axis + 1:]
+        w = t.reshape(*lead, a, b, *trail)
+        out = t.new_empty(*lead, a, k, b, *trail)
+        for c in range(k // 2):  # computed where the tensor is contiguous, then copied into the (strided) copies
+            first = self._split_share(w, (axis, axis + 1), gen, spread_, dtype)
+            out.select(axis + 1, 2 * c + 1).copy_(first)
+            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0))  # 2w − a, exact
+        if k % 2:  # a unit's odd copy out stays plain
+            out.select(axis + 1, k - 1).copy_(w)
+        return out.view(*lead, a * k * b, *trail)
+
+    def splits_tiled(self, shares: tuple[torch.Generator, float, torch.dtype] | None) -> bool:
+        """Whether :meth:`tile_split` grows a reading axis of this space (a tiling whose copies R all reads)."""
+        return shares is not None and self.breakable and self.tiling is not None and self.reads_every_copy
+
+    @functools.cached_property
+    def reads_every_copy(self) -> bool:
+        return bool((self.r != 0).all())
+
     @staticmethod
     def _split_share(w: torch.Tensor, unit_dims: tuple[int, ...], gen: torch.Generator, spread_: float, dtype: torch.dtype,
                      out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + spread·u), rounded to the storage dtype, u ∈ [0, 1) per element: frac(x + y) of
-        random x over the units (``unit_dims``) and y over the rest, cheap and uncorrelated enough."""
-        units = math.prod(w.shape[d] for d in unit_dims)
-        x = torch.rand(units, generator=gen).to(w)
-        y = torch.rand(w.numel() // max(1, units), generator=gen).to(w)
-        ends = tuple(range(-len(unit_dims), 0))
-        rest = w.movedim(unit_dims, ends).shape[: w.dim() - len(unit_dims)]
-        u = (y.view(-1, 1) + x).frac_().view(*rest, *(w.shape[d] for d in unit_dims)).movedim(ends, unit_dims)
-        a = torch.addcmul(w, u, w, value=spread_, out=out)  # rounded once
+        """a = w·(1 + spread·u), rounded to the storage dtype, u ∈ [0, 1) drawn once per unit (``unit_dims``) and
+        broadcast over the other axes."""
+        units = [w.shape[d] if d in unit_dims else 1 for d in range(w.dim())]
+        share = torch.rand(math.prod(units), generator=gen).mul_(spread_).to(w).view(units)
+        a = torch.addcmul(w, w, share, out=out)  # rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
         return a
@@ -266,9 +288,15 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
     tiled = _tile_plan(axes, maps)
     if tiled is not None:  # copies of whole blocks with one scale: scale the small tensor, then copy
         scale, tilings = tiled
-        t = _tile(t * scale if scale != 1.0 else t, tilings)
+        t = t * scale if scale != 1.0 else t
+        # reading axes first, split as their copies are made (the draws are per unit: the order of the axes is free)
+        fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
+        for i in fused:
+            t = maps[axes[i].space].tile_split(t, i, shares)
+        rest = {i: tiling for i, tiling in tilings.items() if i not in fused}
+        t = _tile(t, rest) if rest or not fused else t
         for i, axis in enumerate(axes):
-            if axis is not None and axis.reads:
+            if axis is not None and axis.reads and i not in fused:
                 maps[axis.space].split_(t, i, shares)
         return t
 
@@ -562,8 +590,8 @@ def rotary_rows(t: torch.Tensor, heads: int, to_halves: bool) -> torch.Tensor:
 class Symmetry(str, enum.Enum):
     """How copies are kept from training identically (docs/design.md §Symmetry).
 
-    Both ways change each pair of copies' input-side weights w, w into a, 2w − a, elementwise
-    (:meth:`Expansion.read`): the sum, and hence the function, is unchanged.
+    Both ways change each pair of copies' input-side weights w, w into a = w·(1 + u), 2w − a, with one u per unit and
+    pair (:meth:`Expansion.split_`): the sum, and hence the function, is unchanged.
     """
 
     SPLIT = "split"  # a = w·(1 + u), u ∈ [0, 1): an uneven split

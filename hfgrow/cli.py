@@ -10,13 +10,17 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from .version import __version__
 from .errors import ExitCode, GrowthError, PushError
-from .plan import DTYPES, GrowthOptions
+
+if TYPE_CHECKING:  # torch and transformers load inside the commands: --help, --version and usage errors answer without them
+    from .plan import GrowthOptions
+
+DTYPE_NAMES = ("bfloat16", "float16", "float32")  # options.DTYPES' names (tests/test_speed.py checks that they agree)
 
 EPILOG = """\b
 Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
@@ -230,7 +234,7 @@ def run(action: Callable[[], Any], verbose: bool, as_json: bool = False) -> Any:
 @click.argument("src")
 @click.option("--out", "-o", required=True, metavar="DIR", help="Folder for the grown checkpoint (assembled beside it, moved in when complete).")
 @growth_options
-@click.option("--dtype", type=click.Choice(sorted(DTYPES)), default=None, help="Output dtype of floating tensors [default: as the source].")
+@click.option("--dtype", type=click.Choice(DTYPE_NAMES), default=None, help="Output dtype of floating tensors [default: as the source].")
 @click.option("--max-shard-size", default="5GB", show_default=True, metavar="SIZE", help="Largest safetensors shard, e.g. 5GB, 500MB.")
 @click.option("--to", default=None, metavar="FORMATS",
               help="The grown checkpoint's formats: hf (safetensors folder), dcp (torch distributed checkpoint), titan (one "
@@ -277,6 +281,7 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     from .dcp import dcp_parts
     from .report import continue_line, json_summary, summary_lines
     from .training_state import detect
+    from .plan import GrowthOptions
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
     log = (lambda msg: None) if quiet else log_line
@@ -357,6 +362,7 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     """Show what growing SRC would do: recipe, sizes, tensor groups and their rules, parameters,
     output size and peak memory. Writes nothing."""
     from .api import inspect as inspect_plan
+    from .plan import GrowthOptions
     from .report import inspect_lines
 
     info = run(lambda: inspect_plan(src, GrowthOptions(verify=False, **kwargs)), verbose, as_json)

@@ -510,15 +510,17 @@ def output_bytes(plan: Any, reader: Any, formats: tuple[str, ...], verify: bool)
     return total
 
 
-def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
-    """The grown checkpoint in each of ``formats`` into ``folder``: the report's entries and the source files left behind."""
+def write_grown(plan: Any, reader: Any, folder: Path, formats: tuple[str, ...], progress: bool,
+                phases: Any = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The grown checkpoint in each of ``formats`` into ``folder``: the report's entries and the source files left behind
+    (``phases``: a :class:`~hfgrow.phases.Phases` that the safetensors writing adds its seconds to)."""
     from .optimizer_state import SCALES_FILE, save_scales, tensor_scales
     from .tensors import write_checkpoint, write_config_and_files
 
     entries: dict[str, Any] = {}
     left: dict[str, str] = {}
     if "hf" in formats:
-        left = write_checkpoint(plan, reader, folder, progress)
+        left = write_checkpoint(plan, reader, folder, progress, phases)
     if writes_dcp(formats):
         info = grow_into_dcp(plan, reader, folder, titan="titan" in formats)
         if "hf" not in formats:

@@ -23,6 +23,7 @@ from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out, check_place
+from .phases import Phases
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import sizes_text, write_report
 from .view import check_references
@@ -65,9 +66,13 @@ def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions
     active = _prepare(components, folder, plan)
     _log_plan(plan, log)
     _check_disk(out, output_bytes(plan, reader, formats, options.verify))
+    phases = Phases()
+    phases.add("planning", time.perf_counter() - start)  # the source found, read, planned and checked: nothing written yet
     with _write_errors(out):
-        entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress)
+        written = time.perf_counter()
+        entries, not_copied = _write(active, folder, place.tmp, plan, reader, formats, progress, phases)
         grow_s = time.perf_counter() - start
+        timings = {"grow": round(grow_s, 3), "written_in": round(time.perf_counter() - written, 3), **phases.rounded()}
         verification = _verify(active, folder, (place.tmp, shown), plan, (reader, formats), log, progress) if options.verify else None
         source_name = hub_id or os.fspath(src)
         report = {
@@ -83,7 +88,7 @@ def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions
             "written": {"formats": list(formats), "files": sum(f.is_file() for f in place.tmp.rglob("*"))},
             **entries,
             "verification": verification,
-            "timings_s": {"grow": round(grow_s, 3), "verify": round(time.perf_counter() - start - grow_s, 3)},
+            "timings_s": {**timings, "verify": round(time.perf_counter() - start - grow_s, 3)},
         }
         write_report(report, place.tmp)
         model_card(report, hub.source_card_data(folder), report["command"], options.push_to_hub or shown,
@@ -149,13 +154,13 @@ def _write_errors(out: Path) -> Iterator[None]:
 
 
 def _write(components: Sequence[Component], src: Path, folder: Path, plan: GrowthPlan, reader: CheckpointReader,
-           formats: tuple[str, ...], progress: bool) -> tuple[dict[str, Any], dict[str, str]]:
+           formats: tuple[str, ...], progress: bool, phases: Phases) -> tuple[dict[str, Any], dict[str, str]]:
     """The components' files, then the weights, into ``folder``; returns the components' report entries and the
     source files left behind (those a component writes aside)."""
     entries: dict[str, Any] = {}
     for c in components:  # the small parts first: their problems show before the long part
         entries.update(c.write(src, folder, plan))
-    grown, not_copied = write_grown(plan, reader, folder, formats, progress)
+    grown, not_copied = write_grown(plan, reader, folder, formats, progress, phases)
     entries.update(grown)
     owned = {Path(f).parts[0] for f in owned_files(list(components), src)}
     return entries, {k: v for k, v in not_copied.items() if k.rstrip("/") not in owned}

@@ -215,6 +215,40 @@ def test_split_in_bfloat16_keeps_every_pair_summing_to_the_copy(k):
         assert torch.equal(pairs[..., 2], w)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("first,second", [((6, 2, 1), (1, 3, 4)), ((2, 4, 2), (4, 2, 1)), ((1, 2, 6), (3, 2, 2))])
+def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second, dtype):
+    """The block-copy path splits each pair of a reading axis as the copies are made (Expansion.tile_split): the same
+    tensor, bit for bit, as splitting the copies afterwards (split_), every pair still summing to 2w exactly."""
+    maps = {"out": blocks(*first), "in": blocks(*second, e=0.5)}
+    t = torch.randn(maps["out"].small, maps["in"].small).to(dtype)
+    axes = (Axis("out"), Axis("in", reads=True))
+    shares = lambda: (torch.Generator().manual_seed(3), 1.0, dtype)
+    grown = grow_tensor(t, axes, maps, shares())
+    assert torch.equal(grown, maps["in"].split_(grow_tensor(t, axes, maps), 1, shares()))
+    a, k, b = second
+    plain = grow_tensor(t, axes, maps).view(-1, a, k, b)
+    pairs = grown.view(-1, a, k, b)
+    for c in range(k // 2):
+        assert torch.equal(pairs[:, :, 2 * c].double() + pairs[:, :, 2 * c + 1].double(), 2 * plain[:, :, 2 * c].double())
+        assert (pairs[:, :, 2 * c] != pairs[:, :, 2 * c + 1]).double().mean() > 0.9
+    if k % 2:
+        assert torch.equal(pairs[:, :, -1], plain[:, :, -1])
+
+
+def test_split_draws_one_share_per_unit_and_pair():
+    """u is drawn per unit (and pair of copies), shared by every weight reading it: a / w is one number per column
+    pair (up to the storage rounding of a), and the draws are as many as the units, not the weights."""
+    m = blocks(8, 2, 1)
+    t = torch.rand(50, 8) + 1.0
+    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32)).view(50, 8, 2)
+    ratio = split[..., 1] / m.read(t, 1).view(50, 8, 2)[..., 1]
+    assert torch.allclose(ratio, ratio[:1].expand_as(ratio), rtol=1e-6) and bool((ratio[0] > 1).all())
+    gen = torch.Generator().manual_seed(0)
+    m.read(torch.rand(1000, 8), 1, (gen, 1.0, torch.float32))
+    assert torch.equal(torch.rand(1, generator=gen), torch.rand(9, generator=torch.Generator().manual_seed(0))[8:])
+
+
 def test_split_leaves_copies_that_r_skips_alone():
     """Rotary head_dim growth reads only one copy of some units (r = 0 for the other): a split
     must pair reading copies only, or the skipped copy's zero becomes ±a."""

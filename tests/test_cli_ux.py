@@ -60,13 +60,16 @@ def test_json_is_one_object_on_stdout_and_the_report_carries_the_verdict(tmp_pat
     assert out["verdict"] == "PASS" and out["passed"] is True and set(out["gaps"]) == {"float32", "float64"}
     assert out["gaps"]["float32"] <= 1e-5 and out["sizes"]["blocks"] == {"layers": [2, 3]}
     assert out["output"] == str(tmp_path / "big") and out["report"] == str(tmp_path / "big" / "growth_report.json")
-    assert set(out["timings_s"]) == {"grow", "verify"} and out["files"] >= 2
+    assert set(out["timings_s"]) == {"grow", "written_in", "planning", "reading", "arithmetic", "writing", "waiting", "verify"}
+    assert out["files"] >= 2 and out["timings_s"]["written_in"] + out["timings_s"]["planning"] <= out["timings_s"]["grow"] + 0.002
     report = json.loads((tmp_path / "big" / "growth_report.json").read_text())
     assert report["verdict"] == out["verdict"] == "PASS"
     # the summary of this depth-only growth: no copies, so no heads growth, convention or symmetry announced
     first, wrote = summary_lines(report)[:2]
     assert first == "grew LlamaForCausalLM (identity blocks): blocks 2 → 3, params 7.02K → 8.98K", first
-    assert re.fullmatch(r"wrote \S+ \(1 shard, \d+(\.\d+)? KB\) in \d+\.\ds", wrote), wrote
+    seconds = r"\d+\.\ds"  # the writing stage, the busy seconds of its phases (overlapping), then the planning before it
+    assert re.fullmatch(rf"wrote \S+ \(1 shard, \d+(\.\d+)? KB\) in {seconds} \(reading {seconds}, arithmetic {seconds}, "
+                        rf"writing {seconds} with fsync, overlapped\), planned in {seconds}", wrote), wrote
     failed = invoke(src, "--out", tmp_path / "other", "--json", "--tolerance", "1e-30")
     assert failed.exit_code == 3 and json.loads(failed.stdout)["verdict"] == "FAIL"
     refused = invoke(src, "--out", tmp_path / "x", "--json", "--factor", "1")
