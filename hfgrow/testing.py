@@ -596,8 +596,8 @@ TINY["vipllava"] = dict(text_config=_LLAMA, vision_config=_CLIP, image_token_ind
 TINY["video_llava"] = dict(TINY["llava"], video_token_index=6)
 TINY["llava_next_video"] = dict(TINY["llava_next"], video_token_index=6)
 TINY["deepseek_vl"] = dict(text_config=_LLAMA, vision_config=_SIGLIP, image_token_id=5)
-TINY["paligemma"] = dict(text_config=dict(TINY["gemma"], model_type="gemma"), vision_config=_SIGLIP, image_token_index=5, projection_dim=16, vocab_size=97,
-                         hidden_size=16)
+# its top-level hidden_size and vocab_size left at transformers' defaults (2048, 257152), as transformers writes them
+TINY["paligemma"] = dict(text_config=dict(TINY["gemma"], model_type="gemma"), vision_config=_SIGLIP, image_token_index=5, projection_dim=16)
 # the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
 TINY["cohere2_vision"] = dict(text_config=dict(TINY["cohere2"], model_type="cohere2"), vision_config=_SIGLIP, image_token_id=5,
                               downsample_factor=2, alignment_intermediate_size=20)

@@ -82,9 +82,10 @@ DEEPSEEK_VL = joined("deepseek_vl", ("DeepseekVLModel", "DeepseekVLForConditiona
                      two_layers("aligner.linear1", "aligner.linear2"))
 PALIGEMMA = joined("paligemma", ("PaliGemmaModel", "PaliGemmaForConditionalGeneration"), (text(False), vision("vision_tower")),
                    linear("multi_modal_projector.linear", "text_config.hidden", "vision_config.hidden"),
+                   # its top-level hidden_size and vocab_size are legacy fields transformers writes from its defaults
+                   # (2048, 257152) and never reads: left as they are
                    config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
-                                                             "projection_dim": "text_config.hidden_size",
-                                                             "hidden_size": "text_config.hidden_size"}))
+                                                             "projection_dim": "text_config.hidden_size"}))
 # Aya Vision's config has no alignment_intermediate_size field: absent from config.json, transformers sizes the adapter
 # by text_config.hidden_size, which grows; the grown config.json states the small width, which the adapter keeps
 AYA_VISION = joined("aya_vision", ("AyaVisionModel", "AyaVisionForConditionalGeneration"), (text(False), vision("vision_tower")),
