@@ -65,7 +65,7 @@ def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: Growt
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:
     """The components every growth takes along: a sentence-transformers folder's modules, the ``--adapter`` folders."""
-    return [sentence.SentenceModules(), PeftAdapters(options.adapters, out)]
+    return [sentence.SentenceModules(), PeftAdapters(options.adapters, out, options.push_to_hub)]
 
 
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
