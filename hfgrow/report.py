@@ -267,17 +267,25 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"The round-off floor is the same measure between each model in float32 and in float64 (small / grown: an exact "
         f"growth's float32 gap is within about their sum); the float64 rows "
         f"show the transform itself, free of float32 round-off (every op runs in float64, those transformers writes in "
-        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. "
-        f"PASS: the float32 gap is within {fmt(v['tolerance'])}"
-        + (f"; PASS within {v['storage_rounding']} rounding: within {fmt(v['rounding_tolerance'])} (twice "
-           f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
-        + ".",
+        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. " + criterion(v, p),
         "",
     ]
     note = rounding_note(v, p)
     if note:
         out += [note[0].upper() + note[1:] + ".", ""]
     return "\n".join(out) + "\n" + verification_table(v)
+
+
+def criterion(v: dict[str, Any], p: dict[str, Any]) -> str:
+    """What the verdict means, in agreement with it: a lossy growth's is LOSSY whatever its gap."""
+    if p["approximate"]:
+        return (f"The verdict is LOSSY whatever the gap (the grown model computes another function): its float32 gap, "
+                f"{fmt(v['max_rel'])}, measures how far it moved ({'within' if v['passed'] else 'beyond'} the tolerance "
+                f"{fmt(v['tolerance'])}).")
+    return (f"PASS means the float32 gap is within {fmt(v['tolerance'])}"
+            + (f"; PASS within {v['storage_rounding']} rounding, within {fmt(v['rounding_tolerance'])} (twice "
+               f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
+            + f". This growth: {verdict_word(v)}.")
 
 
 def sizes_table(p: dict[str, Any]) -> str:
