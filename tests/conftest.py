@@ -13,7 +13,7 @@ FULL = os.environ.get("HFGROW_FULL") == "1"
 
 def pytest_collection_modifyitems(config, items):
     """`make test` runs a representative subset: tests marked exhaustive (the rest of the family × class × mode matrix)
-    run with HFGROW_FULL=1 (all tests), with -m exhaustive (those alone: `make test-all` after `make test`), or when
+    run with HFGROW_FULL=1 (all tests), with -m exhaustive (those alone: `make test-exhaustive` after `make test`), or when
     named by their node id."""
     if FULL or "exhaustive" in (config.getoption("markexpr") or ""):
         return

@@ -110,3 +110,15 @@ def test_every_block_runs(name, tmp_path, monkeypatch):
             dist.destroy_process_group()
         os.environ.clear()
         os.environ.update(environ)
+
+
+def test_every_make_target_named_exists():
+    """Each `make TARGET` the docs, the tests and the package name (in backquotes, or a command line of a code block) is
+    a target of the Makefile."""
+    import re
+
+    targets = set(re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), re.M))
+    files = [ROOT / n for n in DOCS] + sorted((ROOT / "tests").glob("*.py")) + sorted((ROOT / "hfgrow").glob("*.py"))
+    named = {(f.name, t) for f in files for t in re.findall(r"`make ([a-z][a-z0-9-]*)`|^make ([a-z][a-z0-9-]*)", f.read_text(), re.M)}
+    missing = sorted((f, a or b) for f, (a, b) in named if (a or b) not in targets)
+    assert not missing, f"make targets the Makefile lacks: {missing}"
