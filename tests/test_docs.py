@@ -122,3 +122,14 @@ def test_every_make_target_named_exists():
     named = {(f.name, t) for f in files for t in re.findall(r"`make ([a-z][a-z0-9-]*)`|^make ([a-z][a-z0-9-]*)", f.read_text(), re.M)}
     missing = sorted((f, a or b) for f, (a, b) in named if (a or b) not in targets)
     assert not missing, f"make targets the Makefile lacks: {missing}"
+
+
+def test_user_docs_do_not_speak_of_the_projects_history():
+    """Users do not know the project's issues nor the benchmark's internal run names: the docs name the scale, and runs
+    in words."""
+    import re
+
+    for name in DOCS + ["hfgrow/card.py"]:
+        text = (ROOT / name).read_text()
+        found = re.findall(r"issue \d+|issue's|the scale issue|\b\w+@[\d.]+/\w+/\w+/\w+/lrf[\d.]+/\w+", text, re.I)
+        assert not found, f"{name}: {found[:5]}"
