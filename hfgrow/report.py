@@ -134,6 +134,19 @@ def written_text(report: dict[str, Any]) -> str:
     return f"{_plural(p['shards'], 'shard')}, {size}"
 
 
+# how the new blocks of a depth-only growth were made and placed (--new-blocks)
+BLOCK_ORDERS = {"identity": "identity blocks, interleaved", "stack-identity": "identity blocks, stacked after the originals",
+                "stack": "stacked blocks, G_stack"}
+
+
+def plan_line(p: dict[str, Any]) -> str:
+    """The sizes a plan grows, as the first line of a growth says them: a depth-only growth's blocks, its widths kept."""
+    if widened(p) or not p["layers"]:
+        return sizes_text(p)
+    kept = ", ".join(f"{name} {a[0]}" for name, a in (("hidden", p["hidden_size"]), ("FFN", p["intermediate_size"])) if a[0])
+    return f"{depth_text(p)} ({BLOCK_ORDERS.get(p.get('new_blocks_kind'), 'identity blocks')}; widths kept: {kept})"
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
     p = report["plan"]
     depth = depth_text(p) if p["layers"] else ""
@@ -141,7 +154,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         how = f"{p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry"
         sizes = sizes_text(p) + (f", {depth}" if depth else "")
     else:  # depth alone: no unit is copied
-        how, sizes = ("stacked blocks, G_stack" if p.get("new_blocks_kind") == "stack" else "identity blocks"), depth
+        how, sizes = BLOCK_ORDERS.get(p.get("new_blocks_kind"), "identity blocks"), depth
     lines = [
         f"grew {p['model_class'] or p['recipe']} ({how}): {sizes}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
         f"wrote {report['output']} ({written_text(report)}) in {report['timings_s']['grow']:.1f}s",

@@ -133,3 +133,21 @@ def test_user_docs_do_not_speak_of_the_projects_history():
         text = (ROOT / name).read_text()
         found = re.findall(r"issue \d+|issue's|the scale issue|\b\w+@[\d.]+/\w+/\w+/\w+/lrf[\d.]+/\w+", text, re.I)
         assert not found, f"{name}: {found[:5]}"
+
+
+@pytest.mark.exhaustive  # the demo trains its small BERT for a few seconds
+def test_the_readmes_worked_example_is_the_demos_output(tmp_path, monkeypatch, capsys):
+    """README's worked example is what `make demo` prints, line for line up to the report (timings masked)."""
+    import re
+
+    from hfgrow import demo
+
+    text = (ROOT / "README.md").read_text()
+    shown = text.split("## Worked example", 1)[1].split("```\n", 2)[1].strip().splitlines()
+    monkeypatch.chdir(tmp_path)
+    assert demo.main(["demo-out"]) == 0
+    printed = capsys.readouterr().out.split("\n--- ", 1)[0].strip().splitlines()
+
+    def mask(lines):
+        return [re.sub(r"in \d+\.\d+s", "in …s", line) for line in lines]
+    assert mask(shown) == mask(printed)
