@@ -162,3 +162,11 @@ HIDDEN_SET_UP = {"README.md", "docs/usage.md"}
 def test_no_hidden_set_up_outside_the_listed_documents(name):
     assert name in HIDDEN_SET_UP or "invisible-code-block" not in (ROOT / name).read_text(), \
         f"{name}: a hidden set-up block; show the set-up the reader pastes instead"
+
+
+def test_one_optimizer_recommendation_everywhere():
+    """docs/training.md, the model card and hfgrow.optim recommend the grown state + param_groups + RelaxedMultipliers,
+    with the figure of bench/optim_after_growth.py."""
+    for name in ("docs/training.md", "hfgrow/card.py", "hfgrow/optim.py"):
+        text = " ".join((ROOT / name).read_text().split())
+        assert "bench/optim_after_growth.py" in text and "0.02–0.10 nats" in text and "Two ways to continue" not in text, name
