@@ -636,6 +636,24 @@ def done_when(summary: dict) -> dict:
     return out
 
 
+KIND_LABELS = {"width": "width ×2", "depth": "depth 2 → 4, interleaved, zeroed", "depthcopy": "depth 2 → 4, interleaved, plain copies",
+               "both": "width ×2 and depth", "staged": "width ×2, then depth", "stackid": "depth 2 → 4, stacked, zeroed",
+               "stackid4": "depth 1 → 4, stacked, zeroed", "gstack": "depth 2 → 4, G_stack", "gstack4": "depth 1 → 4, G_stack",
+               "scratch": "big model from scratch", "small": "small model alone (2 blocks)", "smallw": "small model alone (half width)"}
+SCHEDULES = {"cos": "cosine", "wsd": "warmup-stable-decay", "lemon": "cosine restarted at growth"}
+
+
+def label(config: str) -> str:
+    """A run configuration as the docs name it: what grew, when, how the training continued (the bench's own name,
+    ``kind@point/continuation/symmetry/convention/lr factor/schedule``, in words; the defaults left unsaid)."""
+    r = parse(config + "/s0")
+    if r.kind in ALONE:
+        return f"{KIND_LABELS[r.kind]}, lr {r.lr:g}, {SCHEDULES[r.sched]}"
+    extra = [w for w, on in (("optimizer state reset", r.continuation == "reset"), (f"{r.symmetry} symmetry", r.symmetry != "split"),
+                             (f"{r.convention} convention", r.convention != "copy"), (f"lr ×{r.lrf:g}", r.lrf != 1)) if on]
+    return ", ".join([KIND_LABELS.get(r.kind, r.kind), f"at {r.at:.0%}", *extra, SCHEDULES[r.sched]])
+
+
 def table(data: dict) -> str:
     """docs/training.md's table: per configuration and text, the mean over seeds of the final loss, its gap to the same
     seed's best scratch run (of either schedule), the FLOPs saved against that run and against the best scratch run of
@@ -670,7 +688,7 @@ def table(data: dict) -> str:
             final = f"**{r['final_loss']:.4f}**" if best else f"{r['final_loss']:.4f}"
             cells.append(f"{r['seeds']} | {final} | {delta} | {saved} | {own} | {rise}")
         lossy = "" if c.startswith(tuple(k + "/" for k in ALONE)) or parse(c + "/s0").kind not in LOSSY else " (not exact)"
-        rows.append(f"| {c}{lossy} | " + " | ".join(cells) + " |")
+        rows.append(f"| {label(c)}{lossy} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

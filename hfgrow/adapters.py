@@ -271,10 +271,12 @@ class PeftAdapters(Component):
     """The ``--adapter`` folders, grown into OUT/adapters/<name>/ (``out``: the grown checkpoint's final path, which
     their configs name as their base) and verified through PEFT; the pipeline's side-car for them."""
 
-    def __init__(self, folders: tuple[str, ...] | list[str], out: str | os.PathLike) -> None:
+    def __init__(self, folders: tuple[str, ...] | list[str], out: str | os.PathLike, hub_id: str | None = None) -> None:
         self.folders = list(folders)
-        self.out = os.path.abspath(out)
         self.shown = os.fspath(out)  # the report records the path as the user gave it
+        # the grown adapters' base_model_name_or_path: the Hub id they are pushed with (it resolves wherever they are
+        # loaded), else OUT as the user gave it (PEFT resolves a relative one against the directory it is loaded from)
+        self.base = hub_id or self.shown
         self.grown: list[dict[str, Any]] = []
 
     def owned_files(self, src: Path) -> set[str]:
@@ -289,7 +291,7 @@ class PeftAdapters(Component):
         return bool(self.folders)
 
     def write(self, src: Path, folder: Path, plan: GrowthPlan) -> dict[str, Any]:
-        self.grown = [grow_adapter(a, folder / "adapters" / name(a), plan, self.out, self.shown) for a in self.folders]
+        self.grown = [grow_adapter(a, folder / "adapters" / name(a), plan, self.base, self.shown) for a in self.folders]
         return {"adapters": self.grown}
 
     def verify(self, src: Path, folder: Path, plan: GrowthPlan, verification: dict[str, Any], log: Log) -> None:

@@ -66,7 +66,7 @@ def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: Growt
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:
     """The components every growth takes along: a sentence-transformers folder's modules, the ``--adapter`` folders."""
-    return [sentence.SentenceModules(), PeftAdapters(options.adapters, out)]
+    return [sentence.SentenceModules(), PeftAdapters(options.adapters, out, options.push_to_hub)]
 
 
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -112,11 +112,27 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     big_dir, _ = hub.resolve(big)
     with as_hf_folders(small_dir, big_dir) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
         return _verify(small_dir, big_dir, f"{big} is not a growth of {small} that hfgrow can relate", device=device,
-                       verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed, progress=progress)
+                       verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed, progress=progress,
+                       names=(os.fspath(small), os.fspath(big)))
+
+
+BOOKKEEPING = ("architectures", "dtype", "torch_dtype", "transformers_version", "_name_or_path")
+
+
+def _differences(grown: dict[str, Any], big: dict[str, Any], scope: str = "") -> list[tuple[str, Any, Any]]:
+    """The config fields (a sub-config's too) where SMALL grown to BIG's widths still differs from BIG: sizes growth keeps."""
+    found = []
+    for k in sorted(set(grown) | set(big)):
+        x, y = grown.get(k), big.get(k)
+        if isinstance(x, dict) and isinstance(y, dict):
+            found += _differences(x, y, f"{scope}{k}.")
+        elif k not in BOOKKEEPING and x != y:
+            found.append((scope + k, x, y))
+    return found
 
 
 def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, verify_mode: str, tolerance: float,
-            text_file: str | None, seed: int, progress: bool) -> dict[str, Any]:
+            text_file: str | None, seed: int, progress: bool, names: tuple[str, str] = ("SMALL", "BIG")) -> dict[str, Any]:
     from .inputs import check_verification_inputs
     from .verification import checkpoint, verify_pair
 
@@ -131,6 +147,13 @@ def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, veri
     for tp in plan.tensors:  # BIG's weights against its own config.json (which the plan followed)
         found = big_reader.tensors.get(tp.out.name)
         if found is not None and found.shape != tp.out.shape:
+            # a size growth keeps (the vocabulary) differs: the pair is no growth; else BIG's config.json and weights disagree
+            differ = _differences(plan.config, big_cfg)
+            if differ:
+                a, b = names
+                shown = ", ".join(f"{k} is {x!r} in {a} but {y!r} in {b}" for k, x, y in differ[:3])
+                raise GrowthError(f"the two models do not match: {shown}, which growth keeps ('{tp.out.name}' is "
+                                  f"{list(found.shape)} in {b}; growing {a} to {b}'s widths makes it {list(tp.out.shape)})")
             raise GrowthError(f"{big_dir}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
                               f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
     result = verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,

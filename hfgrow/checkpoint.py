@@ -115,6 +115,9 @@ class CheckpointReader:
         if (self.folder / "modules.json").is_file():  # an older sentence-transformers layout
             hint = ("; a sentence-transformers folder holds its Transformer there: an older one keeps it in a folder "
                     "such as 0_Transformer/, whose files move to the root with path \"\" in modules.json")
+        if (self.folder / "adapter_config.json").is_file():  # a PEFT adapter: it grows with its base
+            raise GrowthError(f"{self.folder} is a PEFT adapter, not a model: grow its base model and pass this folder "
+                              f"as --adapter (hfgrow BASE --factor 2 --out OUT --adapter {self.folder})")
         if any(self.folder.glob("*.distcp")):
             hint = "; its .distcp files are a torch distributed checkpoint's without the .metadata file that indexes them"
         raise GrowthError(f"no weights in {self.folder} (expected model.safetensors, pytorch_model.bin, an index, or a torch "

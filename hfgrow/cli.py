@@ -23,10 +23,11 @@ if TYPE_CHECKING:  # torch and transformers load inside the commands: --help, --
 DTYPE_NAMES = ("bfloat16", "float16", "float32")  # options.DTYPES' names (tests/test_speed.py checks that they agree)
 
 EPILOG = """\b
-Exit codes: 0 success (or a lossy growth --allow-lossy asked for), 1 internal
-error, 2 bad input (nothing written), 3 verification failed or could not run
-(checkpoint and report written; nothing pushed), 4 written and verified but
-not pushed, 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP: nothing written).
+Exit codes: 0 success (or a lossy growth --allow-lossy or --new-blocks stack
+asked for), 1 internal error, 2 bad input (nothing written), 3 verification
+failed or could not run (checkpoint and report written; nothing pushed), 4
+written and verified but not pushed, 130 interrupted (Ctrl-C; 143 SIGTERM, 129
+SIGHUP: nothing written).
 
 \b
 Examples:
@@ -35,6 +36,11 @@ Examples:
   hfgrow ./my-llama --hidden-size 3072 --intermediate-size 8192 --layers 32 --out ./big
   hfgrow inspect ./my-llama --factor 2
   hfgrow verify ./my-llama ./big
+"""
+VERIFY_EPILOG = """\b
+Exit codes: 0 the two models compute the same function (PASS), 1 internal
+error, 2 bad input (the pair cannot be read or related), 3 verification failed
+or could not run.
 """
 COMMANDS = ("grow", "inspect", "verify", "recipes")
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -372,7 +378,7 @@ def inspect(src: str, as_json: bool, quiet: bool, verbose: bool, **kwargs: Any) 
     click.echo("\n".join(lines[:1] + lines[-len(info["groups"]) - 2:-len(info["groups"]) - 1] if quiet else lines))
 
 
-@main.command(cls=Command, context_settings=SETTINGS, moved={"seed": "Verification"})
+@main.command(cls=Command, epilog=VERIFY_EPILOG, context_settings=SETTINGS, moved={"seed": "Verification"})
 @click.argument("small")
 @click.argument("big")
 @verify_options("Where the forward passes run: cpu, cuda (every GPU) or cuda:N.")
@@ -387,7 +393,7 @@ def verify(small: str, big: str, as_json: bool, quiet: bool, verbose: bool, **kw
 
     result = run(lambda: verify_pair(small, big, progress=not quiet and not as_json, **kwargs), verbose, as_json)
     if as_json:
-        print_json(result)
+        print_json({**result, "verdict": verdict_word(result)})
     elif not quiet:
         click.echo(verdict_line(result))
     click.echo(verdict_word(result)) if not as_json else None

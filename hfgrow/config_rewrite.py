@@ -48,7 +48,8 @@ def grown_config(config: dict[str, Any], depth: dict[str, Any], recipe: Recipe, 
     new_config = {**config, **depth}
     derived = {  # a None field means "derived"; it stays None while the derivation still holds
         fields.hidden: (widths.hidden[1], None),
-        fields.ffn: (widths.ffn[1], fields.ffn_default and fields.ffn_default * widths.hidden[1]),
+        fields.ffn: (widths.ffn[1], fields.ffn_derived(config, widths.hidden[1]) if fields.ffn_derived
+                     else fields.ffn_default and fields.ffn_default * widths.hidden[1]),
         fields.heads: (widths.heads[1], None),
         fields.kv_heads: (widths.kv_heads[1], widths.heads[1]),
         fields.head_dim: (widths.head_dim[1], widths.hidden[1] // widths.heads[1]),

@@ -180,6 +180,10 @@ def _renamed_by_transformers(transforms: list[Any], skeleton: torch.nn.Module) -
         new, converted = rename_source_key(name, renamings, converters)
         if new not in held and name in held:  # a key the model holds under its stored name keeps it, as transformers does
             return ((name,) if every else name), False
+        if every and converted is not None:  # every part a converter splits it into (DINOv2's weights_in: gate and up)
+            targets = next((c.target_patterns for c in converters if converted in c.source_patterns), [new])
+            first, *rest = (t.replace("\\.", ".") for t in targets)
+            return tuple(dict.fromkeys([new] + [new.replace(first, t) for t in rest if first in new])), True
         return ((new,) if every else new), converted is not None
     return loaded
 

@@ -64,7 +64,9 @@ def _int_option(name: str, value: Any, minimum: int = 1) -> int | None:
     except ValueError:
         number = None
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not float(number).is_integer() or number < minimum:
-        raise GrowthError(f"--{name} must be an integer >= {minimum}, got {value!r}")
+        fraction = name == "factor" and isinstance(number, float) and number > 1 and not number.is_integer()
+        hint = " (a size between the multiples: --hidden-size and --intermediate-size)" if fraction else ""
+        raise GrowthError(f"--{name} must be an integer >= {minimum}, got {value!r}{hint}")
     return int(number)
 
 

@@ -25,7 +25,7 @@ from .inputs import check_verification_inputs
 from .output import OutputFolder, check_out, check_place
 from .phases import Phases
 from .plan import GrowthOptions, GrowthPlan, make_plan
-from .report import sizes_text, write_report
+from .report import plan_line, write_report
 from .view import check_references
 from .version import __version__
 
@@ -122,7 +122,7 @@ def _prepare(components: Sequence[Component], src: Path, plan: GrowthPlan) -> li
 
 
 def _log_plan(plan: GrowthPlan, log: Log) -> None:
-    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): {sizes_text(plan.summary())}, "
+    log(f"{plan.recipe.name} ({plan.model_class or 'base model'}): {plan_line(plan.summary())}, "
         f"{len(plan.tensors)} tensors")
     for note in plan.notes:
         log(f"note: {note}")

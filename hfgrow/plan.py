@@ -284,7 +284,7 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
             rules = t.recipe.rules_for(t.cls)
             theirs = sorted(k for k in keys & joins if not any(rx.match(k) for rx, _ in rules))
             tower = t.recipe.extend(body=tuple(TensorRule(k, (None,) * len(reader.tensors[k].shape)) for k in theirs))
-            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls, names), _tower_options(options, t.kept), tower, t.cls))
+            plans.append(_plan(TowerReader(reader, keys - claimed, t.sub, t.cls, names, not t.prefix), _tower_options(options, t.kept), tower, t.cls))
             claimed |= keys
     # a kept tower's tensors, copied: one rule per sub-config and rank (`hfgrow inspect` groups by rule)
     copied = {name: t.sub for t in towers if t.recipe is None for name in by_prefix[t.sub] - joins}

@@ -230,6 +230,9 @@ class ConfigFields:
     kv_heads: str | None = None  # grouped-query attention (None or absent: as many as heads)
     embedding: str | None = None  # an embedding width field (None or absent: the hidden size)
     ffn_default: int | None = None  # when the ffn field is None, it means this multiple of hidden (GPT-2)
+    # an FFN whose width no config field holds: transformers derives it from the config and the hidden size (DINOv2's
+    # mlp_ratio); the grown width is derived from the grown hidden size, and ``ffn`` is never written
+    ffn_derived: Callable[[Mapping[str, Any], int], int] | None = None
     expert_ffn: str | None = None  # the experts' intermediate size, when it has a field of its own (Qwen3-MoE)
     decoder_ffn: str | None = None  # the decoder's intermediate size (BART), grown by the same factor as ``ffn``
     # the shared experts' intermediate size: a field (Qwen2-MoE), or fields whose product it is (DeepSeek-style:

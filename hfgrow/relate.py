@@ -29,7 +29,9 @@ def relate(reader: Any, big_cfg: dict[str, Any], unrelated: str) -> GrowthPlan:
         sizes["head_dim"] = big_cfg[f.head_dim]
     elif sizes["hidden_size"] and sizes["num_heads"]:
         sizes["head_dim"] = sizes["hidden_size"] // sizes["num_heads"]
-    if sizes["intermediate_size"] is None and f.ffn_default:
+    if sizes["intermediate_size"] is None and f.ffn_derived and sizes["hidden_size"]:
+        sizes["intermediate_size"] = f.ffn_derived(big_cfg, sizes["hidden_size"])
+    elif sizes["intermediate_size"] is None and f.ffn_default:
         sizes["intermediate_size"] = f.ffn_default * sizes["hidden_size"]
     deeper = {s: n for s, n in _stack_layers(big_cfg, recipe).items() if n != _stack_layers(small_cfg, recipe)[s]}
     if deeper:

@@ -146,6 +146,19 @@ def timing_text(t: dict[str, float]) -> str:
     return f"{t['written_in']:.1f}s{detail}, planned in {t['planning']:.1f}s"
 
 
+# how the new blocks of a depth-only growth were made and placed (--new-blocks)
+BLOCK_ORDERS = {"identity": "identity blocks, interleaved", "stack-identity": "identity blocks, stacked after the originals",
+                "stack": "stacked blocks, G_stack"}
+
+
+def plan_line(p: dict[str, Any]) -> str:
+    """The sizes a plan grows, as the first line of a growth says them: a depth-only growth's blocks, its widths kept."""
+    if widened(p) or not p["layers"]:
+        return sizes_text(p)
+    kept = ", ".join(f"{name} {a[0]}" for name, a in (("hidden", p["hidden_size"]), ("FFN", p["intermediate_size"])) if a[0])
+    return f"{depth_text(p)} ({BLOCK_ORDERS.get(p.get('new_blocks_kind'), 'identity blocks')}; widths kept: {kept})"
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
     p = report["plan"]
     depth = depth_text(p) if p["layers"] else ""
@@ -153,7 +166,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         how = f"{p['attention']} growth, {p['convention']} convention, {p['symmetry']} symmetry"
         sizes = sizes_text(p) + (f", {depth}" if depth else "")
     else:  # depth alone: no unit is copied
-        how, sizes = ("stacked blocks, G_stack" if p.get("new_blocks_kind") == "stack" else "identity blocks"), depth
+        how, sizes = BLOCK_ORDERS.get(p.get("new_blocks_kind"), "identity blocks"), depth
     lines = [
         f"grew {p['model_class'] or p['recipe']} ({how}): {sizes}, params {_count(p['parameters'][0])} → {_count(p['parameters'][1])}",
         f"wrote {report['output']} ({written_text(report)}) in {timing_text(report['timings_s'])}",
@@ -277,17 +290,25 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"The round-off floor is the same measure between each model in float32 and in float64 (small / grown: an exact "
         f"growth's float32 gap is within about their sum); the float64 rows "
         f"show the transform itself, free of float32 round-off (every op runs in float64, those transformers writes in "
-        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. "
-        f"PASS: the float32 gap is within {fmt(v['tolerance'])}"
-        + (f"; PASS within {v['storage_rounding']} rounding: within {fmt(v['rounding_tolerance'])} (twice "
-           f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
-        + ".",
+        f"float32 too: norms, softmax, rotary embeddings){float64_caveats(v, p)}. " + criterion(v, p),
         "",
     ]
     note = rounding_note(v, p)
     if note:
         out += [note[0].upper() + note[1:] + ".", ""]
     return "\n".join(out) + "\n" + verification_table(v)
+
+
+def criterion(v: dict[str, Any], p: dict[str, Any]) -> str:
+    """What the verdict means, in agreement with it: a lossy growth's is LOSSY whatever its gap."""
+    if p["approximate"]:
+        return (f"The verdict is LOSSY whatever the gap (the grown model computes another function): its float32 gap, "
+                f"{fmt(v['max_rel'])}, measures how far it moved ({'within' if v['passed'] else 'beyond'} the tolerance "
+                f"{fmt(v['tolerance'])}).")
+    return (f"PASS means the float32 gap is within {fmt(v['tolerance'])}"
+            + (f"; PASS within {v['storage_rounding']} rounding, within {fmt(v['rounding_tolerance'])} (twice "
+               f"{v['storage_rounding']}'s epsilon), the grown weights having been rounded to it" if v.get("rounding_tolerance") else "")
+            + f". This growth: {verdict_word(v)}.")
 
 
 def sizes_table(p: dict[str, Any]) -> str:

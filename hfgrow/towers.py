@@ -19,7 +19,8 @@ class TowerReader:
     """A checkpoint seen as one tower: its keys alone, its sub-config as config.json (naming the tower's class), and
     the installed transformers' reading of that sub-config."""
 
-    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, names: Callable[..., Any] | None = None):
+    def __init__(self, reader: CheckpointReader, keys: set[str], sub: str, cls: str, names: Callable[..., Any] | None = None,
+                 shared: bool = False):
         import copy
 
         self.reader, self.folder = reader, getattr(reader, "folder", None)  # an in-memory model (grow_model) has none
@@ -29,10 +30,12 @@ class TowerReader:
         self.tensors: dict[str, TensorInfo] = {k: v for k, v in reader.tensors.items() if k in keys}
         whole, part = reader.config(), sub_config(reader.config(), sub)
         self._config = {**part, "architectures": [cls]}
-        # the tower as the whole model builds it: a field the whole config sets wins over the sub-config's namesake
-        # (CLIPModel's projection_dim sizes the projections; text_config's is unused there and stays as it is)
+        # the tower as the whole model builds it. A vision-language model builds its tower from the sub-config alone
+        # (transformers reads its sizes there: PaliGemma's top-level hidden_size and vocab_size are legacy fields it
+        # never reads). ``shared``: a tower planned as a class of its own with a head the whole model sizes from its
+        # top-level fields (CLIPModel's projection_dim sizes the projections; text_config's is unused there), which win
         self._cfg = copy.deepcopy(getattr(reader.transformers_config(), sub))
-        for k in part:
+        for k in part if shared else ():
             if k in whole and k not in UNSHARED:
                 setattr(self._cfg, k, whole[k])
 

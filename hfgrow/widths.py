@@ -44,7 +44,7 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
     hidden = config_int(config, f.hidden, stage_widths(config, f.stages)[-1] if f.stages else None)
     if not f.ffn and o.intermediate_size:
         raise GrowthError(f"{recipe.name} has no FFN: --intermediate-size does not apply (its mixer grows with the hidden size)")
-    ffn = config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
+    ffn = f.ffn_derived(config, hidden) if f.ffn_derived else config_int(config, f.ffn, f.ffn_default and f.ffn_default * hidden) if f.ffn else 0
     if not f.heads and (o.num_heads or o.head_dim or o.num_kv_heads or o.attention != "heads"):
         why = f"keeps its attention heads ({f.heads_kept})" if f.heads_kept else "has no attention"
         why = "grows each stage's heads by --factor, keeping head_dim" if f.stages and f.stages.heads else why
@@ -62,7 +62,10 @@ def grown_widths(config: dict[str, Any], recipe: Recipe, o: GrowthOptions, cfg: 
 
     k = o.factor or 1
     big_hidden = o.hidden_size or k * hidden
-    big_ffn = o.intermediate_size or k * ffn
+    big_ffn = o.intermediate_size or (f.ffn_derived(config, big_hidden) if f.ffn_derived else k * ffn)
+    if f.ffn_derived and big_ffn != f.ffn_derived(config, big_hidden):
+        raise GrowthError(f"{recipe.name} derives its FFN width from the hidden size (no config field holds it): "
+                          f"--intermediate-size {big_ffn} is not the {f.ffn_derived(config, big_hidden)} it makes")
     by_heads = o.attention == "heads"
     big_heads, big_dim = o.num_heads, o.head_dim
     # a target below the source is the first thing to say, whatever else it breaks

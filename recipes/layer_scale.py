@@ -7,7 +7,10 @@ is): γ'·(c·E o) = c·E(γ o). An extra unit (a width that is no multiple) wou
 the units, which the mean of o times any gain is not: whole multiples only.
 
 DINOv2 (and with registers: learned register tokens beside the class token): ViT's embeddings, blocks ``norm1``, q/k/v/o,
-``norm2``, a GELU MLP of ``mlp_ratio`` × hidden (``use_swiglu_ffn``, giant's, is not covered), a final LayerNorm; the
+``norm2``, a GELU MLP of ``mlp_ratio`` × hidden (or, with ``use_swiglu_ffn``, giant's, a SwiGLU of two thirds of it rounded
+up to a multiple of 8, gate|up packed in ``weights_in``): no config field holds its width, which transformers derives
+from the hidden size, so the grown MLP is as wide as the grown hidden size makes it (a width that is no multiple of the
+small one's grows as any FFN does, its extra units silent), a final LayerNorm; the
 classifier reads the class token and the mean of the patch tokens side by side (two blocks of the hidden width).
 
 BEiT and data2vec-vision: per-head relative position bias tables ([distances, heads]: whole heads copied, kept under
@@ -16,7 +19,9 @@ final norm is the identity and the pooler's LayerNorm reads the mean of the stre
 class token is pooled. The masked image modelling head normalises the last hidden state again and predicts visual tokens.
 """
 
-from hfgrow.policy import CopyConventionOnly, FfnFollowsHidden, WholeMultiplesOnly
+from typing import Any, Mapping
+
+from hfgrow.policy import CopyConventionOnly, WholeMultiplesOnly
 from hfgrow.recipe import ConfigFields, Kind, Packed, Recipe, Space, TensorRule, block_spaces, linear, norm, reads, writes
 
 from .vit import conv2d, vector
@@ -42,7 +47,17 @@ def dinov2_block(b: str) -> tuple[TensorRule, ...]:
             *linear(f"{b}.attention.output.dense", "hidden", "o"),
             *vector(f"{b}.layer_scale1.lambda1", "gain", 1), *norm(f"{b}.norm2", "hidden"),
             *linear(f"{b}.mlp.fc1", "ffn", "hidden"), *linear(f"{b}.mlp.fc2", "hidden", "ffn"),
+            TensorRule(f"{b}.mlp.weights_in.weight", (Packed((writes("ffn"), writes("ffn"))), reads("hidden"))),
+            TensorRule(f"{b}.mlp.weights_in.bias", (Packed((writes("ffn"), writes("ffn"))),)),
+            *linear(f"{b}.mlp.weights_out", "hidden", "ffn"),
             *vector(f"{b}.layer_scale2.lambda1", "gain", 1))
+
+
+def dinov2_mlp(config: Mapping[str, Any], hidden: int) -> int:
+    """The MLP's width as transformers derives it: mlp_ratio × hidden, or with use_swiglu_ffn, two thirds of that rounded
+    up to a multiple of 8."""
+    width = int(hidden * config.get("mlp_ratio", 4))
+    return (int(width * 2 / 3) + 7) // 8 * 8 if config.get("use_swiglu_ffn") else width
 
 
 DINOV2 = Recipe(
@@ -50,10 +65,9 @@ DINOV2 = Recipe(
     model_types=("dinov2",),
     classes=("Dinov2Model", "Dinov2ForImageClassification"),
     prefix="dinov2",
-    constraints=(WholeMultiplesOnly(LAYER_SCALE), FfnFollowsHidden("DINOv2's MLP is mlp_ratio × hidden_size wide")),
-    requires={"use_swiglu_ffn": False, "mlp_ratio": 4},
+    constraints=(WholeMultiplesOnly(LAYER_SCALE),),
     stacks=(("encoder.layer", "num_hidden_layers", None),),
-    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", ffn_default=4, heads="num_attention_heads",
+    config=ConfigFields(hidden="hidden_size", ffn="intermediate_size", ffn_derived=dinov2_mlp, heads="num_attention_heads",
                         eps=("layer_norm_eps",)),
     spaces=SPACES,
     outputs={**HIDDEN, "last_hidden_state": "final", "pooler_output": "final"},

@@ -85,9 +85,10 @@ DEEPSEEK_VL = joined("deepseek_vl", ("DeepseekVLModel", "DeepseekVLForConditiona
                      two_layers("aligner.linear1", "aligner.linear2"))
 PALIGEMMA = joined("paligemma", ("PaliGemmaModel", "PaliGemmaForConditionalGeneration"), (text(False), vision("vision_tower")),
                    linear("multi_modal_projector.linear", "text_config.hidden", "vision_config.hidden"),
+                   # its top-level hidden_size and vocab_size are legacy fields transformers writes from its defaults
+                   # (2048, 257152) and never reads: left as they are
                    config=dataclasses.replace(FIELDS, twins={"vision_config.projection_dim": "text_config.hidden_size",
-                                                             "projection_dim": "text_config.hidden_size",
-                                                             "hidden_size": "text_config.hidden_size"}))
+                                                             "projection_dim": "text_config.hidden_size"}))
 # Aya Vision's config has no alignment_intermediate_size field: absent from config.json, transformers sizes the adapter
 # by text_config.hidden_size, which grows; the grown config.json states the small width, which the adapter keeps
 AYA_VISION = joined("aya_vision", ("AyaVisionModel", "AyaVisionForConditionalGeneration"), (text(False), vision("vision_tower")),
@@ -341,9 +342,10 @@ TINY["video_llava"] = like(TINY["vipllava"], vision_feature_layer=-2, video_toke
 TINY["llava_next_video"] = like(TINY["video_llava"], image_grid_pinpoints=[[8, 16], [16, 8]])
 TINY["deepseek_vl"] = {"text_config": like(tiny.LLAMA, model_type="llama"),
                        "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_id": 5}
+# its top-level hidden_size and vocab_size left at transformers' defaults (2048, 257152), as transformers writes them
 TINY["paligemma"] = {"text_config": like(tiny.GEMMA, model_type="gemma"),
                      "vision_config": like(tiny.VISION, model_type="siglip_vision_model"), "image_token_index": 5,
-                     "projection_dim": 16, "vocab_size": 97, "hidden_size": 16}
+                     "projection_dim": 16}
 # the SwiGLU adapter's width (alignment_intermediate_size) as the released configs store it; 2×2 patches shuffled into one token
 TINY["cohere2_vision"] = {"text_config": {"vocab_size": 97, "hidden_size": 16, "intermediate_size": 24,
                                           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,

@@ -29,7 +29,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """`make test` runs a representative subset: tests marked exhaustive (the rest of the family × class × mode matrix)
-    run with HFGROW_FULL=1 (all tests), with -m exhaustive (those alone: `make test-all` after `make test`), or when
+    run with HFGROW_FULL=1 (all tests), with -m exhaustive (those alone: `make test-exhaustive` after `make test`), or when
     named by their node id."""
     if FULL or "exhaustive" in (config.getoption("markexpr") or ""):
         return

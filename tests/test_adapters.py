@@ -53,8 +53,33 @@ def check(src, adapter, out, **options):
     small, big = logits(src, adapter), logits(out, grown)  # independently of hfgrow's own check
     assert rel(small, big) <= 1e-5
     assert rel(small, logits(src)) > 1e-2  # the adapter changes the model: a growth that dropped it would fail
-    assert json.loads((grown / "adapter_config.json").read_text())["base_model_name_or_path"] == str(out)
+    assert json.loads((grown / "adapter_config.json").read_text())["base_model_name_or_path"] == str(out)  # as given
     return report
+
+
+def test_the_grown_adapter_names_its_base_as_the_user_gave_it(tmp_path, monkeypatch):
+    """OUT typed relative is written relative (PEFT resolves it against the directory it loads from, as it would an
+    absolute one, which would name a folder that moved away); pushed, the repository id, which resolves anywhere."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    build_model("tiny-llama", "LlamaForCausalLM")
+    make_adapter(Path("tiny-llama"), "tiny-lora", **LLAMA)
+    hfgrow.grow("tiny-llama", "llama-lora-x2", factor=2, adapters=["tiny-lora"], verify=False)
+    assert json.loads(Path("llama-lora-x2/adapters/tiny-lora/adapter_config.json").read_text())["base_model_name_or_path"] == "llama-lora-x2"
+    expected = logits("llama-lora-x2", "llama-lora-x2/adapters/tiny-lora")
+    work.rename(tmp_path / "moved")  # the folder moves; loaded from where it now is
+    monkeypatch.chdir(tmp_path / "moved")
+    with torch.no_grad():
+        model = peft.AutoPeftModelForCausalLM.from_pretrained("llama-lora-x2/adapters/tiny-lora", dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+        assert rel(expected, model(input_ids=IDS, attention_mask=torch.ones_like(IDS)).logits) == 0
+    from hfgrow import hub
+
+    monkeypatch.setattr(hub, "check_push", lambda *a, **k: None)
+    monkeypatch.setattr(hub, "push", lambda *a, **k: "https://hub/me/llama-lora-x2")
+    hfgrow.grow("tiny-llama", "pushed", factor=2, adapters=["tiny-lora"], verify=False, force=True, push_to_hub="me/llama-lora-x2")
+    assert json.loads(Path("pushed/adapters/tiny-lora/adapter_config.json").read_text())["base_model_name_or_path"] == "me/llama-lora-x2"
 
 
 LLAMA = dict(r=4, lora_alpha=8, target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])

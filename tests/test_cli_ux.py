@@ -66,7 +66,7 @@ def test_json_is_one_object_on_stdout_and_the_report_carries_the_verdict(tmp_pat
     assert report["verdict"] == out["verdict"] == "PASS"
     # the summary of this depth-only growth: no copies, so no heads growth, convention or symmetry announced
     first, wrote = summary_lines(report)[:2]
-    assert first == "grew LlamaForCausalLM (identity blocks): blocks 2 → 3, params 7.02K → 8.98K", first
+    assert first == "grew LlamaForCausalLM (identity blocks, interleaved): blocks 2 → 3, params 7.02K → 8.98K", first
     seconds = r"\d+\.\ds"  # the writing stage, the busy seconds of its phases (overlapping), then the planning before it
     assert re.fullmatch(rf"wrote \S+ \(1 shard, \d+(\.\d+)? KB\) in {seconds} \(reading {seconds}, arithmetic {seconds}, "
                         rf"writing {seconds} with fsync, overlapped\), planned in {seconds}", wrote), wrote
@@ -89,6 +89,8 @@ def test_written_text_names_a_distributed_checkpoints_files_and_sizes_for_people
     (["{src}", "--num-heads", "5"], "--num-heads 5: transformers needs the hidden size (16) to be a multiple of the number of "
                                      "heads: give --hidden-size 20"),
     (["{empty}"], "or a torch distributed checkpoint's .metadata and .distcp files"),
+    (["{src}", "--factor", "1.5"], "got '1.5' (a size between the multiples: --hidden-size and --intermediate-size)"),
+    (["{adapter}", "--factor", "2"], "is a PEFT adapter, not a model: grow its base model and pass this folder as --adapter"),
 ])
 def test_messages_name_the_real_problem_and_its_remedy(args, words, tmp_path, monkeypatch):
     import huggingface_hub.constants
@@ -100,7 +102,10 @@ def test_messages_name_the_real_problem_and_its_remedy(args, words, tmp_path, mo
     empty = tmp_path / "empty"  # a folder with its config and no weights (a torchtitan step without its shards)
     empty.mkdir()
     (empty / "config.json").write_text((src / "config.json").read_text())
-    result = invoke(*[a.format(src=src, empty=empty) for a in args], "--out", tmp_path / "big")
+    adapter = tmp_path / "lora"  # a PEFT adapter's folder given as SRC
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text('{"peft_type": "LORA"}')
+    result = invoke(*[a.format(src=src, empty=empty, adapter=adapter) for a in args], "--out", tmp_path / "big")
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
     assert words in result.stderr and "Traceback" not in result.output and not (tmp_path / "big").exists()
 
@@ -111,3 +116,25 @@ def test_a_dtype_cast_is_told_to_keep_float32_not_to_change_sizes(tmp_path):
     assert result.exit_code == 0 and result.stdout.strip().splitlines()[-1].startswith("PASS within bfloat16 rounding")
     note = next(line for line in result.stdout.splitlines() if "bfloat16 (--dtype bfloat16)" in line)
     assert note.endswith("keep float32 weights (--dtype float32)") and "powers of two" not in note
+
+
+@pytest.mark.parametrize("kind, order", [("identity", "identity blocks, interleaved"),
+                                         ("stack-identity", "identity blocks, stacked after the originals")])
+def test_a_depth_only_growth_says_its_blocks_and_their_order(tmp_path, kind, order):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    result = invoke(src, "--layers", 4, "--new-blocks", kind, "--out", tmp_path / "big", "--no-verify")
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines() + result.stdout.splitlines()  # the plan's line is a message, on stderr
+    assert lines[0].startswith(f"llama (LlamaForCausalLM): blocks 2 → 4 ({order}; widths kept: hidden 16, FFN 24)"), lines[0]
+    assert next(line for line in lines if line.startswith("grew ")).startswith(f"grew LlamaForCausalLM ({order}): blocks 2 → 4")
+
+
+def test_verify_json_carries_the_verdict_and_the_helps_name_the_exit_codes(tmp_path):
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    assert invoke(src, "--factor", 2, "--out", tmp_path / "big", "-q").exit_code == 0
+    result = invoke("verify", src, tmp_path / "big", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["verdict"] == "PASS"
+    verify = " ".join(invoke("verify", "--help").stdout.split())
+    assert "Exit codes: 0 the two models compute the same function (PASS)" in verify and "3 verification failed" in verify
+    grow = " ".join(invoke("grow", "--help").stdout.split())
+    assert "0 success (or a lossy growth --allow-lossy or --new-blocks stack asked for)" in grow

@@ -110,3 +110,63 @@ def test_every_block_runs(name, tmp_path, monkeypatch):
             dist.destroy_process_group()
         os.environ.clear()
         os.environ.update(environ)
+
+
+def test_every_make_target_named_exists():
+    """Each `make TARGET` the docs, the tests and the package name (in backquotes, or a command line of a code block) is
+    a target of the Makefile."""
+    import re
+
+    targets = set(re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), re.M))
+    files = [ROOT / n for n in DOCS] + sorted((ROOT / "tests").glob("*.py")) + sorted((ROOT / "hfgrow").glob("*.py"))
+    named = {(f.name, t) for f in files for t in re.findall(r"`make ([a-z][a-z0-9-]*)`|^make ([a-z][a-z0-9-]*)", f.read_text(), re.M)}
+    missing = sorted((f, a or b) for f, (a, b) in named if (a or b) not in targets)
+    assert not missing, f"make targets the Makefile lacks: {missing}"
+
+
+def test_user_docs_do_not_speak_of_the_projects_history():
+    """Users do not know the project's issues nor the benchmark's internal run names: the docs name the scale, and runs
+    in words."""
+    import re
+
+    for name in DOCS + ["hfgrow/card.py"]:
+        text = (ROOT / name).read_text()
+        found = re.findall(r"issue \d+|issue's|the scale issue|\b\w+@[\d.]+/\w+/\w+/\w+/lrf[\d.]+/\w+", text, re.I)
+        assert not found, f"{name}: {found[:5]}"
+
+
+@pytest.mark.exhaustive  # the demo trains its small BERT for a few seconds
+def test_the_readmes_worked_example_is_the_demos_output(tmp_path, monkeypatch, capsys):
+    """README's worked example is what `make demo` prints, line for line up to the report (timings masked)."""
+    import re
+
+    from hfgrow import demo
+
+    text = (ROOT / "README.md").read_text()
+    shown = text.split("## Worked example", 1)[1].split("```\n", 2)[1].strip().splitlines()
+    monkeypatch.chdir(tmp_path)
+    assert demo.main(["demo-out"]) == 0
+    printed = capsys.readouterr().out.split("\n--- ", 1)[0].strip().splitlines()
+
+    def mask(lines):
+        return [re.sub(r"in \d+\.\d+s", "in …s", line) for line in lines]
+    assert mask(shown) == mask(printed)
+
+
+# the documents whose blocks still rely on hidden set-up blocks (README's demo run, usage.md's sections): each block of
+# every other document runs when pasted in order into a fresh folder, nothing hidden before it
+HIDDEN_SET_UP = {"README.md", "docs/usage.md"}
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_no_hidden_set_up_outside_the_listed_documents(name):
+    assert name in HIDDEN_SET_UP or "invisible-code-block" not in (ROOT / name).read_text(), \
+        f"{name}: a hidden set-up block; show the set-up the reader pastes instead"
+
+
+def test_one_optimizer_recommendation_everywhere():
+    """docs/training.md, the model card and hfgrow.optim recommend the grown state + param_groups + RelaxedMultipliers,
+    with the figure of bench/optim_after_growth.py."""
+    for name in ("docs/training.md", "hfgrow/card.py", "hfgrow/optim.py"):
+        text = " ".join((ROOT / name).read_text().split())
+        assert "bench/optim_after_growth.py" in text and "0.02–0.10 nats" in text and "Two ways to continue" not in text, name

@@ -23,6 +23,7 @@ import hfgrow
 from hfgrow import ExitCode, GrowthError
 from hfgrow.cli import main
 from hfgrow.inputs import check_tolerance, check_verification_inputs, read_sentences
+from hfgrow.testing import build_model
 
 QUERY_BIAS = "bert.encoder.layer.0.attention.self.query.bias"
 
@@ -183,6 +184,15 @@ def test_verify_config_that_disagrees_with_its_weights(tmp_path, bert_mlm, grown
     big = Path(shutil.copytree(grown, tmp_path / "big"))
     edit_config(big, hidden_size=48, num_attention_heads=6)  # weights are 32 wide
     one_error_line(run_cli("verify", bert_mlm, big), str(big), "config.json", "[32]", "[48]")
+
+
+def test_verify_a_pair_that_does_not_match_says_so(tmp_path):
+    """Two models each consistent with its own config.json, of other vocabularies: the pair is at fault, not BIG's file."""
+    small = build_model(tmp_path / "small", "LlamaForCausalLM")
+    other = build_model(tmp_path / "other", "LlamaForCausalLM", vocab_size=120, hidden_size=32, intermediate_size=48,
+                        num_attention_heads=8, num_key_value_heads=4)
+    line = one_error_line(run_cli("verify", small, other), "the two models do not match", "vocab_size is 97 in", "but 120 in")
+    assert "config.json" not in line
 
 
 def test_verify_checkpoint_transformers_cannot_load(tmp_path, bert_mlm, grown):

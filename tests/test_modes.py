@@ -69,7 +69,7 @@ def test_uneven_heads_keep_each_query_head_on_its_kv_head(tmp_path):
     assert report["plan"]["num_kv_heads"] == [2, 3]
     with pytest.raises(hfgrow.GrowthError, match="--num-kv-heads 4 cannot hold"):
         hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=6, num_kv_heads=4)
-    with pytest.raises(hfgrow.GrowthError, match="--num-heads 6: transformers needs the hidden size \(16\) to be a multiple"):
+    with pytest.raises(hfgrow.GrowthError, match=r"--num-heads 6: transformers needs the hidden size \(16\) to be a multiple"):
         hfgrow.grow(tmp_path / "small", tmp_path / "bad", num_heads=6)  # LLaMA wants hidden % heads == 0
 
 

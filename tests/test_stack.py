@@ -60,6 +60,9 @@ def test_stacked_blocks_are_the_stack_repeated(tmp_path, llama):
     v = report["verification"]
     assert v["max_rel"] > 1e-3  # a different function, and verification measures it
     assert hfgrow.report.verdict(report).startswith("LOSSY")
+    # the report's Verification paragraph agrees with its verdict: no PASS anywhere in a LOSSY report
+    text = (tmp_path / "big" / "growth_report.md").read_text()
+    assert "PASS" not in text and "The verdict is LOSSY whatever the gap" in text
 
 
 def test_per_layer_lists_are_repeated(tmp_path):

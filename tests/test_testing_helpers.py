@@ -58,3 +58,16 @@ def test_a_tiny_llama_with_a_tokenizer_generates_text_before_and_after_growth(tm
     generate = [transformers.pipeline("text-generation", model=str(f)) for f in (small, tmp_path / "big")]
     texts = [g("The cat", max_new_tokens=6, do_sample=False)[0]["generated_text"] for g in generate]
     assert texts[0] == texts[1] and texts[0].startswith("The cat") and len(texts[0]) > len("The cat")
+
+
+def test_the_sources_compile_without_warnings():
+    """No invalid escape sequence (a DeprecationWarning, a SyntaxWarning from Python 3.12) in the package, recipes,
+    tests or benches."""
+    import warnings
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(p for d in ("hfgrow", "recipes", "tests", "bench") for p in (root / d).glob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(), str(path), "exec")

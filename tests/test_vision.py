@@ -239,3 +239,25 @@ def test_vision_types_not_grown_are_refused_in_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "per-stage widths" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("cls, overrides", [
+    ("Dinov2ForImageClassification", dict(mlp_ratio=2)), ("Dinov2Model", dict(mlp_ratio=3)),
+    # dinov2-giant's SwiGLU: two thirds of mlp_ratio × hidden rounded up to 8 (48 → 88: no multiple, its extra units silent)
+    ("Dinov2ForImageClassification", dict(use_swiglu_ffn=True)),
+    pytest.param("Dinov2WithRegistersModel", dict(use_swiglu_ffn=True, mlp_ratio=3), marks=pytest.mark.exhaustive)])
+def test_dinov2_mlp_follows_the_width_transformers_derives(tmp_path, cls, overrides):
+    """DINOv2's MLP width is no config field: transformers derives it from the hidden size (mlp_ratio, SwiGLU's rounding),
+    so the grown MLP is as wide as the grown hidden size makes it."""
+    from hfgrow.testing import load
+
+    src = build_model(tmp_path / "src", cls, **overrides)
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["passed"] and v["exact"] and not v["float32"]["missing_keys"], v
+    small, big = load(src), load(tmp_path / "out")
+    mlp = lambda m: next(mod for name, mod in m.named_modules() if name.endswith("layer.0.mlp"))  # noqa: E731
+    (a, b) = ([p.shape for p in mlp(m).parameters()] for m in (small, big))
+    assert len(a) == len(b) and all(y[0] >= 2 * x[0] - 8 or len(x) == 1 for x, y in zip(a, b)) and a != b
+    refused = CliRunner().invoke(main, [str(src), "--factor", "2", "--intermediate-size", "200", "--out", str(tmp_path / "no")])
+    assert refused.exit_code == 2 and "derives its FFN width" in refused.stderr and not (tmp_path / "no").exists()

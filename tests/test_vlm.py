@@ -408,3 +408,22 @@ def test_images_as_codes_keep_their_tokenizers(tmp_path, cls, growth):
     more = lambda seed: {"input_ids": torch.randint(low, high, codes.shape, generator=torch.Generator().manual_seed(seed))}  # noqa: E731
     same_or_expanded(a, b, {"input_ids": codes}, more, output=lambda m, feed: m(**feed)[0].detach())
     assert "logits" in report["verification"]["float32"]["outputs"] or "hidden_states" in report["verification"]["float32"]["outputs"]
+
+
+@pytest.mark.parametrize("text", ["gemma", "gemma2"])
+def test_paligemma_as_transformers_saves_it_grows(tmp_path, text):
+    """PaliGemma (a Gemma text model) and PaliGemma 2 (Gemma 2) saved by transformers: its top-level hidden_size and
+    vocab_size are legacy fields written from transformers' defaults (2048, 257152) that it never reads; the text model's
+    sizes are text_config's, and the top-level fields are left as they are."""
+    src = build_model(tmp_path / "src", "PaliGemmaForConditionalGeneration",
+                      text_config=dict(TINY[text], model_type=text, vocab_size=120))
+    written = json.loads((src / "config.json").read_text())
+    legacy = {"hidden_size": written["hidden_size"], "vocab_size": written["vocab_size"]}
+    assert legacy == {"hidden_size": 2048, "vocab_size": 257152} and written["text_config"]["vocab_size"] == 120
+    report = hfgrow.grow(src, tmp_path / "out", factor=2)
+    v = report["verification"]
+    assert v["passed"] and v["exact"], v
+    big = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert big["text_config"]["hidden_size"] == 2 * written["text_config"]["hidden_size"] == big["projection_dim"]
+    assert {k: big[k] for k in legacy} == legacy
+    assert load(tmp_path / "out").model.language_model.embed_tokens.weight.shape == (120, big["text_config"]["hidden_size"])
