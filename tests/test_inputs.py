@@ -314,9 +314,9 @@ def test_a_large_text_file_is_bounded(tmp_path, bert_mlm, grown):
     from hfgrow.inputs import MAX_SENTENCES
 
     many = write(tmp_path / "many.txt", "\n".join(f"the quick fox number {i} jumps over the lazy dog." for i in range(10_000)).encode())
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds of this process (its threads together): a loaded machine's wait not counted
     result = hfgrow.verify(bert_mlm, grown, text_file=str(many))
-    assert time.perf_counter() - start < 20
+    assert time.process_time() - start < 40
     assert result["passed"] and result["inputs"].startswith(f"tokenizer: {MAX_SENTENCES} sentences (the first {MAX_SENTENCES}")
     assert result["float32"]["outputs"]["logits"]["max_abs"] >= 0
     short = write(tmp_path / "short.txt", b"one sentence.\n\ntwo sentences.\n\n\n")
