@@ -46,7 +46,7 @@ SMALLS = ("small", "smallw", "smallb")
 SWEPT_AS = {"depth": "stackid", "both": "width", "smallb": "smallw"}  # settings borrowed from another kind's sweep
 LOSSY = ("gstack",)
 DEPTH, WIDTH = ("stackid", "depth"), ("width",)
-FRACTIONS = (0.25, 0.5)
+SMOKE_RUNS = 13  # a smoke test's plan: the prose text's scratch and small sweeps, the three main growths at one lr
 
 
 def grow_args(kind: str, scale: tr.Scale) -> list[str]:
@@ -354,7 +354,8 @@ def save(json_path: Path, scale: tr.Scale, mine: dict[str, dict], figure: Path |
     """Add runs (per text, by name) to the results file and rewrite its summaries (under a lock: two processes
     share the file), then the figure."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(json_path.with_suffix(".lock"), "w") as lock:
+    lock = os.open(json_path.parent, os.O_RDONLY)  # the folder locked: no lock file left behind
+    try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         data = read(json_path)
         corpora = data.get("corpora", {})
@@ -367,6 +368,8 @@ def save(json_path: Path, scale: tr.Scale, mine: dict[str, dict], figure: Path |
         data = {"scale": asdict(scale), "protocol": __doc__.split("\n\n")[2:4], "corpora": dict(sorted(corpora.items()))}
         json_path.with_suffix(".tmp").write_text(json.dumps(data, indent=1) + "\n")
         os.replace(json_path.with_suffix(".tmp"), json_path)
+    finally:
+        os.close(lock)
     if figure is not None:
         try:
             plot(data, figure)
@@ -469,7 +472,7 @@ def main(args, scale: tr.Scale, preset: str) -> None:
     """--preset reuse (and its smoke and GPU variants): run the plan, or --plan / --table / --summarise."""
     json_path = Path(args.out) / f"training-{preset}.json"
     figure = tr.ROOT / "docs" / "training-reuse.png" if preset == "reuse" else json_path.with_suffix(".png")
-    runs = plan(scale)
+    runs = plan(scale)[:SMOKE_RUNS] if preset.endswith("-smoke") else plan(scale)
     if args.plan:
         print("\n".join(f"{r.corpus}:{r.name}" for r in runs))
     elif args.table:
