@@ -133,7 +133,7 @@ def test_settings_are_chosen_only_once_their_sweep_has_finished():
     # a grown run of seed 1 needs the continuation sweep of seed 0 and its own seed's small model
     planned = reuse.ReuseRun("stackid", frac=0.25, seed=1)
     assert reuse.resolve(planned, results, SCALE) is None
-    for lr, loss in zip(reuse.sweep("stackid", SCALE), (1.3, 1.2, 1.25)):
+    for lr, loss in zip(reuse.sweep("stackid", SCALE), (1.3, 1.2, 1.25, 1.28)):
         run = reuse.ReuseRun("stackid", lr=lr, small_lr=reuse.sweep("small", SCALE)[1], frac=0.25)
         results["docs"][run.name] = {"name": run.name, "curve": curve(1.4, loss)}
     assert reuse.resolve(planned, results, SCALE) is None  # seed 1's small model not trained yet
