@@ -128,11 +128,12 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
     runs += [ReuseRun(k, lr=lr, frac=0.25) for lr in mid_first(sweep(main[0], scale)) for k in main]
     runs += [ReuseRun(k, frac=0.5) for k in main]
     runs += [ReuseRun(k, seed=1) for k in ("small", "smallw")] + [ReuseRun(k, frac=f, seed=1) for f in FRACTIONS for k in main]
-    for seed in (0, 1):
-        runs += [ReuseRun("scratch", lr=lr, corpus="code") for lr in mid_first(sweep("scratch", scale)) if seed == 0]
-        runs += [ReuseRun("scratch", seed=1, corpus="code")] if seed else []
-        runs += [ReuseRun(k, seed=seed, corpus="code") for k in ("small", "smallw")]
-        runs += [ReuseRun(k, frac=f, seed=seed, corpus="code") for f in FRACTIONS for k in main]
+    centre = mid_first(sweep("scratch", scale))[0]  # the code text: its scratch sweep's centre first, the rest after seed 0
+    runs += [ReuseRun("scratch", lr=centre, corpus="code")] + [ReuseRun(k, seed=0, corpus="code") for k in ("small", "smallw")]
+    runs += [ReuseRun(k, frac=f, corpus="code") for f in FRACTIONS for k in main]
+    runs += [ReuseRun("scratch", lr=lr, corpus="code") for lr in mid_first(sweep("scratch", scale))[1:]]
+    runs += [ReuseRun("scratch", seed=1, corpus="code")] + [ReuseRun(k, seed=1, corpus="code") for k in ("small", "smallw")]
+    runs += [ReuseRun(k, frac=f, seed=1, corpus="code") for f in FRACTIONS for k in main]
     for corpus in ("docs", "code"):
         for seed in (0, 1):
             runs += [ReuseRun("smallb", seed=seed, corpus=corpus)]
