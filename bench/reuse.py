@@ -71,6 +71,8 @@ def sweep(kind: str, scale: tr.Scale) -> tuple[float, ...]:
         wide = tuple(2 * lr for lr in scale.scratch_lrs) + (4 * scale.scratch_lrs[-1],)
         return wide if kind in ("smallw", "smallb") else tuple(scale.scratch_lrs)
     centre = scale.scratch_lrs[len(scale.scratch_lrs) // 2]
+    if kind in ("width", "both"):  # from a quarter of it to 4 times it: at 25 % the largest lr tried had been best
+        return tuple(centre * 2.0 ** k for k in range(-2, 3))
     return tuple(sorted(centre / 2 ** k for k in range(4)))
 
 
@@ -125,7 +127,8 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
     runs = [ReuseRun("scratch", lr=lr) for lr in mid_first(sweep("scratch", scale))] + [ReuseRun("scratch", seed=1)]
     runs += [ReuseRun(k, lr=lr) for pair in zip_longest(*(mid_first(sweep(k, scale)) for k in ("small", "smallw")))
              for lr, k in zip(pair, ("small", "smallw")) if lr]
-    runs += [ReuseRun(k, lr=lr, frac=0.25) for lr in mid_first(sweep(main[0], scale)) for k in main]
+    runs += [ReuseRun(k, lr=lr, frac=0.25) for lrs in zip_longest(*(mid_first(sweep(k, scale)) for k in main))
+             for lr, k in zip(lrs, main) if lr]
     runs += [ReuseRun(k, frac=0.5) for k in main]
     runs += [ReuseRun(k, seed=1) for k in ("small", "smallw")] + [ReuseRun(k, frac=f, seed=1) for f in FRACTIONS for k in main]
     centre = mid_first(sweep("scratch", scale))[0]  # the code text: its scratch sweep's centre first, the rest after seed 0
