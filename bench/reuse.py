@@ -19,11 +19,12 @@ as a user grows a checkpoint:
   gstack   2 → 4 blocks, plain copies of the stack                    (--layers 4 --new-blocks stack: G_stack, lossy)
 
 and trained on with a fresh AdamW on a fresh warmup + cosine schedule spanning a fraction of the big model's budget
-(``+0.25``: a quarter). The accounting (``saving``): the FLOPs at which a grown run first reaches the final loss of its
+(``+0.25``: a quarter; 0.5; 1.0). The accounting (``saving``): the FLOPs at which a grown run first reaches the final loss of its
 seed's best scratch run, as a fraction of the budget F; the **reuse saving** is 1 − F (the small model is given), the
 **full-cost saving** 1 − F − S, S the small model's own training as a fraction of the budget. A run that never reaches
 it has no saving and a **gap** (its final loss minus the target). Settings not swept on every seed (lr 0 in a name of
-the plan) are chosen on the prose text's seed 0: the scratch lr per text, the small models' lr and the continuation lr.
+the plan) are chosen on the prose text's seed 0: the scratch lr per text, the small models' lr and the continuation lr
+(swept at 25 %, used at 50 % and at 100 %: a continuation as long as the big model's whole budget).
 
 A run's name: scratch/lr=L/cos/sN, SMALL/lr=L/own/sN, KIND+FRACTION/lr=L/small=L/SYMMETRY/sN.
 Output: bench/results/training-reuse.json (every curve, per text a summary) and docs/training-reuse.png.
@@ -129,7 +130,7 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
              for lr, k in zip(pair, ("small", "smallw")) if lr]
     runs += [ReuseRun(k, lr=lr, frac=0.25) for lrs in zip_longest(*(mid_first(sweep(k, scale)) for k in main))
              for lr, k in zip(lrs, main) if lr]
-    runs += [ReuseRun(k, frac=0.5) for k in main]
+    runs += [ReuseRun(k, frac=0.5) for k in main] + [ReuseRun(k, frac=1.0) for k in main[:2]]
     runs += [ReuseRun(k, seed=1) for k in ("small", "smallw")] + [ReuseRun(k, frac=f, seed=1) for f in FRACTIONS for k in main]
     centre = mid_first(sweep("scratch", scale))[0]  # the code text: its scratch sweep's centre first, the rest after seed 0
     runs += [ReuseRun("scratch", lr=centre, corpus="code")] + [ReuseRun(k, seed=0, corpus="code") for k in ("small", "smallw")]
@@ -137,6 +138,7 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
     runs += [ReuseRun("scratch", lr=lr, corpus="code") for lr in mid_first(sweep("scratch", scale))[1:]]
     runs += [ReuseRun("scratch", seed=1, corpus="code")] + [ReuseRun(k, seed=1, corpus="code") for k in ("small", "smallw")]
     runs += [ReuseRun(k, frac=f, seed=1, corpus="code") for f in FRACTIONS for k in main]
+    runs += [ReuseRun(k, frac=1.0, seed=seed, corpus=corpus) for corpus in ("docs", "code") for seed in (0, 1) for k in main]
     for corpus in ("docs", "code"):
         for seed in (0, 1):
             runs += [ReuseRun("smallb", seed=seed, corpus=corpus)]
