@@ -49,6 +49,8 @@ SWEPT_AS = {"depth": "stackid", "both": "width", "smallb": "smallw"}  # settings
 LOSSY = ("gstack",)
 DEPTH, WIDTH = ("stackid", "depth"), ("width",)
 FRACTIONS = (0.25, 0.5)
+COLORS = {"stackid": "tab:blue", "depth": "tab:cyan", "gstack": "tab:green", "width": "tab:red", "both": "tab:purple"}
+TEXTS = {"docs": "prose (the Python documentation)", "code": "code (the Python standard library)"}
 SMOKE_RUNS = 13  # a smoke test's plan: the prose text's scratch and small sweeps, the three main growths at one lr
 
 
@@ -459,14 +461,15 @@ def plot(data: dict, path: Path) -> None:
                     best[key] = r
         scratch = results.get(summary["best_scratch"] + "/s0")
         if scratch:
-            ax.plot([p[0] / budget for p in scratch["curve"]], [p[1] for p in scratch["curve"]], "k--", lw=1.2,
-                    label=f"big from scratch ({summary['best_scratch'].split('/')[1]})")
+            ax.plot([p[0] / budget for p in scratch["curve"]], [p[1] for p in scratch["curve"]], "k-", lw=1.8,
+                    label=f"big from scratch ({summary['best_scratch'].split('/')[1]}, best of its sweep)")
         for name in sorted({r["small"] for r in best.values()}):
             s = results[name]
-            ax.plot([(p[0] - s["flops"]) / budget for p in s["curve"]], [p[1] for p in s["curve"]], lw=1.0, alpha=0.6,
-                    label=f"{name.rsplit('/', 1)[0]} (its own training)")
-        for key, r in sorted(best.items()):
-            ax.plot([p[0] / budget for p in r["curve"]], [p[1] for p in r["curve"]], lw=1.3,
+            ax.plot([(p[0] - s["flops"]) / budget for p in s["curve"]], [p[1] for p in s["curve"]], lw=1.0, color="grey",
+                    ls="-" if name.startswith("small/") else "-.", label=f"{name.rsplit('/', 1)[0]} (its own training)")
+        for key, r in sorted(best.items(), key=lambda kv: (kv[1]["kind"], kv[1]["frac"], kv[0])):
+            ax.plot([p[0] / budget for p in r["curve"]], [p[1] for p in r["curve"]], lw=1.3, color=COLORS.get(r["kind"]),
+                    ls={0.25: ":", 0.5: "--"}.get(r["frac"], "-"), alpha=1.0 if r["symmetry"] == "split" else 0.5,
                     label=f"{key}{' (lossy)' if r['kind'] in LOSSY else ''}, lr {r['lr']:g}")
         if target is not None:
             ax.axhline(target, color="grey", lw=0.8, ls=":")
@@ -474,7 +477,7 @@ def plot(data: dict, path: Path) -> None:
         ax.set_ylim(target - 0.06 if target else None, target + 0.3 if target else None)
         ax.set_xlabel("training FLOPs / the big model's budget (growth at 0; the small model's own training left of it)")
         ax.set_ylabel("validation loss (nats per byte)")
-        ax.set_title(f"{corpus}: grown from a trained model vs trained from scratch (seed 0)")
+        ax.set_title(f"{TEXTS.get(corpus, corpus)}: a trained model grown, or the big one from scratch (seed 0)", fontsize=10)
         ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
