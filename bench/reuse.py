@@ -134,6 +134,9 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
              for lr, k in zip(lrs, main) if lr]
     runs += [ReuseRun(k, frac=0.5) for k in main] + [ReuseRun(k, frac=1.0) for k in main[:2]]
     runs += [ReuseRun(k, seed=1) for k in ("small", "smallw")] + [ReuseRun(k, frac=f, seed=1) for f in FRACTIONS for k in main]
+    # width over the whole budget at the big model's lr too: at 25 % the best lr was the largest (4× it), which over the
+    # whole budget erased most of what the small model knew
+    runs += [ReuseRun("width", lr=mid_first(sweep("scratch", scale))[0], frac=1.0)]
     centre = mid_first(sweep("scratch", scale))[0]  # the code text: its scratch sweep's centre first, the rest after seed 0
     runs += [ReuseRun("scratch", lr=centre, corpus="code")] + [ReuseRun(k, seed=0, corpus="code") for k in ("small", "smallw")]
     runs += [ReuseRun(k, frac=f, corpus="code") for f in FRACTIONS for k in main]
