@@ -4,6 +4,12 @@ CLI as a user runs it, each growth timed from the command's start to its verdict
 
     python bench/gpu_growth.py --device cuda            # on a machine with a GPU (~1B → 2.2B in depth, 4.3B in width)
     python bench/gpu_growth.py --device cpu --tiny      # the same code path on a tiny model (a smoke test)
+    python bench/gpu_growth.py --reuse                  # the reuse benchmark at 134 M parameters on one GPU
+    python bench/gpu_growth.py --reuse --tiny --device cpu   # its smoke test: the first runs of the plan, tiny, on the CPU
+
+--reuse runs bench/reuse.py's protocol (a trained small model grown in width and depth and trained on, against the
+big model trained from scratch) at hidden 1024, 8 blocks (134 M parameters besides the embedding): `bench/training.py
+--preset reuse-gpu`, writing bench/results/training-reuse-gpu.json and its figure.
 
 Output: bench/results/gpu-growth.json (per growth: the command, seconds, the verdict line).
 """
@@ -40,9 +46,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tiny", action="store_true", help="a tiny model instead of the 1B one (a smoke test of the code path)")
+    ap.add_argument("--reuse", action="store_true", help="run the reuse benchmark at 134 M parameters instead (with --tiny: its smoke test)")
     ap.add_argument("--work", default=None, help="folder for the checkpoints [default: a temporary folder]")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu-growth.json"))
     args = ap.parse_args()
+    if args.reuse:
+        cmd = [sys.executable, str(ROOT / "bench" / "training.py"), "--preset", "reuse-smoke" if args.tiny else "reuse-gpu",
+               "--device", args.device, "--out", str(Path(args.out).parent), *(["--work", args.work] if args.work else [])]
+        sys.exit(subprocess.run(cmd).returncode)
     sizes = TINY if args.tiny else ONE_B
     work = Path(args.work or tempfile.mkdtemp(prefix="hfgrow-gpu-"))
     start = time.perf_counter()

@@ -93,6 +93,13 @@ SCALES = {"cpu": Scale(), "smoke": Scale(budget_steps=24, evals=4, eval_blocks=8
           # issue 33's independent regime on 2 CPU cores: hidden 64, 4 blocks, ~1.5e13 FLOPs (~8 M tokens, ~30 per big-model
           # parameter), so that the big model ends below the small ones trained alone; ~10 min a run on one core
           "long": Scale(hidden=64, head_dim=16, batch=16, budget_steps=3900, scratch_lrs=(1e-3, 2e-3, 4e-3, 8e-3)),
+          # the reuse benchmark (bench/reuse.py): the long preset's big model, budget and data, one run per process
+          "reuse": Scale(hidden=64, head_dim=16, batch=16, budget_steps=3900, scratch_lrs=(1e-3, 2e-3, 4e-3), workers=1),
+          "reuse-smoke": Scale(budget_steps=24, evals=4, eval_blocks=8, scratch_lrs=(2e-3, 4e-3, 8e-3), workers=1),
+          # the same at 134 M parameters (hidden 1024, 8 blocks) on one GPU, 2,000 steps of 32 × 256 bytes (16 M, ~1.5
+          # passes over a text): sized by estimate, not yet run on a GPU (bench/gpu_growth.py --reuse)
+          "reuse-gpu": Scale(hidden=1024, head_dim=64, seq=256, batch=32, budget_steps=2000, eval_blocks=256, lr=3e-4,
+                             scratch_lrs=(1.5e-4, 3e-4, 6e-4), rewarm=100, workers=1, device="cuda"),
           "gpu-smoke": Scale(hidden=64, head_dim=16, seq=64, batch=8, budget_steps=16, evals=2, eval_blocks=8, lr=2e-3,
                              scratch_lrs=(1e-3, 2e-3, 4e-3), rewarm=2, workers=1)}
 GROW_AT = 0.08  # the growth point of the cos runs (issue 33's independent check)
@@ -774,7 +781,7 @@ def gpu_runs(scale: Scale) -> list[Run]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", choices=sorted(SCALES), default="cpu", help="cpu (the reported runs), long (issue 33's regime: "
-                    "hidden 64, 1.5e13 FLOPs, hours), gpu (the key arms on one GPU), smoke")
+                    "hidden 64, 1.5e13 FLOPs, hours), gpu (the key arms on one GPU), smoke, reuse (a trained small model grown: bench/reuse.py)")
     ap.add_argument("--device", default=None, help="cpu or cuda [default: the preset's]")
     ap.add_argument("--runs", default=None, help="comma-separated run names to (re)run instead of the preset's list, "
                     "each as text:name (e.g. code:scratch/lr=0.008/cos/s0; the text defaults to docs)")
@@ -782,8 +789,14 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--table", action="store_true", help="print docs/training.md's table from the results, run nothing")
     ap.add_argument("--summarise", action="store_true", help="recompute the summaries and the plot from the results, run nothing")
+    ap.add_argument("--plan", action="store_true", help="reuse presets: print the runs in order, run nothing")
     args = ap.parse_args()
     scale = replace(SCALES[args.preset], **({"device": args.device} if args.device else {}))
+    if args.preset.startswith("reuse"):  # bench/reuse.py: a trained small model grown, against scratch
+        sys.modules.setdefault("training", sys.modules[__name__])
+        import reuse
+
+        return reuse.main(args, scale, args.preset)
     json_path = Path(args.out) / ("training.json" if args.preset == "cpu" else f"training-{args.preset}.json")
     if args.table:
         print(table(json.loads(json_path.read_text())))
