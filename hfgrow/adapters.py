@@ -15,6 +15,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,8 @@ if TYPE_CHECKING:  # annotations only
 
 CONFIG = "adapter_config.json"
 WEIGHTS = "adapter_model.safetensors"
+CARD = "README.md"  # PEFT's model card of the adapter: copied, naming the grown base
+CARD_LIMIT = 1 << 20  # bytes of a card whose front matter is rewritten
 PREFIX = "base_model.model."
 LORA_PARTS = (".lora_A.", ".lora_B.", ".lora_embedding_A", ".lora_embedding_B")
 WRAPPERS = (".base_layer.", ".modules_to_save.", ".original_module.")  # PEFT's wrappers around a base layer
@@ -209,6 +213,7 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
     save_file(grown, out / WEIGHTS, metadata={"format": "pt"})
     config["base_model_name_or_path"] = base_path
     (out / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    _copy_card(adapter_files(folder).get(CARD), out / CARD, base_path)
     return {"source": str(folder), "output": str(Path(shown or base_path) / "adapters" / out.name), "lora_tensors": counts["lora"], "full_tensors": counts["full"],
             "r": config.get("r"), "lora_alpha": config.get("lora_alpha")}
 
@@ -267,6 +272,26 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
             "max_rel": max((v["max_rel"] for v in gaps.values()), key=worst_gap, default=float("nan"))}
 
 
+def _copy_card(card: Path | None, out: Path, base_path: str) -> None:
+    """The source adapter's model card (a file the policy approved), its front matter's ``base_model`` (and PEFT's
+    ``base_model:adapter:`` tag) naming the grown base; a card larger than CARD_LIMIT, or not UTF-8, is copied as it is."""
+    if card is None:
+        return
+    if card.stat().st_size <= CARD_LIMIT:
+        try:
+            text = card.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and text.startswith("---\n") and "\n---" in text[4:]:
+            head, rest = text[4:].split("\n---", 1)
+            head = re.sub(r"^base_model:.*$", lambda m: f"base_model: {json.dumps(base_path)}", head, flags=re.M)
+            head = re.sub(r"^- base_model:adapter:.*$", lambda m: f"- {json.dumps('base_model:adapter:' + base_path)}",
+                          head, flags=re.M)  # PEFT's tag naming the base
+            out.write_text("---\n" + head + "\n---" + rest, encoding="utf-8")
+            return
+    shutil.copyfile(card, out)
+
+
 class PeftAdapters(Component):
     """The ``--adapter`` folders, grown into OUT/adapters/<name>/ (``out``: the grown checkpoint's final path, which
     their configs name as their base) and verified through PEFT; the pipeline's side-car for them."""
@@ -281,7 +306,7 @@ class PeftAdapters(Component):
 
     def owned_files(self, src: Path) -> set[str]:
         try:
-            return {f"adapters/{name(a)}/{f}" for a in self.folders for f in (CONFIG, WEIGHTS)}
+            return {f"adapters/{name(a)}/{f}" for a in self.folders for f in (CONFIG, WEIGHTS, CARD)}
         except GrowthError:  # planning says why
             return set()
 

@@ -214,10 +214,18 @@ def _edited(files: list[str]) -> str:
             f"{'it' if len(files) == 1 else 'them'} (move {'it' if len(files) == 1 else 'them'} away first)")
 
 
+def display(path: str | os.PathLike) -> str:
+    """``path`` as a message shows it: relative to the current folder when it lies inside it (the user typed it so, or
+    could have), else absolute; quoted."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return repr(absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative)
+
+
 def check_place(out: Path) -> None:
     """What about ``--out`` can be known without the source: a name, parents that are folders, not a link, a place
     that can be written (exit 2 with one line)."""
-    shown = repr(str(out))
+    shown = display(out)
     if not out.name:
         raise GrowthError(f"--out {shown} is the root of the filesystem")
     limit = _name_max(out)
@@ -225,7 +233,7 @@ def check_place(out: Path) -> None:
         raise GrowthError(f"--out {shown}: the name is longer than the {limit} bytes the filesystem allows")
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
-            raise GrowthError(f"--out {shown}: {str(parent)!r} is not a folder")
+            raise GrowthError(f"--out {shown}: {display(parent)} is not a folder")
     if out.is_symlink():
         raise GrowthError(f"--out {shown} is a symbolic link{'' if out.exists() else ' to nothing'}: give a real folder")
     _check_writable(out)
@@ -234,7 +242,7 @@ def check_place(out: Path) -> None:
 def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = frozenset()) -> None:
     """Everything about ``--out`` that can be known before growing (exit 2 with one line); ``owned``: the files the
     growth's side-cars write, which ``overwrite`` may replace."""
-    shown = repr(str(out))
+    shown = display(out)
     check_place(out)
     if src is not None:
         real_out, real_src = _real(out), src.resolve()
@@ -257,16 +265,16 @@ def check_out(out: Path, src: Path | None, overwrite: bool, owned: set[str] = fr
 def _check_writable(out: Path) -> None:
     """The checkpoint is assembled beside ``out`` and renamed into place: the folder that will hold it must be
     writable, and ``out``, where it exists, a writable folder that a rename can replace (not a mount point)."""
-    shown = repr(str(out))
+    shown = display(out)
     out = Path(os.path.abspath(out))
     if out.is_dir() and os.path.ismount(out):
         raise GrowthError(f"--out {shown} is a mount point, which the grown checkpoint cannot be renamed onto: "
-                          f"give a folder inside it (e.g. {str(out / 'grown')!r})")
+                          f"give a folder inside it (e.g. {display(out / 'grown')})")
     parent = next(p for p in out.parents if p.exists())
     for path in ((out,) if out.is_dir() else ()) + (parent,):
         why = _unwritable(path)
         if why:
-            raise GrowthError(f"cannot write --out {shown}: {str(path)!r}: {why}")
+            raise GrowthError(f"cannot write --out {shown}: {display(path)}: {why}")
 
 
 def _unwritable(path: Path) -> str | None:
@@ -286,10 +294,10 @@ def _open_regular(path: Path, flags: int, mode: int = 0o666) -> int:
     except OSError as e:
         if e.errno != errno.ELOOP:
             raise
-        raise GrowthError(f"{str(path)!r} is a symbolic link, where hfgrow writes a file of its own: refused (remove it)") from None
+        raise GrowthError(f"{display(path)} is a symbolic link, where hfgrow writes a file of its own: refused (remove it)") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise GrowthError(f"{str(path)!r} is not a regular file, where hfgrow writes a file of its own: refused (remove it)")
+        raise GrowthError(f"{display(path)} is not a regular file, where hfgrow writes a file of its own: refused (remove it)")
     return fd
 
 
@@ -420,7 +428,7 @@ class OutputFolder:
         if os.path.lexists(self.out):
             return (self.out / MANIFEST).is_file()  # else not the published checkpoint: leave both as they are
         os.rename(old / "x", self.out)
-        self.log(f"restored {self.out}, which an interrupted run had moved aside")
+        self.log(f"restored {display(self.out)}, which an interrupted run had moved aside")
         return True
 
     def publish(self) -> None:
@@ -470,7 +478,7 @@ class OutputFolder:
             what = (f"was filled by something else while growing ({', '.join(arrived)})" if arrived or not self.overwrite else
                     f"holds {', '.join(others)}, which hfgrow neither wrote before nor writes now")
             raise GrowthError(f"--out {str(out)!r} {what}: it was left as it is and the grown checkpoint was removed")
-        self.log(f"replacing {out}: {len(found)} files ({', '.join(found)})")
+        self.log(f"replacing {display(out)}: {len(found)} files ({', '.join(found)})")
         if _rename(self.tmp, out, _EXCHANGE):  # tmp now holds the old checkpoint
             self.published = True
             shutil.rmtree(self.tmp, ignore_errors=True)

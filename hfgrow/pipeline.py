@@ -22,7 +22,7 @@ from .dcp import check_growth, formats_of, hf_views, open_reader, output_bytes, 
 from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
-from .output import OutputFolder, check_out, check_place
+from .output import OutputFolder, check_out, check_place, display
 from .phases import Phases
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import plan_line, write_report
@@ -144,12 +144,12 @@ def _write_errors(out: Path) -> Iterator[None]:
         yield
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise GrowthError(f"the disk holding {out.parent} is full: the partial output was removed") from None
+            raise GrowthError(f"the disk holding {display(out.parent)} is full: the partial output was removed") from None
         if e.errno == errno.EFBIG:  # a file-size limit (ulimit -f) or a filesystem's largest file (FAT32: 4 GB)
-            raise GrowthError(f"a file of the grown checkpoint is larger than the file-size limit (ulimit -f) or {out.parent}'s "
+            raise GrowthError(f"a file of the grown checkpoint is larger than the file-size limit (ulimit -f) or {display(out.parent)}'s "
                               f"filesystem allows: the partial output was removed (safetensors: --max-shard-size writes smaller shards)") from None
         if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.ENAMETOOLONG):
-            raise GrowthError(f"cannot write in {out.parent}: {os.strerror(e.errno)} (the partial output was removed)") from None
+            raise GrowthError(f"cannot write in {display(out.parent)}: {os.strerror(e.errno)} (the partial output was removed)") from None
         raise
 
 
@@ -196,7 +196,7 @@ def _push_and_record(report: dict[str, Any], out: Path, options: GrowthOptions, 
     try:
         report["push"] = _push(report, out, options, log)
     except KeyboardInterrupt as e:
-        e.args = (f"the grown checkpoint is in {out}, not pushed",)
+        e.args = (f"the grown checkpoint is in {display(out)}, not pushed",)
         raise
     write_report(report, out)  # the local report records the push (the uploaded one cannot)
 

@@ -43,6 +43,7 @@ from .jsonfile import parse_json
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CARD = "README.md"  # PEFT's model card of the adapter
 MODULES = "modules.json"
 # sentence-transformers' configs at the root (the Transformer module's, under its legacy names too) and in a module's folder
 SENTENCE_CONFIGS = re.compile(r"^(config_sentence_transformers\.json|sentence_[\w-]*config\.json)$")
@@ -530,10 +531,10 @@ def shown(text: str, view: Path, folder: Path) -> str:
 
 
 def adapter_files(folder: Path) -> dict[str, Path]:
-    """An adapter folder's config and weights, each a file the policy approves (a link to a file elsewhere is refused):
+    """An adapter folder's config, weights and model card, each a file the policy approves (a link to a file elsewhere is refused):
     their checked real paths, where present."""
     found = {}
-    for name in (ADAPTER_CONFIG, ADAPTER_WEIGHTS):
+    for name in (ADAPTER_CONFIG, ADAPTER_WEIGHTS, ADAPTER_CARD):
         path = folder / name
         if path.exists() or path.is_symlink():
             found[name] = checked(folder, path)

@@ -233,3 +233,16 @@ def test_stacked_identity_blocks_carry_their_originals_adapter(tmp_path):
         if ".layers.2." in key or ".layers.3." in key:
             original = small[key.replace(".layers.2.", ".layers.0.").replace(".layers.3.", ".layers.1.")]
             assert not v.any() if "lora_B" in key else v.equal(original), key
+
+
+def test_the_grown_adapter_keeps_its_model_card_naming_the_grown_base(tmp_path, monkeypatch):
+    """PEFT's README.md of the adapter is copied with it, its front matter's base_model naming the grown base."""
+    monkeypatch.chdir(tmp_path)
+    build_model("tiny-llama", "LlamaForCausalLM")
+    make_adapter(Path("tiny-llama"), "tiny-lora", **LLAMA)
+    card = Path("tiny-lora/README.md").read_text()
+    assert card.startswith("---\n") and "base_model: tiny-llama" in card  # as PEFT writes it
+    hfgrow.grow("tiny-llama", "llama-x2", factor=2, adapters=["tiny-lora"], verify=False)
+    grown = Path("llama-x2/adapters/tiny-lora/README.md").read_text()
+    assert 'base_model: "llama-x2"' in grown and "tiny-llama" not in grown.split("\n---", 1)[0]
+    assert grown.split("\n---", 1)[1] == card.split("\n---", 1)[1]  # the card's text below the front matter, as written

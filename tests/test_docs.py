@@ -89,15 +89,50 @@ def cpu_seconds() -> float:
                for f in ("ru_utime", "ru_stime"))
 
 
+# the documents whose every `## ` section starts in an empty folder: a reader who pastes one section's blocks in order
+# into a fresh folder needs nothing an earlier section made
+FRESH_PER_SECTION = {"docs/usage.md"}
+# what a hidden block may create, by document: each entry is named in the visible text (README: `make demo` leaves
+# `demo-out/small-bert`); every other hidden block (torchrun's variables, an assertion) creates nothing
+HIDDEN_CREATES = {"README.md": {"demo-out"}}
+
+
+def files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder`` (the `.venv` link aside), with its size and modification time."""
+    found = {}
+    for top, dirs, names in os.walk(folder):  # links to folders (.venv) are not followed
+        for file in names:
+            path = Path(top, file)
+            if path.relative_to(folder).parts[0] != ".venv":
+                stat = path.lstat()
+                found[str(path.relative_to(folder))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def hidden(text_lines: list[str], example) -> bool:
+    """A code block in a `<!-- invisible-code-block: ... -->` comment (not a skip marker)."""
+    return not isinstance(example.parsed, tuple) and text_lines[example.line - 1].lstrip().startswith("<!--")
+
+
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.exhaustive if n in SLOW else ()) for n in DOCS])
 def test_every_block_runs(name, tmp_path, monkeypatch):
-    repo_root_copy(tmp_path)
-    monkeypatch.chdir(tmp_path)
+    """The blocks run in the order a reader meets them; a hidden block may create only what HIDDEN_CREATES names."""
+    lines = (ROOT / name).read_text().splitlines()
+    sections = [i + 1 for i, line in enumerate(lines) if line.startswith("## ")] if name in FRESH_PER_SECTION else []
+    folder = tmp_path
+    repo_root_copy(folder)
+    monkeypatch.chdir(folder)
     document = SYBIL.parse(ROOT / name)
     environ = dict(os.environ)  # a block may set variables (torchrun's, for one rank): the next tests must not see them
     try:
         for example in document.examples():
+            while sections and sections[0] < example.line:  # a new section: a fresh, empty folder
+                folder = tmp_path / f"section-{sections.pop(0)}"
+                folder.mkdir()
+                repo_root_copy(folder)
+                monkeypatch.chdir(folder)
             start = cpu_seconds()
+            before = files(folder) if hidden(lines, example) else None
             try:
                 example.evaluate()
             except SkipTest as skipped:  # a block marked as a fragment on purpose, with its reason
@@ -105,6 +140,12 @@ def test_every_block_runs(name, tmp_path, monkeypatch):
                 continue
             if not isinstance(example.parsed, tuple):  # a code block, not a skip marker
                 print(f"{name}:{example.line}: {cpu_seconds() - start:.1f} s of CPU")
+            if before is not None:
+                after = files(folder)
+                made = {Path(f).parts[0] for f in after if after[f] != before.get(f)}
+                allowed = HIDDEN_CREATES.get(name, set())
+                assert made <= allowed, (f"{name}:{example.line}: a hidden block made {sorted(made - allowed)}: "
+                                         "show the reader the line that makes it")
     finally:
         if dist.is_available() and dist.is_initialized():  # a block that ran as one rank of a process group
             dist.destroy_process_group()
@@ -153,9 +194,18 @@ def test_the_readmes_worked_example_is_the_demos_output(tmp_path, monkeypatch, c
     assert mask(shown) == mask(printed)
 
 
-# the documents whose blocks still rely on hidden set-up blocks (README's demo run, usage.md's sections): each block of
-# every other document runs when pasted in order into a fresh folder, nothing hidden before it
+# the documents with hidden blocks: README's demo run (it makes what `make demo` makes), usage.md's torchrun variables
+# and an assertion (test_every_block_runs checks what each creates); every other document has none
 HIDDEN_SET_UP = {"README.md", "docs/usage.md"}
+
+
+def test_hidden_blocks_create_only_what_the_text_names():
+    """Each entry of HIDDEN_CREATES is named (in backquotes) in its document's visible text."""
+    import re
+
+    for name, made in HIDDEN_CREATES.items():
+        visible = re.sub(r"<!--.*?-->", "", (ROOT / name).read_text(), flags=re.S)
+        assert all(f"`{entry}" in visible for entry in made), f"{name}: a hidden block makes what the text never names"
 
 
 @pytest.mark.parametrize("name", DOCS)

@@ -668,3 +668,18 @@ def test_a_file_size_limit_is_one_line_exit_2_naming_no_temporary_folder(tmp_pat
     line = one_error(result, fragment)
     assert ".hfgrow-" not in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+
+
+def test_messages_show_out_as_the_user_typed_it_relative(tmp_path, src, monkeypatch):
+    """A relative --out reads relative in the messages (refusals, the "replacing" line), never as the machine's
+    absolute path."""
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("src", "--out", "big", "--no-verify").exit_code == 0
+    line = one_error(run_cli("src", "--out", "big", "--no-verify"), "--out 'big' exists and is not empty")
+    result = run_cli("src", "--out", "big", "--no-verify", "--overwrite")
+    assert result.exit_code == 0, result.output
+    replacing = next(line for line in result.stderr.splitlines() if line.startswith("replacing"))
+    (tmp_path / "file").write_text("mine")
+    refused = one_error(run_cli("src", "--out", "file", "--no-verify"), "--out 'file' exists and is not a folder")
+    for shown in (line, replacing, refused):
+        assert str(tmp_path) not in shown, shown
