@@ -518,9 +518,13 @@ def write_index(folder: Path, shards: list[list[OutTensor]]) -> None:
 
 def copy_files(files: dict[str, Path], folder: Path) -> None:
     """Copy each real path (symlinks already resolved and checked) to ``folder/name``, never through a
-    link that appeared since: the last component is opened with O_NOFOLLOW."""
+    link that appeared since: the last component is opened with O_NOFOLLOW, and without waiting (O_NONBLOCK) for
+    what is no regular file now (a FIFO swapped in after the check is refused, never read)."""
     for name, real in files.items():
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise GrowthError(f"{real} is no longer a regular file: refused")
         with os.fdopen(fd, "rb") as f, open(folder / name, "wb") as g:
             shutil.copyfileobj(f, g)
         shutil.copystat(real, folder / name)

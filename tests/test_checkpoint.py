@@ -497,3 +497,17 @@ def test_non_weight_files_copied(tmp_path, bert_mlm):
         ".hfgrow-files.json", "config.json", "model.safetensors", "growth_report.json", "growth_report.md", "README.md",
         "tokenizer.json", "tokenizer_config.json", "generation_config.json",
     ])
+
+
+def test_copy_files_refuses_a_fifo_swapped_in_after_the_check(tmp_path):
+    """A file checked, then replaced by a FIFO before it is copied: refused at once, never a read that waits forever."""
+    import os
+
+    from hfgrow.checkpoint import copy_files
+    from hfgrow.errors import GrowthError
+
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "vocab.txt")
+    with pytest.raises(GrowthError, match="no longer a regular file"):
+        copy_files({"vocab.txt": tmp_path / "vocab.txt"}, tmp_path / "out")
+    assert not (tmp_path / "out" / "vocab.txt").exists()
