@@ -31,7 +31,7 @@ from .recipe import Feed
 BATCH = 2  # signals per verification
 FRAMES = 32  # feature-encoder frames of a raw waveform (enough for an x-vector's TDNN layers)
 DECODER_TOKENS = 8  # decoder token ids beside an encoder-decoder's signal
-IMAGES = 4  # images per verification pass when the model reads no text
+IMAGE_COUNT = 4  # images per verification pass when the model reads no text
 
 Inputs = tuple[dict[str, torch.Tensor], str, Any]  # the inputs, their description, the mask token id (or None)
 
@@ -505,7 +505,7 @@ def with_signals(cls: str | None, config: Any, seed: int, tokens: Callable[[Any]
     if not takes & {"pixel_values", "pixel_values_images"}:  # Video-LLaVA's images: pixel_values_images
         return tokens(config)
     if "input_ids" not in takes:
-        pixels, described = pixel_values(config, IMAGES, seed)
+        pixels, described = pixel_values(config, IMAGE_COUNT, seed)
         return {"pixel_values": pixels}, described, None
     inputs, source, mask_id = tokens(getattr(config, "text_config", None) or config)
     if how.images:

@@ -505,7 +505,6 @@ def test_every_key_of_every_class_is_matched(tmp_path):
     from hfgrow.plan import GrowthOptions, make_plan
     from hfgrow.policy import HeadsFixed
     from hfgrow.recipes import RECIPES
-    from hfgrow.testing import GROWN_VARIANT
 
     for recipe in RECIPES:
         for cls in recipe.classes:
@@ -513,7 +512,7 @@ def test_every_key_of_every_class_is_matched(tmp_path):
                 from hfgrow.testing import build_bert
                 src = build_bert(tmp_path / cls, cls, tokenizer=False)
             else:
-                src = build_model(tmp_path / cls, cls, **GROWN_VARIANT.get(recipe.model_types[0], {}))
+                src = build_model(tmp_path / cls, cls)
             heads_kept = any(isinstance(c, HeadsFixed) for c in recipe.constraints)  # WavLM: head_dim growth only
             plan = make_plan(CheckpointReader(src), GrowthOptions(factor=2, attention="head-dim" if heads_kept else "heads"))
             assert len(plan.tensors) == len(CheckpointReader(src).tensors), cls
