@@ -23,6 +23,7 @@ import torch
 
 from .checkpoint import source_path, torch_load_reason
 from .errors import GrowthError
+from .jsonfile import read_at_most
 from .pickle_data import Call, Global, Pairs, PickleRefused, decode
 
 METADATA = ".metadata"
@@ -333,7 +334,7 @@ def read_metadata(root: Path, folder: Path) -> DcpMetadata:
     where = folder / METADATA
     path = source_path(root, where)
     with open(path, "rb") as f:
-        data = f.read(MAX_METADATA_BYTES + 1)
+        data = read_at_most(f, MAX_METADATA_BYTES)
     try:
         if len(data) > MAX_METADATA_BYTES:
             raise Bad(f"it is larger than {MAX_METADATA_BYTES >> 20} MiB")

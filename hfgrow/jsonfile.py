@@ -49,13 +49,26 @@ def parse_json(text: str | bytes, what: str) -> Any:
     return value
 
 
+def read_at_most(f: Any, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the open binary file ``f``, read in pieces of 1 MiB: ``f.read(limit + 1)`` would
+    reserve the whole bound at once (hundreds of MB for a 2 KB config, a MemoryError under a memory limit)."""
+    pieces, size = [], 0
+    while size <= limit:
+        piece = f.read(min(1 << 20, limit + 1 - size))
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+    return b"".join(pieces)
+
+
 def read_json(path: str | os.PathLike, what: str | None = None, limit: int = MAX_BYTES) -> Any:
     """The JSON in the file ``path`` (at most ``limit`` bytes); ``what`` names it in the one-line GrowthError (default:
     the file's name)."""
     what = what or Path(path).name
     try:
         with open(path, "rb") as f:
-            data = f.read(limit + 1)
+            data = read_at_most(f, limit)
     except OSError as e:
         raise GrowthError(f"cannot read {what}: {os.strerror(e.errno) if e.errno else first_line(e)}") from None
     if len(data) > limit:

@@ -39,7 +39,7 @@ from typing import Any, Iterator
 
 from .checkpoint import COPIED, source_path
 from .errors import GrowthError, first_line
-from .jsonfile import parse_json
+from .jsonfile import parse_json, read_at_most
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -314,7 +314,7 @@ def read_bytes(real: Path, limit: int) -> bytes:
         if status.st_size > limit:
             raise GrowthError(f"{real.name} is {status.st_size} bytes, more than a config may hold ({limit}): refused")
         with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(limit + 1)[:limit]
+            return read_at_most(f, limit)[:limit]
 
 
 class NotJson(GrowthError):

@@ -192,3 +192,22 @@ def test_every_json_reader_in_hfgrow_is_the_bounded_one():
                     and ast.unparse(node.func.value) == "json":
                 found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)[:60]}")
     assert [f for f in found if not f.startswith("hfgrow/jsonfile.py") and "coverage.json" not in f] == []
+
+
+def test_a_small_file_is_read_without_reserving_the_whole_bound(tmp_path):
+    """Under a memory limit (RLIMIT_DATA, a container's), reading a 2 KB config must not reserve 256 MB at once."""
+    import io
+
+    from hfgrow.jsonfile import read_at_most
+
+    class Recording(io.BytesIO):
+        asked: list = []
+
+        def read(self, n=-1):
+            self.asked.append(n)
+            return super().read(n)
+
+    f = Recording(b"x" * 3_000_000)
+    assert read_at_most(f, 10) == b"x" * 11
+    assert read_at_most(Recording(b"{}"), 256 << 20) == b"{}"
+    assert max(Recording.asked) <= 1 << 20, Recording.asked
