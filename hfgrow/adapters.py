@@ -197,10 +197,12 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
         raise GrowthError(f"--adapter {folder}: rank, alpha or layer patterns name blocks that --layers renumbers")
     grown: dict[str, torch.Tensor] = {}
     counts = {"lora": 0, "full": 0}
+    from .checkpoint import opened_path, source_file
     from .view import adapter_files
 
     try:
-        with safe_open(adapter_files(folder)[WEIGHTS], "pt") as f:  # the real path the policy approved
+        real = adapter_files(folder)[WEIGHTS]  # the real path the policy approved, opened by the one opener
+        with source_file(real) as (opened, _), safe_open(opened_path(opened, real), "pt") as f:
             stored = {key: f.get_tensor(key) for key in f.keys()}
     except Exception as e:  # a corrupt file: named, in one line
         raise GrowthError(f"--adapter {folder}: {WEIGHTS} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None

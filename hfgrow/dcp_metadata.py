@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from .checkpoint import source_path, torch_load_reason
+from .checkpoint import identity, source_file, source_path, torch_load_reason
 from .errors import GrowthError
 from .jsonfile import read_at_most
 from .pickle_data import Call, Global, Pairs, PickleRefused, decode
@@ -53,12 +53,14 @@ class Bad(Exception):
 
 @dataclass(frozen=True)
 class Item:
-    """A byte range of a storage file: ``path`` (approved, resolved), ``name`` (as the metadata names it)."""
+    """A byte range of a storage file: ``path`` (approved, resolved), ``name`` (as the metadata names it), ``file``: the
+    (device, inode) the policy approved, which the file read must still be."""
 
     name: str
     path: Path
     offset: int
     length: int
+    file: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ def _dtype(value: Any, where: str) -> torch.dtype:
 
 def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | None], Item]:
     """storage_data: (fqn, the chunk's offsets, or None for bytes) → the byte range that holds it, checked."""
-    files: dict[str, tuple[Path, int]] = {}
+    files: dict[str, tuple[Path, os.stat_result]] = {}
     found: dict[tuple[str, tuple | None], Item] = {}
     for k, v in _pairs(value, "its storage_data"):
         index = _record(k, "MetadataIndex", "a storage_data key")
@@ -221,8 +223,9 @@ def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | No
         name = _file_name(info.get("relative_path"), folder)
         if name not in files:
             path = source_path(root, folder / name)
-            files[name] = path, path.stat().st_size
-        path, size = files[name]
+            files[name] = path, path.stat()
+        path, status = files[name]
+        size = status.st_size
         start = _int(info.get("offset"), f"the storage offset of '{fqn}'", 1 << 62)
         length = _int(info.get("length"), f"the storage length of '{fqn}'", 1 << 62)
         if start + length > size:
@@ -230,7 +233,7 @@ def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | No
                               f"holds {size} bytes, and the metadata places it at bytes {start} to {start + length})")
         if (fqn, offset) in found:
             raise Bad(f"its storage_data places '{fqn}' at {offset} twice")
-        found[(fqn, offset)] = Item(name, path, start, length)
+        found[(fqn, offset)] = Item(name, path, start, length, identity(status))
     return found
 
 
@@ -333,7 +336,7 @@ def read_metadata(root: Path, folder: Path) -> DcpMetadata:
     sub-folder); refused in one line if it is anything else."""
     where = folder / METADATA
     path = source_path(root, where)
-    with open(path, "rb") as f:
+    with source_file(path) as (f, _):
         data = read_at_most(f, MAX_METADATA_BYTES)
     try:
         if len(data) > MAX_METADATA_BYTES:
@@ -386,7 +389,7 @@ def read_tensor(entry: Entry) -> torch.Tensor:
     for c in entry.chunks:
         if not math.prod(c.sizes):
             continue
-        with open(c.item.path, "rb") as f:
+        with source_file(c.item.path, c.item.file) as (f, _):
             try:
                 t = torch.load(_Window(f, c.item.offset, c.item.length), map_location="cpu", weights_only=True)
             except Exception as e:  # noqa: BLE001 - anything torch's weights-only loader refuses
@@ -402,7 +405,7 @@ def read_tensor(entry: Entry) -> torch.Tensor:
 def read_bytes(entry: Entry) -> bytes:
     """A non-tensor entry as stored (pickled by DCP): copied, never loaded."""
     item = entry.item
-    with open(item.path, "rb") as f:
+    with source_file(item.path, item.file) as (f, _):
         f.seek(item.offset)
         data = f.read(item.length)
     if len(data) != item.length:

@@ -351,3 +351,64 @@ def test_the_decoder_refuses_what_no_metadata_does(data, words):
     and extension codes, leftovers, unknown memo entries, lengths beyond the data, MARKs without end."""
     with pytest.raises(PickleRefused, match=re.escape(words)):
         decode(data)
+
+
+# --- storage files swapped after they were approved: read through the one opener of source files ----------------------
+
+
+SWAP_AFTER_APPROVAL = """
+import os, shutil, sys, time
+from pathlib import Path
+import hfgrow.dcp
+from click.testing import CliRunner
+from hfgrow.cli import main
+
+src, how, aside = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+approved = hfgrow.dcp.read_metadata
+
+def then_swapped(root, folder):  # every storage file replaced once the policy approved it
+    metadata = approved(root, folder)
+    for f in sorted(folder.glob("*.distcp")):
+        moved = aside / f.name
+        shutil.move(f, moved)
+        if how == "link out":
+            f.symlink_to(moved)  # its bytes, outside the source
+        elif how == "fifo":
+            os.mkfifo(f)  # a read would wait forever for a writer
+        else:
+            shutil.copy(moved, f)  # the same bytes in a new inode
+    return metadata
+
+hfgrow.dcp.read_metadata = then_swapped
+started = time.perf_counter()
+result = CliRunner().invoke(main, [str(src), "--out", str(src.parent / "out"), "--no-verify", "-q"])
+print(result.exit_code, round(time.perf_counter() - started, 3))
+print(result.output, end="")
+"""
+
+
+@pytest.mark.parametrize("how,says", [("link out", "a link (swapped in after it was checked)"),
+                                      ("fifo", "is no longer a regular file"),
+                                      ("another file", "was replaced after it was checked")])
+def test_a_storage_file_swapped_after_its_approval_is_refused(source, tmp_path, how, says):
+    """The storage files were opened with plain open() after the policy approved their paths: a link out of the source
+    swapped in meanwhile was followed (the outside bytes grown, exit 0), a FIFO hung the read, another file was read as
+    the one checked. Each is refused in one line, exit 2, nothing written (in a subprocess: a hang fails the test)."""
+    import subprocess
+    import sys
+
+    src = copy_of(source, tmp_path)
+    aside = tmp_path / "outside"
+    aside.mkdir()
+    try:
+        run = subprocess.run([sys.executable, "-c", SWAP_AFTER_APPROVAL, str(src), how, str(aside)], capture_output=True,
+                             text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{how}: the growth hung")
+    status, output = run.stdout.split("\n", 1)
+    code, seconds = status.split()
+    line = refused(type("Result", (), {"exit_code": int(code), "output": output})(), says)
+    assert str(aside) not in line
+    assert float(seconds) < 60, seconds  # the growth's own imports included, on a loaded machine
+    nothing_written(tmp_path)
+

@@ -53,3 +53,52 @@ def test_a_tensor_name_with_a_final_newline_is_no_rules(llama, tmp_path):
     save_file(weights, src / "model.safetensors", metadata={"format": "pt"})
     result = CliRunner().invoke(main, [str(src), "--out", str(out), "--no-verify", "-q"])
     refused(result, out, f"no llama rule matches key(s) {key + chr(10)!r}")
+
+
+@pytest.mark.parametrize("how", ["link out", "another file"])
+def test_a_shard_swapped_after_its_header_was_read_is_refused(llama, tmp_path, how):
+    """CheckpointReader read a tensor's bytes with plain open() on the shard's path: a link out of the source swapped in
+    after the header was read was followed, another file read as if it were the one whose header gave the offsets.
+    Both are refused in one line now (the one opener: O_NOFOLLOW, and the inode the header came from)."""
+    from hfgrow.checkpoint import CheckpointReader
+    from hfgrow.errors import GrowthError
+
+    src, _ = fresh(llama, tmp_path)
+    reader = CheckpointReader(src)
+    name = next(iter(reader.tensors))
+    shard, outside = src / "model.safetensors", tmp_path / "outside.safetensors"
+    shutil.move(shard, outside)
+    if how == "link out":
+        shard.symlink_to(outside)
+    else:
+        shutil.copy(outside, shard)
+    with pytest.raises(GrowthError) as refusal:
+        reader.get(name)
+    assert len(str(refusal.value).splitlines()) == 1
+    assert ("a link" if how == "link out" else "was replaced after it was checked") in str(refusal.value)
+
+
+def test_source_json_behind_a_fifo_is_refused_at_once(tmp_path):
+    """A source's config.json that became a FIFO after the policy approved it is refused at once, never a read that
+    waits for a writer."""
+    import os
+    import signal
+    import time
+
+    from hfgrow.checkpoint import read_config
+    from hfgrow.errors import GrowthError
+
+    def waited(*_):
+        raise TimeoutError("the read waited for a writer")
+
+    os.mkfifo(tmp_path / "config.json")
+    previous = signal.signal(signal.SIGALRM, waited)
+    signal.alarm(5)  # a blocked open() is interrupted: the test fails rather than hangs
+    try:
+        started = time.perf_counter()
+        with pytest.raises(GrowthError, match="no longer a regular file"):
+            read_config(tmp_path / "config.json")
+        assert time.perf_counter() - started < 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
