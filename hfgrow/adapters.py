@@ -48,6 +48,27 @@ REFUSED = {  # adapter_config.json fields whose growth is not exact, or that hfg
 }
 
 
+# init_lora_weights modes that only set the adapter's own A and B, which the saved weights then replace: the default
+# (True), False, "gaussian", "orthogonal" (A and B alone, the base untouched), "eva" (on load B is zeroed; the
+# data-driven part runs only when PEFT is asked to, never in from_pretrained) and "mica" (B from the base's singular
+# vectors, the base untouched, a frozen B and the plain LoRA forward). Every other mode rewrites the base on load:
+# PiSSA, CorDA, OLoRA and LoRA-GA subtract their initial B·A from W, LoftQ replaces W by its quantization; the adapter's
+# base is then the residual one, which the growth never sees (the grown base would be modified again on load).
+INIT_KEEPS_BASE = (True, False, None, "gaussian", "orthogonal", "eva", "mica")  # None (null): no initialisation
+
+
+def init_problem(init: Any) -> str | None:
+    """Why an adapter initialised by ``init`` (adapter_config.json's init_lora_weights) cannot be grown exactly; None
+    when it can."""
+    if any(init is mode or (isinstance(init, str) and init == mode) for mode in INIT_KEEPS_BASE):
+        return None
+    shown = repr(init)[:80]
+    if isinstance(init, str) and init.lower().startswith(("pissa", "corda", "olora", "loftq", "lora_ga")):
+        return (f"init_lora_weights={shown} rewrites the base model's weights when PEFT loads the adapter, so its base is "
+                f"a residual model the growth does not see: not exact")
+    return f"init_lora_weights={shown} is not an initialisation hfgrow knows to leave the base model as it is"
+
+
 def name(folder: str | os.PathLike) -> str:
     """The adapter's folder name, which names its grown copy in OUT/adapters/ (checked with the options)."""
     return adapter_name(folder)
@@ -74,6 +95,9 @@ def check(folder: str | os.PathLike) -> dict[str, Any]:
     for key, why in REFUSED.items():
         if config.get(key):
             raise GrowthError(f"--adapter {folder}: {key} is set: {why}")
+    problem = init_problem(config.get("init_lora_weights", True))
+    if problem:
+        raise GrowthError(f"--adapter {folder}: {problem}")
     r, alpha = config.get("r"), config.get("lora_alpha", 8)  # PEFT's default alpha
     if isinstance(r, bool) or not isinstance(r, int) or r <= 0:
         raise GrowthError(f"--adapter {folder}: r={r!r} in {CONFIG}: the rank should be a positive integer")
@@ -173,10 +197,12 @@ def grow_adapter(folder: str | os.PathLike, out: Path, plan: Any, base_path: str
         raise GrowthError(f"--adapter {folder}: rank, alpha or layer patterns name blocks that --layers renumbers")
     grown: dict[str, torch.Tensor] = {}
     counts = {"lora": 0, "full": 0}
+    from .checkpoint import opened_path, source_file
     from .view import adapter_files
 
     try:
-        with safe_open(adapter_files(folder)[WEIGHTS], "pt") as f:  # the real path the policy approved
+        real = adapter_files(folder)[WEIGHTS]  # the real path the policy approved, opened by the one opener
+        with source_file(real) as (opened, _), safe_open(opened_path(opened, real), "pt") as f:
             stored = {key: f.get_tensor(key) for key in f.keys()}
     except Exception as e:  # a corrupt file: named, in one line
         raise GrowthError(f"--adapter {folder}: {WEIGHTS} cannot be read ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import json
 import os
@@ -12,7 +14,7 @@ import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Iterable, Iterator
 
 import torch
 from safetensors import safe_open
@@ -80,6 +82,8 @@ class CheckpointReader:
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
+        self._real: dict[str, Path] = {}  # each weight file's real path, approved by the policy
+        self._ids: dict[str, tuple[int, int]] = {}  # and the file its header was read from (device, inode)
         self.files = self._weight_files()
         self.tensors: dict[str, TensorInfo] = {}
         self._states: dict[str, dict[str, torch.Tensor]] = {}  # legacy .bin files, memory-mapped
@@ -131,10 +135,10 @@ class CheckpointReader:
         if not parts or Path(file).is_absolute() or ".." in parts or "\\" in file:
             raise GrowthError(f"{where}: shard names must be relative paths inside the checkpoint folder")
         if (self.folder / file).exists() or (self.folder / file).is_symlink():  # a missing shard is named as such
-            source_path(self.folder, self.folder / file)
+            self._real[file] = source_path(self.folder, self.folder / file)
 
     def _read_index(self, name: str) -> dict[str, str]:
-        index = read_json(self.folder / name, f"index {name}")
+        index = read_source_json(self._real[name], f"index {name}")
         weight_map = index.get("weight_map") if isinstance(index, dict) else None
         if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
             raise GrowthError(f"index {name}: 'weight_map' should map tensor names to shard files")
@@ -148,26 +152,28 @@ class CheckpointReader:
             raise GrowthError(f"the index names tensors its shards lack: {', '.join(sorted(absent)[:5])}")
 
     def _headers(self, file: str) -> Iterable[TensorInfo]:
-        path = self.folder / file
+        real = self._real[file]
         if file.endswith(".safetensors"):
             try:
-                # validates the file (truncation, overlaps); pread: no mapping, which strict overcommit would charge in full
-                with safe_open(str(path), framework="pt", backend="pread") as handle:
-                    infos = []
-                    for name in handle.keys():
-                        sl = handle.get_slice(name)
-                        dtype = sl.get_dtype()
-                        if dtype not in _ST_DTYPES:
-                            raise GrowthError(f"{file}: tensor '{name}' has unsupported dtype {dtype}")
-                        infos.append(TensorInfo(name, tuple(sl.get_shape()), _ST_DTYPES[dtype], file))
-                self._offsets[file] = _data_offsets(path)
+                with source_file(real) as (f, status):  # safetensors reads the very file opened, and so does get()
+                    self._ids[file] = identity(status)
+                    # validates the file (truncation, overlaps); pread: no mapping, which strict overcommit would charge in full
+                    with safe_open(opened_path(f, real), framework="pt", backend="pread") as handle:
+                        infos = []
+                        for name in handle.keys():
+                            sl = handle.get_slice(name)
+                            dtype = sl.get_dtype()
+                            if dtype not in _ST_DTYPES:
+                                raise GrowthError(f"{file}: tensor '{name}' has unsupported dtype {dtype}")
+                            infos.append(TensorInfo(name, tuple(sl.get_shape()), _ST_DTYPES[dtype], file))
+                    self._offsets[file] = _data_offsets(f, file)
                 yield from infos
             except GrowthError:
                 raise
             except Exception as e:  # safetensors raises its own error types for truncation/corruption
                 raise GrowthError(f"{file} is truncated or corrupt ({first_line(e)})") from None
         else:
-            state = self._load_bin(path)
+            state = self._load_bin(real, file)
             if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
                 raise GrowthError(f"{file} is not a flat state dict of tensors (a training checkpoint?)")
             self._states[file] = state
@@ -175,18 +181,20 @@ class CheckpointReader:
                 yield TensorInfo(name, tuple(t.shape), t.dtype, file)
 
     @staticmethod
-    def _load_bin(path: Path) -> dict[str, torch.Tensor]:
-        # mmap keeps the tensors on disk until touched; files from before torch 1.6 (not zip) cannot
-        # be mapped and are loaded whole, one shard at a time.
-        try:
+    def _load_bin(real: Path, file: str) -> dict[str, torch.Tensor]:
+        # mmap keeps the tensors on disk until touched (the map outlives the descriptor); files from before torch 1.6
+        # (not zip) cannot be mapped and are loaded whole, one shard at a time.
+        with source_file(real) as (f, _):
             try:
-                return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-            except RuntimeError as e:
-                if "mmap" not in str(e):
-                    raise
-                return torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise GrowthError(f"{path.name} is truncated, corrupt or not a weights file ({torch_load_reason(e)})") from None
+                try:
+                    return torch.load(opened_path(f, real), map_location="cpu", weights_only=True, mmap=True)
+                except RuntimeError as e:
+                    if "mmap" not in str(e):
+                        raise
+                    f.seek(0)
+                    return torch.load(f, map_location="cpu", weights_only=True)
+            except Exception as e:
+                raise GrowthError(f"{file} is truncated, corrupt or not a weights file ({torch_load_reason(e)})") from None
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -200,7 +208,7 @@ class CheckpointReader:
         begin, end = offsets[name]
         data = bytearray(end - begin)
         try:
-            with open(self.folder / info.file, "rb") as f:
+            with source_file(self._real[info.file], self._ids[info.file]) as (f, _):  # the file the header came from
                 f.seek(base + begin)
                 if f.readinto(data) != len(data):
                     raise OSError("short read")
@@ -226,7 +234,7 @@ class CheckpointReader:
         check_config(self.folder)
         if not path.is_file():
             raise GrowthError(f"no config.json in {self.folder}")
-        return read_config(path)
+        return read_config(source_path(self.folder, path))
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each
@@ -260,8 +268,9 @@ def check_config(folder: Path) -> None:
 
 
 def read_config(path: Path) -> dict:
-    """A config.json's object; a GrowthError in one line when it is not JSON or not an object."""
-    config = read_json(path, "config.json")
+    """A config.json's object (``path``: its real path, approved by the policy); a GrowthError in one line when it is
+    not JSON or not an object."""
+    config = read_source_json(path, "config.json")
     if not isinstance(config, dict):
         raise GrowthError("config.json should hold a JSON object")
     return config
@@ -333,6 +342,53 @@ def source_path(root: Path, path: Path, folder: bool = False) -> Path:
     raise GrowthError(f"{name} in {root} is {problem}: refused")
 
 
+def open_source(real: Path, same: tuple[int, int] | None = None) -> tuple[int, os.stat_result]:
+    """A read-only descriptor on ``real``, a source file's real path the policy approved (:func:`source_path`), and its
+    status; the one way hfgrow opens a source file, so that what is read is what was checked. Never through a link
+    (O_NOFOLLOW: a link swapped in after the check is refused), never waiting (O_NONBLOCK: a FIFO or a device swapped
+    in opens at once, and fstat refuses it), never inherited by a child process (O_CLOEXEC); blocking again once it is
+    known to be a regular file. ``same``: the (device, inode) approved earlier, which the file opened must still be.
+    Refused in one line otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as e:
+        why = "a link (swapped in after it was checked)" if e.errno == errno.ELOOP else os.strerror(e.errno or 0)
+        raise GrowthError(f"{real} cannot be read: {why}: refused") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise GrowthError(f"{real} is no longer a regular file: refused")
+        if same is not None and (status.st_dev, status.st_ino) != same:
+            raise GrowthError(f"{real} was replaced after it was checked: refused")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, status
+
+
+@contextlib.contextmanager
+def source_file(real: Path, same: tuple[int, int] | None = None) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """A source file opened by :func:`open_source`, as a binary file, with its status; closed on exit."""
+    fd, status = open_source(real, same)
+    with os.fdopen(fd, "rb") as f:
+        yield f, status
+
+
+def identity(status: os.stat_result) -> tuple[int, int]:
+    """The (device, inode) that :func:`open_source` compares."""
+    return status.st_dev, status.st_ino
+
+
+def opened_path(f: BinaryIO, real: Path) -> str:
+    """A path that names the very file open as ``f``, for a library that opens files by name (safetensors, torch's
+    memory map): /proc/self/fd/N where there is one (Linux), else ``real``."""
+    path = f"/proc/self/fd/{f.fileno()}"
+    return path if os.path.exists(path) else str(real)
+
+
 def inside(root: Path, real: Path) -> bool:
     """Whether a resolved path lies in the resolved checkpoint folder ``root``, or in the Hub cache's blobs it links to."""
     return root in real.parents or _in_hub_blobs(root, real)
@@ -354,11 +410,12 @@ def torch_load_reason(e: BaseException) -> str:
     return f"the weights-only loader refused it{f': {detail}' if detail else ''}; hfgrow never unpickles objects"
 
 
-def _data_offsets(path: Path) -> tuple[int, dict[str, tuple[int, int]]]:
-    """Where each tensor's bytes start and end, after the 8-byte length and the JSON header."""
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = parse_json(f.read(n), f"{path.name}'s header")
+def _data_offsets(f: BinaryIO, name: str) -> tuple[int, dict[str, tuple[int, int]]]:
+    """Where each tensor's bytes start and end, after the 8-byte length and the JSON header (of a file safetensors
+    has validated, open as ``f``)."""
+    f.seek(0)
+    (n,) = struct.unpack("<Q", f.read(8))
+    header = parse_json(f.read(n), f"{name}'s header")
     return 8 + n, {k: tuple(v["data_offsets"]) for k, v in header.items() if k != "__metadata__"}
 
 
@@ -516,16 +573,21 @@ def write_index(folder: Path, shards: list[list[OutTensor]]) -> None:
     (folder / SAFE_INDEX).write_text(json.dumps(index, indent=2) + "\n")
 
 
+def read_source_json(real: Path, what: str) -> Any:
+    """The JSON in a source file (``real``: its real path, approved by the policy), read through :func:`source_file`;
+    one line otherwise, as :func:`hfgrow.jsonfile.read_json` says it."""
+    try:
+        with source_file(real) as (f, _):
+            return read_json(f, what)
+    except OSError as e:
+        raise GrowthError(f"cannot read {what}: {os.strerror(e.errno) if e.errno else first_line(e)}") from None
+
+
 def copy_files(files: dict[str, Path], folder: Path) -> None:
-    """Copy each real path (symlinks already resolved and checked) to ``folder/name``, never through a
-    link that appeared since: the last component is opened with O_NOFOLLOW, and without waiting (O_NONBLOCK) for
-    what is no regular file now (a FIFO swapped in after the check is refused, never read)."""
+    """Copy each real path (symlinks already resolved and checked) to ``folder/name``, opened by :func:`open_source`:
+    never through a link that appeared since, never waiting on a FIFO swapped in after the check."""
     for name, real in files.items():
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise GrowthError(f"{real} is no longer a regular file: refused")
-        with os.fdopen(fd, "rb") as f, open(folder / name, "wb") as g:
+        with source_file(real) as (f, _), open(folder / name, "wb") as g:
             shutil.copyfileobj(f, g)
         shutil.copystat(real, folder / name)
 

@@ -44,13 +44,17 @@ def check_every_key(reader: CheckpointReader, recipe: Recipe, cls: str | None, s
     """Every stored key matched by a rule, and every weight the class needs stored."""
     if unmatched:
         where = f"{cls or recipe.classes[0] + ' (config.json names no architectures)'}"
-        shown = ", ".join(unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else "")
-        raise GrowthError(f"no {recipe.name} rule matches key(s) {shown} for {where}")
+        raise GrowthError(f"no {recipe.name} rule matches key(s) {_listed(unmatched)} for {where}")
     absent = _absent_keys(reader, recipe, skeleton, rules)
     if absent:
-        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
-        raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {shown} "
+        raise GrowthError(f"the checkpoint lacks weight(s) that {cls or recipe.classes[0]} needs: {_listed(absent)} "
                           f"(transformers would initialise them at random; is a file missing or incomplete?)")
+
+
+def _listed(names: list[str]) -> str:
+    """The first five names, each quoted where it is not printable (a stored "x.weight\\n" keeps the message one line)."""
+    shown = ", ".join(n if n.isprintable() else repr(n) for n in names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 # norm parameters, and the weight norm's of torch.nn.utils.weight_norm (now a parametrization), renamed by transformers on load
@@ -209,7 +213,7 @@ def stack_regex(recipe: Recipe, stack: str) -> re.Pattern[str]:
     """Keys of a stack's blocks: (prefix and stack name)(block number)(the rest)."""
     prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
     lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
-    return re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)$")
+    return re.compile(rf"^({lead}{re.escape(stack)}\.)(\d+)(\..*)\Z")  # \Z: never before a final newline
 
 
 def check_blocks(reader: CheckpointReader, recipe: Recipe, config: dict[str, Any]) -> None:

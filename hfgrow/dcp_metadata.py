@@ -15,13 +15,15 @@ from __future__ import annotations
 import io
 import math
 import os
+import struct
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from .checkpoint import source_path, torch_load_reason
+from .checkpoint import identity, source_file, source_path, torch_load_reason
 from .errors import GrowthError
 from .jsonfile import read_at_most
 from .pickle_data import Call, Global, Pairs, PickleRefused, decode
@@ -31,6 +33,9 @@ MAX_METADATA_BYTES = 256 << 20
 MAX_DIMS, MAX_DIM = 16, 1 << 48
 MAX_CHUNKS = 1 << 14  # chunks of one tensor (one per rank that holds a shard of it)
 MAX_PATH = 64  # parts of a state dict path
+# a chunk's slice is torch.save of one tensor: a zip of 5 records (data.pkl, byteorder, data/0, version,
+# .data/serialization_id) whose sizes add up to the chunk's bytes and a few hundred more
+MAX_ZIP_ENTRIES, MAX_ZIP_NAME, MAX_ZIP_DIRECTORY, ZIP_ALLOWANCE = 64, 255, 1 << 16, 1 << 16
 _META = "torch.distributed.checkpoint.metadata"
 _FILESYSTEM = "torch.distributed.checkpoint.filesystem"
 DTYPES = {n: getattr(torch, n) for n in (
@@ -53,12 +58,14 @@ class Bad(Exception):
 
 @dataclass(frozen=True)
 class Item:
-    """A byte range of a storage file: ``path`` (approved, resolved), ``name`` (as the metadata names it)."""
+    """A byte range of a storage file: ``path`` (approved, resolved), ``name`` (as the metadata names it), ``file``: the
+    (device, inode) the policy approved, which the file read must still be."""
 
     name: str
     path: Path
     offset: int
     length: int
+    file: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -209,7 +216,7 @@ def _dtype(value: Any, where: str) -> torch.dtype:
 
 def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | None], Item]:
     """storage_data: (fqn, the chunk's offsets, or None for bytes) → the byte range that holds it, checked."""
-    files: dict[str, tuple[Path, int]] = {}
+    files: dict[str, tuple[Path, os.stat_result]] = {}
     found: dict[tuple[str, tuple | None], Item] = {}
     for k, v in _pairs(value, "its storage_data"):
         index = _record(k, "MetadataIndex", "a storage_data key")
@@ -221,8 +228,9 @@ def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | No
         name = _file_name(info.get("relative_path"), folder)
         if name not in files:
             path = source_path(root, folder / name)
-            files[name] = path, path.stat().st_size
-        path, size = files[name]
+            files[name] = path, path.stat()
+        path, status = files[name]
+        size = status.st_size
         start = _int(info.get("offset"), f"the storage offset of '{fqn}'", 1 << 62)
         length = _int(info.get("length"), f"the storage length of '{fqn}'", 1 << 62)
         if start + length > size:
@@ -230,7 +238,7 @@ def _storage(value: Any, root: Path, folder: Path) -> dict[tuple[str, tuple | No
                               f"holds {size} bytes, and the metadata places it at bytes {start} to {start + length})")
         if (fqn, offset) in found:
             raise Bad(f"its storage_data places '{fqn}' at {offset} twice")
-        found[(fqn, offset)] = Item(name, path, start, length)
+        found[(fqn, offset)] = Item(name, path, start, length, identity(status))
     return found
 
 
@@ -333,7 +341,7 @@ def read_metadata(root: Path, folder: Path) -> DcpMetadata:
     sub-folder); refused in one line if it is anything else."""
     where = folder / METADATA
     path = source_path(root, where)
-    with open(path, "rb") as f:
+    with source_file(path) as (f, _):
         data = read_at_most(f, MAX_METADATA_BYTES)
     try:
         if len(data) > MAX_METADATA_BYTES:
@@ -374,6 +382,72 @@ class _Window(io.RawIOBase):
         return got
 
 
+class _Bounded(_Window):
+    """A window whose reads never reserve more than it holds (zipfile reads as many bytes as a directory declares)."""
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.length - self.pos
+        return super().read(left if size is None or size < 0 else min(size, left))
+
+
+def _zip_end(w: _Bounded) -> tuple[int, int, int, int]:
+    """The end of a slice's zip (where its central directory must end), its entry count, the directory's size and
+    offset: from the end-of-central-directory record found in the slice's last 64 KiB (from the zip64 record its
+    locator points to where there is one, as zipfile reads it), each within the slice. ValueError otherwise."""
+    tail_length = min(w.length, 22 + 0xFFFF)
+    w.seek(w.length - tail_length)
+    tail = w.read(tail_length)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        raise ValueError("no end of central directory in it")
+    _, _, _, _, count, size, offset, _ = struct.unpack_from("<4sHHHHIIH", tail, at)
+    end = w.length - tail_length + at
+    if at >= 20 and tail[at - 20:at - 16] == b"PK\x06\x07":  # zip64 (torch writes it always; zipfile reads it first)
+        (end,) = struct.unpack_from("<Q", tail, at - 12)
+        if end + 56 > w.length:
+            raise ValueError("its zip64 end record lies beyond the slice")
+        w.seek(end)
+        record = w.read(56)
+        if record[:4] != b"PK\x06\x06":
+            raise ValueError("no zip64 end record where its locator points")
+        count, size, offset = struct.unpack_from("<QQQ", record, 32)
+    elif 0xFFFF in (count,) or 0xFFFFFFFF in (size, offset):
+        raise ValueError("no zip64 locator before an end record whose sizes overflow")
+    if count > MAX_ZIP_ENTRIES or size > MAX_ZIP_DIRECTORY or offset + size > end:
+        raise ValueError(f"its directory declares {count} entries, {size} bytes at byte {offset}: beyond the slice or "
+                         f"its bounds ({MAX_ZIP_ENTRIES} entries, {MAX_ZIP_DIRECTORY} bytes)")
+    return end, count, size, offset
+
+
+def _zip_problem(f: Any, item: Item, nbytes: int) -> str | None:
+    """Why the slice ``item`` of the open storage file ``f`` is not the zip torch.save writes for a chunk of ``nbytes``
+    bytes, checked as data before torch reads it: its directory within the slice and bounded, every entry's name
+    plain and short, its bytes stored (not compressed) within the slice before the directory, and all of them adding
+    up to at most ``nbytes`` and :data:`ZIP_ALLOWANCE`. None when it is."""
+    w = _Bounded(f, item.offset, item.length)
+    try:
+        _, count, _, directory = _zip_end(w)
+        w.seek(0)
+        with zipfile.ZipFile(w) as z:
+            entries = z.infolist()
+    except (ValueError, zipfile.BadZipFile, struct.error, OSError, EOFError) as e:
+        return f"not a zip archive within its slice ({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})"
+    if len(entries) > min(count, MAX_ZIP_ENTRIES):
+        return f"its zip holds {len(entries)} entries where its end record declares {count}"
+    for e in entries:
+        name = e.orig_filename
+        if len(name) > MAX_ZIP_NAME or name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/"):
+            return f"its zip holds an entry named {name[:80]!r}"
+        if e.compress_type != zipfile.ZIP_STORED or e.compress_size != e.file_size:
+            return f"its zip entry {name[:80]!r} is compressed"
+        if e.header_offset + 30 + len(name.encode()) + e.compress_size > directory:
+            return f"its zip entry {name[:80]!r} declares {e.compress_size} bytes at byte {e.header_offset}, beyond the slice"
+    total = sum(e.file_size for e in entries)
+    if total > nbytes + ZIP_ALLOWANCE:
+        return f"its zip declares {total} bytes for a chunk of {nbytes}"
+    return None
+
+
 def _cannot(key: str, item: Item, why: str) -> GrowthError:
     return GrowthError(f"{item.path.parent}: cannot read '{key}', a .distcp file is missing, truncated or corrupt "
                        f"({item.name}: {why})")
@@ -386,7 +460,10 @@ def read_tensor(entry: Entry) -> torch.Tensor:
     for c in entry.chunks:
         if not math.prod(c.sizes):
             continue
-        with open(c.item.path, "rb") as f:
+        with source_file(c.item.path, c.item.file) as (f, _):
+            problem = _zip_problem(f, c.item, math.prod(c.sizes) * entry.dtype.itemsize)
+            if problem:
+                raise _cannot(entry.key, c.item, problem)
             try:
                 t = torch.load(_Window(f, c.item.offset, c.item.length), map_location="cpu", weights_only=True)
             except Exception as e:  # noqa: BLE001 - anything torch's weights-only loader refuses
@@ -402,7 +479,7 @@ def read_tensor(entry: Entry) -> torch.Tensor:
 def read_bytes(entry: Entry) -> bytes:
     """A non-tensor entry as stored (pickled by DCP): copied, never loaded."""
     item = entry.item
-    with open(item.path, "rb") as f:
+    with source_file(item.path, item.file) as (f, _):
         f.seek(item.offset)
         data = f.read(item.length)
     if len(data) != item.length:

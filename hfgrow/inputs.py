@@ -176,11 +176,16 @@ def encode(tok: Any, texts: list[str], max_len: int, vocab: int | None) -> dict[
     return dict(enc)
 
 
-def _vocab_size(folder: Path) -> int | None:
-    from .jsonfile import read_json
+def _config(folder: Path) -> Any:
+    """The source's config.json, read through the policy (a GrowthError when it is not a file hfgrow may read)."""
+    from .checkpoint import read_source_json, source_path
 
+    return read_source_json(source_path(folder, folder / "config.json"), "config.json")
+
+
+def _vocab_size(folder: Path) -> int | None:
     with contextlib.suppress(GrowthError, AttributeError):
-        value = read_json(folder / "config.json").get("vocab_size")
+        value = _config(folder).get("vocab_size")
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None  # planning reports a broken config.json
@@ -188,13 +193,11 @@ def _vocab_size(folder: Path) -> int | None:
 
 def _check_reads_text(folder: Path) -> None:
     """A --text-file only for a model that reads tokens (a speech model's inputs are generated: hfgrow.signals)."""
-    from .jsonfile import read_json
-
     import transformers  # the class's main_input_name (not hfgrow.signals: it reads the recipes, which read this module)
 
     cls = None
     with contextlib.suppress(GrowthError, TypeError, KeyError, IndexError):  # no readable class: nothing to say here
-        cls = read_json(folder / "config.json")["architectures"][0]
+        cls = _config(folder)["architectures"][0]
     reads = getattr(getattr(transformers, cls, None), "main_input_name", "input_ids") if isinstance(cls, str) else "input_ids"
     if reads != "input_ids":
         raise GrowthError(f"--text-file gives sentences, but {cls} reads no text ({reads}): its inputs are generated")

@@ -10,11 +10,12 @@ number is written as null, with a field beside it that says what it was (:func:`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import GrowthError, first_line
 
@@ -62,12 +63,13 @@ def read_at_most(f: Any, limit: int) -> bytes:
     return b"".join(pieces)
 
 
-def read_json(path: str | os.PathLike, what: str | None = None, limit: int = MAX_BYTES) -> Any:
-    """The JSON in the file ``path`` (at most ``limit`` bytes); ``what`` names it in the one-line GrowthError (default:
-    the file's name)."""
-    what = what or Path(path).name
+def read_json(path: str | os.PathLike | BinaryIO, what: str | None = None, limit: int = MAX_BYTES) -> Any:
+    """The JSON in the file ``path`` (at most ``limit`` bytes), or in the binary file open as ``path`` (a source file
+    opened by :func:`hfgrow.checkpoint.source_file`); ``what`` names it in the one-line GrowthError (default: the
+    file's name)."""
+    what = what or (Path(path).name if isinstance(path, (str, os.PathLike)) else "a JSON file")
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb") if isinstance(path, (str, os.PathLike)) else contextlib.nullcontext(path) as f:
             data = read_at_most(f, limit)
     except OSError as e:
         raise GrowthError(f"cannot read {what}: {os.strerror(e.errno) if e.errno else first_line(e)}") from None

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -198,7 +199,24 @@ def _push_and_record(report: dict[str, Any], out: Path, options: GrowthOptions, 
     except KeyboardInterrupt as e:
         e.args = (f"the grown checkpoint is in {display(out)}, not pushed",)
         raise
-    write_report(report, out)  # the local report records the push (the uploaded one cannot)
+    _rewrite_report(report, out)  # the local report records the push (the uploaded one cannot)
+
+
+def _rewrite_report(report: dict[str, Any], out: Path) -> None:
+    """The report in the published ``out`` re-written with the push's outcome, each file replaced whole (written beside
+    it first): a full disk keeps the report written with the checkpoint, and is one line, exit 2, as while growing."""
+    push = report.get("push") or {}
+    outcome = f"pushed to {push.get('url')}" if push.get("pushed") else f"not pushed: {push.get('why')}"
+    try:
+        with tempfile.TemporaryDirectory(prefix=".hfgrow-report-", dir=out) as tmp:
+            write_report(report, Path(tmp))
+            for name in ("growth_report.json", "growth_report.md"):
+                os.replace(Path(tmp) / name, out / name)
+    except OSError as e:
+        why = (f"the disk holding {display(out)} is full" if e.errno in (errno.ENOSPC, errno.EDQUOT)
+               else f"cannot write in {display(out)}: {os.strerror(e.errno) if e.errno else type(e).__name__}")
+        raise GrowthError(f"{why}: its growth report does not record the push ({outcome}); the checkpoint there is "
+                          f"complete") from None
 
 
 def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -> dict[str, Any]:
@@ -213,7 +231,7 @@ def _push(report: dict[str, Any], out: Path, options: GrowthOptions, log: Log) -
                        commit_message=options.commit_message, create_pr=options.create_pr, token=options.token)
     except PushError as e:
         report["push"] = {"repo_id": options.push_to_hub, "pushed": False, "why": str(e)}
-        write_report(report, out)
+        _rewrite_report(report, out)
         e.report = report  # the caller can still say what was grown, verified and kept
         raise
     log(f"pushed: {url}")

@@ -110,7 +110,7 @@ class TensorRule:
     def regex(self, prefixes: tuple[str, ...] = (), block: int | str | None = None) -> re.Pattern[str]:
         body = self.pattern.replace(".", r"\.").replace("*", r"\d+" if block is None else str(block))
         lead = f"(?:(?:{'|'.join(map(re.escape, prefixes))})\\.)?" if prefixes else ""
-        return re.compile(rf"^{lead}{body}$")
+        return re.compile(rf"^{lead}{body}\Z")  # \Z: `$` would also match before a final newline ("x.weight\n")
 
 
 def linear(module: str, out: str | None, in_: str | None, bias: bool = True, rescaled: bool = False,

@@ -46,10 +46,12 @@ def modules(folder: Path) -> list[dict[str, Any]] | None:
         return None
     for name in (MODULES, *CONFIGS):
         _check_inside(folder, folder / name)
+    from .checkpoint import read_source_json, source_path
+
     for name in CONFIGS:  # read by sentence-transformers in the verification: within hfgrow's JSON bounds first
         if (folder / name).is_file():
-            read_json(folder / name)
-    entries = read_json(path, MODULES)
+            read_source_json(source_path(folder, folder / name), name)
+    entries = read_source_json(source_path(folder, path), MODULES)
     if not isinstance(entries, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str)
                                                 and isinstance(m.get("path"), str) for m in entries):
         raise GrowthError(f"{MODULES} should be a list of modules with a 'type' and a 'path'")

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import torch
 
-from .checkpoint import copy_files, source_path
+from .checkpoint import copy_files, source_file, source_path
 from .components import Component
 from .errors import GrowthError
 from .optimizer_state import SCALES_FILE, grow_optimizer_state, optimizer_kind, save_scales, tensor_scales
@@ -84,7 +84,10 @@ def _files(folder: Path, layout: Layout) -> dict[str, Path]:
 def load_plain(path: Path, name: str) -> Any:
     """A torch-saved state of tensors, numbers and containers (``weights_only``): no pickled code runs."""
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with source_file(path) as (f, _):  # the file the policy approved: no link, no FIFO swapped in since
+            return torch.load(f, map_location="cpu", weights_only=True)
+    except GrowthError:
+        raise
     except Exception:  # noqa: BLE001 - an UnpicklingError, a truncated zip, …
         raise GrowthError(f"cannot read {name} as a plain state dict of tensors and numbers: it is truncated, corrupt "
                           f"or holds pickled objects, which hfgrow does not load") from None

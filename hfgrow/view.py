@@ -27,17 +27,15 @@ Strings a library compiles as regular expressions (PEFT's ``target_modules``, ``
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import re
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from .checkpoint import COPIED, source_path
+from .checkpoint import COPIED, source_file, source_path
 from .errors import GrowthError, first_line
 from .jsonfile import parse_json, read_at_most
 
@@ -291,30 +289,13 @@ def checked(root: Path, path: Path, folder: bool = False) -> Path:
     return source_path(root, path, folder)
 
 
-@contextlib.contextmanager
-def _opened(real: Path) -> Iterator[tuple[int, os.stat_result]]:
-    """A descriptor on a checked real path, never through a last link, never blocking (a FIFO swapped in), with its
-    status; refused unless it is still a regular file."""
-    try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise GrowthError(f"{real} cannot be read: {'a link' if e.errno == errno.ELOOP else e.strerror}") from None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise GrowthError(f"{real} is not a regular file: refused")
-        yield fd, status
-    finally:
-        os.close(fd)
-
-
 def read_bytes(real: Path, limit: int) -> bytes:
-    """The bytes of a checked file of at most ``limit`` bytes (refused beyond)."""
-    with _opened(real) as (fd, status):
+    """The bytes of a checked file of at most ``limit`` bytes (refused beyond), read through the one opener of source
+    files (:func:`hfgrow.checkpoint.source_file`: no link, no FIFO swapped in after the check)."""
+    with source_file(real) as (f, status):
         if status.st_size > limit:
             raise GrowthError(f"{real.name} is {status.st_size} bytes, more than a config may hold ({limit}): refused")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return read_at_most(f, limit)[:limit]
+        return read_at_most(f, limit)[:limit]
 
 
 class NotJson(GrowthError):
@@ -333,9 +314,9 @@ def read_json(real: Path, name: str) -> Any:
 def _place(real: Path, dest: Path) -> None:
     """A checked file into a view: copied through a descriptor when small, else a verified hard link to the very file
     opened, else a symbolic link to its checked real path."""
-    with _opened(real) as (fd, status):
+    with source_file(real) as (f, status):
         if status.st_size <= COPY_BYTES:
-            with os.fdopen(os.dup(fd), "rb") as f, open(dest, "wb") as g:
+            with open(dest, "wb") as g:
                 shutil.copyfileobj(f, g)
             return
         try:

@@ -150,6 +150,36 @@ def test_adapters_hfgrow_cannot_grow_are_clean_errors(tmp_path, what, expected):
     assert not (tmp_path / "big").exists()
 
 
+def test_adapters_whose_initialisation_rewrote_their_base_are_refused(tmp_path):
+    """PiSSA, CorDA, OLoRA, LoRA-GA and LoftQ subtract their first B·A from the base (or quantize it) when PEFT loads the
+    adapter: its base is a residual model, and growing the plain one grew a pair that is not the model (exit 0 before).
+    Refused in one line naming the mode, nothing written; a mode hfgrow does not know is refused too."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    for mode in ("pissa", "pissa_niter_4", "olora", "loftq", "corda", "lora_ga", "svd-of-something"):
+        (adapter / "adapter_config.json").write_text(json.dumps({**config, "init_lora_weights": mode}))
+        out = tmp_path / "big"
+        result = CliRunner().invoke(main, [str(src), "--out", str(out), "--adapter", str(adapter), "--no-verify", "-q"])
+        assert result.exit_code == 2, (mode, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"init_lora_weights={mode!r}" in lines[0], lines
+        assert ("rewrites the base" in lines[0]) == (mode != "svd-of-something"), lines
+        assert not out.exists()
+
+
+def test_initialisations_that_leave_the_base_as_it_is_are_kept():
+    from hfgrow.adapters import init_problem
+
+    for mode in (True, False, None, "gaussian", "orthogonal", "eva", "mica"):
+        assert init_problem(mode) is None, mode
+    assert init_problem(1) and init_problem("Pissa") and init_problem("")
+
+
 def test_without_peft_the_adapter_still_grows(tmp_path, monkeypatch):
     import sys
 

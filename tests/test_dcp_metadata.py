@@ -351,3 +351,117 @@ def test_the_decoder_refuses_what_no_metadata_does(data, words):
     and extension codes, leftovers, unknown memo entries, lengths beyond the data, MARKs without end."""
     with pytest.raises(PickleRefused, match=re.escape(words)):
         decode(data)
+
+
+# --- storage files swapped after they were approved: read through the one opener of source files ----------------------
+
+
+SWAP_AFTER_APPROVAL = """
+import os, shutil, sys, time
+from pathlib import Path
+import hfgrow.dcp
+from click.testing import CliRunner
+from hfgrow.cli import main
+
+src, how, aside = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+approved = hfgrow.dcp.read_metadata
+
+def then_swapped(root, folder):  # every storage file replaced once the policy approved it
+    metadata = approved(root, folder)
+    for f in sorted(folder.glob("*.distcp")):
+        moved = aside / f.name
+        shutil.move(f, moved)
+        if how == "link out":
+            f.symlink_to(moved)  # its bytes, outside the source
+        elif how == "fifo":
+            os.mkfifo(f)  # a read would wait forever for a writer
+        else:
+            shutil.copy(moved, f)  # the same bytes in a new inode
+    return metadata
+
+hfgrow.dcp.read_metadata = then_swapped
+started = time.perf_counter()
+result = CliRunner().invoke(main, [str(src), "--out", str(src.parent / "out"), "--no-verify", "-q"])
+print(result.exit_code, round(time.perf_counter() - started, 3))
+print(result.output, end="")
+"""
+
+
+@pytest.mark.parametrize("how,says", [("link out", "a link (swapped in after it was checked)"),
+                                      ("fifo", "is no longer a regular file"),
+                                      ("another file", "was replaced after it was checked")])
+def test_a_storage_file_swapped_after_its_approval_is_refused(source, tmp_path, how, says):
+    """The storage files were opened with plain open() after the policy approved their paths: a link out of the source
+    swapped in meanwhile was followed (the outside bytes grown, exit 0), a FIFO hung the read, another file was read as
+    the one checked. Each is refused in one line, exit 2, nothing written (in a subprocess: a hang fails the test)."""
+    import subprocess
+    import sys
+
+    src = copy_of(source, tmp_path)
+    aside = tmp_path / "outside"
+    aside.mkdir()
+    try:
+        run = subprocess.run([sys.executable, "-c", SWAP_AFTER_APPROVAL, str(src), how, str(aside)], capture_output=True,
+                             text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{how}: the growth hung")
+    status, output = run.stdout.split("\n", 1)
+    code, seconds = status.split()
+    line = refused(type("Result", (), {"exit_code": int(code), "output": output})(), says)
+    assert str(aside) not in line
+    assert float(seconds) < 60, seconds  # the growth's own imports included, on a loaded machine
+    nothing_written(tmp_path)
+
+
+# --- a storage slice's zip checked as data before torch's weights-only loader reads it ---------------------------------
+
+
+def _lie(data: bytearray, how: str) -> None:
+    """The zip torch.save wrote for a chunk, made to lie in its central directory (same length)."""
+    import struct
+
+    name = b"archive/data/0"
+    at = data.find(b"PK\x01\x02")
+    while data[at + 46:at + 46 + len(name)] != name:  # the chunk's bytes' entry in the central directory
+        at = data.find(b"PK\x01\x02", at + 4)
+    if how == "sizes beyond the slice":
+        struct.pack_into("<II", data, at + 20, 2**31 - 16, 2**31 - 16)
+    elif how == "a huge uncompressed size":
+        struct.pack_into("<I", data, at + 24, 2**31 - 16)
+    elif how == "a name with ..":
+        data[at + 46:at + 46 + len(name)] = b"../../../../x0"
+    elif how == "a directory beyond the slice":
+        record = data.rfind(b"PK\x06\x06")
+        struct.pack_into("<Q", data, record + 40, 2**40)
+    elif how == "no end record":
+        end = data.rfind(b"PK\x05\x06")
+        data[end:end + 4] = b"XXXX"
+
+
+@pytest.mark.parametrize("how,says", [
+    ("sizes beyond the slice", "declares 2147483632 bytes at byte"),
+    ("a huge uncompressed size", "is compressed"),
+    ("a name with ..", "an entry named '../../../../x0'"),
+    ("a directory beyond the slice", "its directory declares"),
+    ("no end record", "no end of central directory"),
+])
+def test_a_slice_whose_zip_lies_never_reaches_torch(source, tmp_path, monkeypatch, how, says):
+    """A chunk's slice went to torch.load(weights_only=True) as it was: its zip's directory could declare entries and
+    sizes beyond the slice. Checked as data first: one line, exit 2, nothing written, and torch never reads it."""
+    src = copy_of(source, tmp_path)
+    info = real(src).storage_data[MetadataIndex(NORM, (0,))]
+    storage = src / info.relative_path
+    whole = bytearray(storage.read_bytes())
+    piece = whole[info.offset:info.offset + info.length]
+    _lie(piece, how)
+    whole[info.offset:info.offset + info.length] = piece
+    storage.write_bytes(bytes(whole))
+    loads = []
+    load = torch.load
+    monkeypatch.setattr(torch, "load", lambda f, *a, **k: loads.append(f) or load(f, *a, **k))
+    started = time.perf_counter()
+    line = refused(grown(src, tmp_path), says)
+    assert f"cannot read '{NORM}'" in line
+    assert time.perf_counter() - started < 30
+    assert not [f for f in loads if type(f).__name__ in ("_Window", "_Bounded") and f.start == info.offset]
+    nothing_written(tmp_path)

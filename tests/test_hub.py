@@ -1,5 +1,6 @@
 """Hub ids in (a pre-filled HF cache, offline), pushes out (the client replaced at its boundary), the model card."""
 
+import errno
 import json
 import os
 import subprocess
@@ -172,6 +173,34 @@ def test_failed_upload_exits_4_with_the_checkpoint_written(hf_cache, fake_api, t
     error, kept = result.stderr.strip().splitlines()[-2:]
     assert error.startswith("error: push to other/x failed: 403 Forbidden")
     assert kept.startswith(f"the grown checkpoint was kept in {out}: upload it with `hf upload other/x {out} --revision 'b 1'`")
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG], ids=["disk-full", "file-too-large"])
+def test_a_full_disk_while_recording_the_push_is_one_line_and_keeps_the_report(hf_cache, fake_api, tmp_path,
+                                                                              monkeypatch, code):
+    """The report re-written in --out after the push was outside the write-error handling: a full disk there was an
+    internal error (exit 1, a traceback with -v) and left a truncated growth_report.json. One line, exit 2, and the
+    report written with the checkpoint stays whole."""
+    from hfgrow import pipeline
+
+    out = tmp_path / "big"
+    real_write = pipeline.write_report
+
+    def fills_the_disk(report, folder):
+        if out.resolve() not in (folder.resolve(), *folder.resolve().parents):
+            return real_write(report, folder)  # the growth's own report, in the temporary folder
+        (folder / "growth_report.json").write_text("{")  # a partial write, then the disk is full
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(pipeline, "write_report", fills_the_disk)
+    result = CliRunner().invoke(main, ["org/tiny-llama", "--out", str(out), "--push-to-hub", "me/x", "-q"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "pushed to https://hub/me/x/commit/1" in lines[0], lines
+    assert "the checkpoint there is complete" in lines[0]
+    assert json.loads((out / "growth_report.json").read_text())["verification"]["passed"]  # not truncated
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".hfgrow-report")) == []
 
 
 def test_local_sources_have_no_base_model_and_push_options_need_push(tmp_path):
