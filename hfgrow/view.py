@@ -376,13 +376,13 @@ def _takes(kind: str, name: str, shards: set[str]) -> bool:
     """Whether a view of ``kind`` holds a top-level file of this name (an adapter's files only in an adapter's)."""
     if kind == "adapter":
         return name in (ADAPTER_CONFIG, ADAPTER_WEIGHTS)
-    model = name in MODEL_FILES or name in shards or WEIGHTS.match(name) is not None
+    model = name in MODEL_FILES or name in shards or WEIGHTS.fullmatch(name) is not None  # fullmatch: `$` allows a "\n"
     tokenizer = name == "config.json" or COPIED.match(name) is not None
     if kind == "model":
         return model
     if kind == "tokenizer":
         return tokenizer
-    return model or tokenizer or name == MODULES or SENTENCE_CONFIGS.match(name) is not None
+    return model or tokenizer or name == MODULES or SENTENCE_CONFIGS.fullmatch(name) is not None
 
 
 def _is_config(name: str) -> bool:

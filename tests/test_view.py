@@ -120,7 +120,8 @@ def test_a_tokenizer_pattern_that_backtracks_is_refused(llama, tmp_path):
 
 def test_view_holds_only_approved_files_and_links_the_large_ones(llama, tmp_path, monkeypatch):
     src, _ = fresh(llama, tmp_path)
-    for name in (".env", "notes.txt", "adapter_config.json", "adapter_model.safetensors", "modeling_evil.py"):
+    for name in (".env", "notes.txt", "adapter_config.json", "adapter_model.safetensors", "modeling_evil.py",
+                 "model.safetensors\n", "config_sentence_transformers.json\n"):
         (src / name).write_text("{}")
     with view.library_view(src, "model") as model_view:
         assert sorted(p.name for p in model_view.iterdir()) == ["config.json", "generation_config.json", "model.safetensors"]
