@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -75,7 +76,30 @@ class TensorInfo:
         return n
 
 
-class CheckpointReader:
+class ConfigOnce:
+    """A reader's config.json, read once: :meth:`config` (the object, through :func:`read_config`) and
+    :meth:`transformers_config` (the installed transformers' reading) each read the file on their first call only, and
+    give every caller a copy of its own (callers may change theirs). A reader defines :meth:`read_config_file` and
+    :meth:`read_transformers_config`; a call that fails is not remembered (the next one fails the same way)."""
+
+    def config(self) -> dict:
+        if "_config_read" not in self.__dict__:
+            self._config_read = self.read_config_file()
+        return copy.deepcopy(self._config_read)
+
+    def transformers_config(self) -> Any:
+        if "_transformers_config_read" not in self.__dict__:
+            self._transformers_config_read = self.read_transformers_config()
+        return copy.deepcopy(self._transformers_config_read)
+
+    def read_config_file(self) -> dict:
+        raise NotImplementedError
+
+    def read_transformers_config(self) -> Any:
+        raise NotImplementedError
+
+
+class CheckpointReader(ConfigOnce):
     """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin."""
 
     def __init__(self, folder: str | os.PathLike):
@@ -210,7 +234,7 @@ class CheckpointReader:
             return torch.empty(info.shape, dtype=info.dtype)
         return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
 
-    def transformers_config(self) -> Any:
+    def read_transformers_config(self) -> Any:
         """The config as the installed transformers reads it (derived flags, 4.x field names)."""
         import transformers
 
@@ -221,7 +245,7 @@ class CheckpointReader:
             text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
             raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
 
-    def config(self) -> dict:
+    def read_config_file(self) -> dict:
         path = self.folder / "config.json"
         check_config(self.folder)
         if not path.is_file():

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
+from .checkpoint import ConfigOnce, TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
 from .dcp_metadata import METADATA, Entry, read_bytes, read_metadata, read_tensor
 from .errors import GrowthError, first_line
 from .titan import MODELS as TITAN_MODELS
@@ -113,7 +113,7 @@ def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
                               f"refused")
 
 
-class DcpReader:
+class DcpReader(ConfigOnce):
     """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
 
     def __init__(self, folder: str | os.PathLike):
@@ -180,7 +180,7 @@ class DcpReader:
     def is_tensor(self, key: str) -> bool:
         return self.entries[key].is_tensor
 
-    def config(self) -> dict:
+    def read_config_file(self) -> dict:
         path = self.folder / "config.json"
         missing = not path.exists() and not path.is_symlink()  # anything else is checked, a FIFO refused, not opened
         if missing and "tok_embeddings.weight" in self.entries:
@@ -200,7 +200,7 @@ class DcpReader:
             config["architectures"] = [a[4:] if isinstance(a, str) and re.fullmatch(r"FSDP[A-Z]\w*", a) else a for a in archs]
         return config
 
-    def transformers_config(self) -> Any:
+    def read_transformers_config(self) -> Any:
         import transformers
 
         self.config()
