@@ -24,6 +24,7 @@ from .model_reader import StateDictReader
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .relate import relate
+from .source import Source
 
 
 def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOptions:
@@ -31,7 +32,7 @@ def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOpt
     return GrowthOptions(**{**options.__dict__, **kwargs}) if kwargs else options
 
 
-def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
+def grow(src: str | os.PathLike | Source, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
          progress: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
 
@@ -42,26 +43,29 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     with the weights, as the CLI grows it (:func:`hfgrow.optim.grow_trainer_checkpoint` has its options).
     """
     options = _options(options, kwargs)
-    if training_state.detect(src) is not None:
-        return grow_training(src, out, options, log=log, progress=progress)
-    return pipeline.run(src, out, options, side_cars(options, out), log=log, progress=progress)
+    source = Source.at(src)  # what the input is, decided here once: planning and verification receive it
+    if source.training is not None:
+        return grow_training(source, out, options, log=log, progress=progress)
+    return pipeline.run(source, out, options, side_cars(options, out), log=log, progress=progress)
 
 
-def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False,
+def grow_training(src: str | os.PathLike | Source, out: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False,
                   small_model: Any = None, log: Log | None = None, progress: bool = False) -> dict[str, Any]:
     """A training checkpoint grown whole: the weights and, riding along, its training state
     (:mod:`hfgrow.training_state`; :func:`hfgrow.optim.grow_trainer_checkpoint` documents the options)."""
     options.validate()
+    source = Source.at(src)
     shown = os.fspath(out)  # as the user gave it: the report and card record it so
-    command = options.command(os.fspath(src), shown) + (" --multipliers" if multipliers else "")
-    src, out = Path(src), Path(os.path.abspath(out))
-    if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
+    command = options.command(source.given, shown) + (" --multipliers" if multipliers else "")
+    folder, out = source.folder or Path(source.given), Path(os.path.abspath(out))
+    source = dataclasses.replace(source, given=os.fspath(folder))  # the report names the folder as a path (no final /)
+    if source.training is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
         options = dataclasses.replace(options, max_shard_size=1 << 62)
-    check_out(out, src, options.overwrite, training_state.owned_files(src))
+    check_out(out, folder, options.overwrite, training_state.owned_files(folder, source.training))
     with OutputFolder(out, options.overwrite, log or (lambda msg: None)) as place:  # locked before the state is read
-        state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
+        state = training_state.read(folder, options, layout=source.training, multipliers=multipliers, small_model=small_model)
         state.command = command
-        return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
+        return pipeline.run(source, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
 
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:

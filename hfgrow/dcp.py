@@ -116,9 +116,9 @@ def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
 class DcpReader(ConfigOnce):
     """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
 
-    def __init__(self, folder: str | os.PathLike):
+    def __init__(self, folder: str | os.PathLike, parts: tuple[str, ...] | None = None):
         self.folder = Path(folder)
-        self.parts = dcp_parts(self.folder) or ("",)
+        self.parts = (dcp_parts(self.folder) if parts is None else parts) or ("",)  # ``parts``: known already (Source)
         for part in ACCELERATE_PARTS if self.parts != ("",) else ():  # a part whose .metadata is no file: refused, not left
             if part not in self.parts and os.path.lexists(self.folder / part):
                 source_path(self.folder, self.folder / part / METADATA)
@@ -447,15 +447,17 @@ def as_hf_folders(*folders: Path) -> Iterator[list[Path]]:
 VIEWS = ".hfgrow-views"  # Hugging Face views of both models for the verification, removed before publishing
 
 
-def open_reader(folder: Path) -> Any:
-    """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's."""
+def open_reader(folder: Path, parts: tuple[str, ...] | None = None) -> Any:
+    """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's (``parts``: its DCP folders,
+    when known already: :class:`hfgrow.source.Source`)."""
     from .checkpoint import CheckpointReader
 
     models = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
     if len(models) > 1 and not is_dcp(folder):  # accelerate's save_state of several prepared models
         raise GrowthError(f"{folder} is an accelerate save_state folder of {len(models)} models ({', '.join(models)}): "
                           f"hfgrow grows a folder of one model and its optimizer")
-    return DcpReader(folder) if dcp_parts(folder) else CheckpointReader(folder)
+    parts = dcp_parts(folder) if parts is None else parts
+    return DcpReader(folder, parts) if parts else CheckpointReader(folder)
 
 
 def formats_of(reader: Any, options: Any) -> tuple[str, ...]:

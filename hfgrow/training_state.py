@@ -65,9 +65,9 @@ def detect(folder: str | os.PathLike) -> Layout | None:
     return None
 
 
-def owned_files(folder: Path) -> set[str]:
-    """The files a growth of the training checkpoint ``folder`` writes beside the weights, known before reading it."""
-    layout = detect(folder)
+def owned_files(folder: Path, layout: Layout | None) -> set[str]:
+    """The files a growth of the training checkpoint ``folder`` (of ``layout``: :func:`detect`'s) writes beside the
+    weights, known before reading it."""
     if layout is None:
         return set()
     names = {n for n in os.listdir(folder) if n in (layout.optimizer, layout.scheduler) or layout.copied.match(n)}
@@ -180,11 +180,12 @@ class TrainingState(Component):
         return entries
 
 
-def read(src: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False, small_model: Any = None) -> TrainingState:
-    """The training state of the checkpoint ``src``, checked (nothing read beyond its file names and config, nothing
-    written): the pipeline grows it with the weights' plan."""
+def read(src: str | os.PathLike, options: GrowthOptions, *, layout: Layout | None, multipliers: bool = False,
+         small_model: Any = None) -> TrainingState:
+    """The training state of the checkpoint ``src`` of ``layout`` (:func:`detect`'s, decided at the entry:
+    :class:`hfgrow.source.Source`), checked (nothing read beyond its file names and config, nothing written): the
+    pipeline grows it with the weights' plan."""
     src = Path(src)
-    layout = detect(src)
     if layout is None:
         raise GrowthError(f"{src} is not a training checkpoint (a Trainer checkpoint holds trainer_state.json and optimizer.pt; "
                           f"an accelerate save_state folder optimizer.bin and random_states_0.pkl)")
