@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
-from . import hub, pipeline, sentence, training_state
+from . import pipeline, sentence, training_state
 from .adapters import PeftAdapters
 from .components import Component, Log
-from .dcp import as_hf_folders, open_reader
+from .dcp import as_hf_folders
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
@@ -76,9 +76,9 @@ def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
     """What growing ``src`` would do, from tensor headers alone: nothing is written or grown."""
     options = _options(options, {"verify": False, **kwargs})
-    folder, hub_id = hub.resolve(src, options.revision, options.token)
-    name = hub_id or str(src)
-    plan = make_plan(open_reader(folder), options)
+    source = Source.at(src).resolved(options.revision, options.token)
+    name = source.hub_id or str(src)
+    plan = make_plan(source.reader, options)
     groups: dict[str, dict[str, Any]] = {}
     for tp in plan.tensors:
         g = groups.setdefault(tp.rule.pattern, {"rule": " × ".join(str(a) if a else "·" for a in tp.rule.axes) or "scalar",
@@ -112,9 +112,9 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     # the options' checks are grow's own (GrowthOptions.validate): --tolerance, --device, --verify-mode, --text-file
     GrowthOptions(device=device, verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed).validate()
 
-    small_dir, _ = hub.resolve(small)
-    big_dir, _ = hub.resolve(big)
-    with as_hf_folders(small_dir, big_dir) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
+    sources = [Source.at(x).resolved() for x in (small, big)]  # what each is, decided once
+    folders, parts = [s.folder for s in sources], [s.parts for s in sources]
+    with as_hf_folders(*folders, parts=parts) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
         return _verify(small_dir, big_dir, f"{big} is not a growth of {small} that hfgrow can relate", device=device,
                        verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed, progress=progress,
                        names=(os.fspath(small), os.fspath(big)))
@@ -161,7 +161,8 @@ def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, veri
             raise GrowthError(f"{big_dir}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
                               f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
     result = verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
-                         storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress)
+                         storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress,
+                         small_reader=reader)  # SMALL's config.json read once, here
     sentence.add_to_verification(result, small_dir, big_dir, text_file, device, tolerance)  # sentence-transformers folders
     return result
 

@@ -26,7 +26,7 @@ import re
 import shutil
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -424,18 +424,20 @@ def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def as_hf_folders(*folders: Path) -> Iterator[list[Path]]:
+def as_hf_folders(*folders: Path, parts: Sequence[tuple[str, ...]] | None = None) -> Iterator[list[Path]]:
     """Each folder as a Hugging Face folder (for ``hfgrow verify``): itself, or for a DCP checkpoint a view of its model
-    streamed into a temporary folder (with its tokenizer), removed afterwards."""
+    streamed into a temporary folder (with its tokenizer), removed afterwards. ``parts``: each folder's DCP folders
+    (:func:`dcp_parts`), when the caller knows them already (:class:`hfgrow.source.Source`)."""
     import tempfile
 
     with contextlib.ExitStack() as stack:
         out = []
-        for folder in folders:
-            if not dcp_parts(folder):
+        for i, folder in enumerate(folders):
+            found = dcp_parts(folder) if parts is None else parts[i]
+            if not found:
                 out.append(Path(folder))
                 continue
-            reader = DcpReader(folder)
+            reader = DcpReader(folder, found)
             view = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hfgrow-view-")))
             out.append(write_hf_view(reader, reader.config(), view))
             copy_files(reader.extra_files()[0], view)

@@ -115,3 +115,13 @@ def test_a_source_says_what_it_is(tmp_path):
     assert source.config() == source.config() and source.config() is not source.config()  # a copy each, read once
     hub = Source.at("org/model")
     assert (hub.kind, hub.folder) == ("Hub id", None)
+
+
+def test_hfgrow_verify_decides_and_reads_small_once(tmp_path, counts):
+    counts.src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    hfgrow.grow(counts.src, tmp_path / "big", factor=2, verify=False)
+    counts.update(dict.fromkeys(counts, 0))  # the growth's own counted apart: the verification's alone
+    result = CliRunner().invoke(main, ["verify", str(counts.src), str(tmp_path / "big"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["passed"]
+    assert dict(counts) == ONCE
