@@ -63,7 +63,9 @@ def grow_training(src: str | os.PathLike | Source, out: str | os.PathLike, optio
         options = dataclasses.replace(options, max_shard_size=1 << 62)
     check_out(out, folder, options.overwrite, training_state.owned_files(folder, source.training))
     with OutputFolder(out, options.overwrite, log or (lambda msg: None)) as place:  # locked before the state is read
-        state = training_state.read(folder, options, layout=source.training, multipliers=multipliers, small_model=small_model)
+        config = source.transformers_config if source.folder is not None else None  # read once, with the weights' plan
+        state = training_state.read(folder, options, layout=source.training, multipliers=multipliers, small_model=small_model,
+                                    config=config)
         state.command = command
         return pipeline.run(source, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
 

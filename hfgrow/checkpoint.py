@@ -99,11 +99,39 @@ class ConfigOnce:
         raise NotImplementedError
 
 
-class CheckpointReader(ConfigOnce):
-    """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin."""
+class FolderConfig(ConfigOnce):
+    """A Hugging Face folder's config.json, read once, through the source-file policy (:func:`check_config`), with or
+    without its weights: a :class:`CheckpointReader`'s, or a source's before its weights are opened."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
+
+    def read_transformers_config(self) -> Any:
+        """The config as the installed transformers reads it (derived flags, 4.x field names), never its code."""
+        import transformers
+
+        check_config(self.folder)
+        try:
+            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
+        except Exception as e:
+            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+            raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
+
+    def read_config_file(self) -> dict:
+        path = self.folder / "config.json"
+        check_config(self.folder)
+        if not path.is_file():
+            raise GrowthError(f"no config.json in {self.folder}")
+        return read_config(path)
+
+
+class CheckpointReader(ConfigOnce):
+    """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin. ``configs``: its
+    folder's config, when the caller holds it already (read once between them)."""
+
+    def __init__(self, folder: str | os.PathLike, configs: FolderConfig | None = None):
+        self.folder = Path(folder)
+        self.configs = configs or FolderConfig(self.folder)
         self.files = self._weight_files()
         self.tensors: dict[str, TensorInfo] = {}
         self._states: dict[str, dict[str, torch.Tensor]] = {}  # legacy .bin files, memory-mapped
@@ -235,22 +263,10 @@ class CheckpointReader(ConfigOnce):
         return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
 
     def read_transformers_config(self) -> Any:
-        """The config as the installed transformers reads it (derived flags, 4.x field names)."""
-        import transformers
-
-        check_config(self.folder)
-        try:
-            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
-        except Exception as e:
-            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-            raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
+        return self.configs.transformers_config()
 
     def read_config_file(self) -> dict:
-        path = self.folder / "config.json"
-        check_config(self.folder)
-        if not path.is_file():
-            raise GrowthError(f"no config.json in {self.folder}")
-        return read_config(path)
+        return self.configs.config()
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each

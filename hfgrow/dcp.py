@@ -449,9 +449,9 @@ def as_hf_folders(*folders: Path, parts: Sequence[tuple[str, ...]] | None = None
 VIEWS = ".hfgrow-views"  # Hugging Face views of both models for the verification, removed before publishing
 
 
-def open_reader(folder: Path, parts: tuple[str, ...] | None = None) -> Any:
+def open_reader(folder: Path, parts: tuple[str, ...] | None = None, configs: Any = None) -> Any:
     """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's (``parts``: its DCP folders,
-    when known already: :class:`hfgrow.source.Source`)."""
+    when known already, and ``configs`` a Hugging Face folder's config read already: :class:`hfgrow.source.Source`)."""
     from .checkpoint import CheckpointReader
 
     models = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
@@ -459,7 +459,7 @@ def open_reader(folder: Path, parts: tuple[str, ...] | None = None) -> Any:
         raise GrowthError(f"{folder} is an accelerate save_state folder of {len(models)} models ({', '.join(models)}): "
                           f"hfgrow grows a folder of one model and its optimizer")
     parts = dcp_parts(folder) if parts is None else parts
-    return DcpReader(folder, parts) if parts else CheckpointReader(folder)
+    return DcpReader(folder, parts) if parts else CheckpointReader(folder, configs)
 
 
 def formats_of(reader: Any, options: Any) -> tuple[str, ...]:

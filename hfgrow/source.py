@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dcp, hub, training_state
+from .checkpoint import FolderConfig
 from .training_state import Layout
 
 
@@ -57,15 +58,24 @@ class Source:
         and kept: its config.json is read once, whoever asks."""
         if self.folder is None:
             raise ValueError("a Hub id's Source is read once resolved")
-        return dcp.open_reader(self.folder, self.parts)
+        return dcp.open_reader(self.folder, self.parts, None if self.parts else self.configs)
+
+    @functools.cached_property
+    def configs(self) -> FolderConfig:
+        """A Hugging Face folder's config.json, read once, before its weights or with them (a DCP folder's is its
+        reader's: it reads the tensors to name a class config.json leaves out)."""
+        if self.folder is None:
+            raise ValueError("a Hub id's Source is read once resolved")
+        return FolderConfig(self.folder)
 
     def config(self) -> dict:
         """Its config.json's object (read once: a copy each call)."""
         return self.reader.config()
 
     def transformers_config(self) -> Any:
-        """Its config as the installed transformers reads it (read once, never its code: a copy each call)."""
-        return self.reader.transformers_config()
+        """Its config as the installed transformers reads it (read once, never its code: a copy each call); a Hugging
+        Face folder's without opening its weights."""
+        return self.reader.transformers_config() if self.parts else self.configs.transformers_config()
 
     @property
     def name(self) -> str:
