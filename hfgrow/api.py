@@ -14,16 +14,17 @@ from typing import Any
 
 import torch
 
-from . import hub, pipeline, sentence, training_state
+from . import pipeline, sentence, training_state
 from .adapters import PeftAdapters
 from .components import Component, Log
-from .dcp import as_hf_folders, open_reader
+from .dcp import as_hf_folders
 from .errors import GrowthError
 from .tensors import grow_one
 from .model_reader import StateDictReader
 from .output import OutputFolder, check_out
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .relate import relate
+from .source import Source
 
 
 def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOptions:
@@ -31,7 +32,7 @@ def _options(options: GrowthOptions | None, kwargs: dict[str, Any]) -> GrowthOpt
     return GrowthOptions(**{**options.__dict__, **kwargs}) if kwargs else options
 
 
-def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
+def grow(src: str | os.PathLike | Source, out: str | os.PathLike, options: GrowthOptions | None = None, *, log: Log | None = None,
          progress: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Grow the checkpoint in ``src`` into ``out`` and return the report (also written to ``out``).
 
@@ -42,26 +43,31 @@ def grow(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions 
     with the weights, as the CLI grows it (:func:`hfgrow.optim.grow_trainer_checkpoint` has its options).
     """
     options = _options(options, kwargs)
-    if training_state.detect(src) is not None:
-        return grow_training(src, out, options, log=log, progress=progress)
-    return pipeline.run(src, out, options, side_cars(options, out), log=log, progress=progress)
+    source = Source.at(src)  # what the input is, decided here once: planning and verification receive it
+    if source.training is not None:
+        return grow_training(source, out, options, log=log, progress=progress)
+    return pipeline.run(source, out, options, side_cars(options, out), log=log, progress=progress)
 
 
-def grow_training(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False,
+def grow_training(src: str | os.PathLike | Source, out: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False,
                   small_model: Any = None, log: Log | None = None, progress: bool = False) -> dict[str, Any]:
     """A training checkpoint grown whole: the weights and, riding along, its training state
     (:mod:`hfgrow.training_state`; :func:`hfgrow.optim.grow_trainer_checkpoint` documents the options)."""
     options.validate()
+    source = Source.at(src)
     shown = os.fspath(out)  # as the user gave it: the report and card record it so
-    command = options.command(os.fspath(src), shown) + (" --multipliers" if multipliers else "")
-    src, out = Path(src), Path(os.path.abspath(out))
-    if training_state.detect(src) is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
+    command = options.command(source.given, shown) + (" --multipliers" if multipliers else "")
+    folder, out = source.folder or Path(source.given), Path(os.path.abspath(out))
+    source = dataclasses.replace(source, given=os.fspath(folder))  # the report names the folder as a path (no final /)
+    if source.training is training_state.ACCELERATE:  # load_state reads model.safetensors only: one file, never shards
         options = dataclasses.replace(options, max_shard_size=1 << 62)
-    check_out(out, src, options.overwrite, training_state.owned_files(src))
+    check_out(out, folder, options.overwrite, training_state.owned_files(folder, source.training))
     with OutputFolder(out, options.overwrite, log or (lambda msg: None)) as place:  # locked before the state is read
-        state = training_state.read(src, options, multipliers=multipliers, small_model=small_model)
+        config = source.transformers_config if source.folder is not None else None  # read once, with the weights' plan
+        state = training_state.read(folder, options, layout=source.training, multipliers=multipliers, small_model=small_model,
+                                    config=config)
         state.command = command
-        return pipeline.run(src, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
+        return pipeline.run(source, shown, options, [*side_cars(options, out), state], log=log, progress=progress, place=place)
 
 
 def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]:
@@ -72,9 +78,9 @@ def side_cars(options: GrowthOptions, out: str | os.PathLike) -> list[Component]
 def inspect(src: str | os.PathLike, options: GrowthOptions | None = None, **kwargs: Any) -> dict[str, Any]:
     """What growing ``src`` would do, from tensor headers alone: nothing is written or grown."""
     options = _options(options, {"verify": False, **kwargs})
-    folder, hub_id = hub.resolve(src, options.revision, options.token)
-    name = hub_id or str(src)
-    plan = make_plan(open_reader(folder), options)
+    source = Source.at(src).resolved(options.revision, options.token)
+    name = source.hub_id or str(src)
+    plan = make_plan(source.reader, options)
     groups: dict[str, dict[str, Any]] = {}
     for tp in plan.tensors:
         g = groups.setdefault(tp.rule.pattern, {"rule": " × ".join(str(a) if a else "·" for a in tp.rule.axes) or "scalar",
@@ -108,9 +114,9 @@ def verify(small: str | os.PathLike, big: str | os.PathLike, *, device: str = "c
     # the options' checks are grow's own (GrowthOptions.validate): --tolerance, --device, --verify-mode, --text-file
     GrowthOptions(device=device, verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed).validate()
 
-    small_dir, _ = hub.resolve(small)
-    big_dir, _ = hub.resolve(big)
-    with as_hf_folders(small_dir, big_dir) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
+    sources = [Source.at(x).resolved() for x in (small, big)]  # what each is, decided once
+    folders, parts = [s.folder for s in sources], [s.parts for s in sources]
+    with as_hf_folders(*folders, parts=parts) as (small_dir, big_dir):  # a torch distributed checkpoint: its model's view
         return _verify(small_dir, big_dir, f"{big} is not a growth of {small} that hfgrow can relate", device=device,
                        verify_mode=verify_mode, tolerance=tolerance, text_file=text_file, seed=seed, progress=progress,
                        names=(os.fspath(small), os.fspath(big)))
@@ -157,7 +163,8 @@ def _verify(small_dir: Path, big_dir: Path, unrelated: str, *, device: str, veri
             raise GrowthError(f"{big_dir}: '{tp.out.name}' has shape {list(found.shape)}, but its config.json "
                               f"makes it {list(tp.out.shape)} (does config.json match the weights?)")
     result = verify_pair(small_dir, big_dir, maps=plan.maps, recipe=plan.recipe, device=device, mode=verify_mode, tolerance=tolerance,
-                         storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress)
+                         storage_rounding=plan.rounding_dtype(), text_file=text_file, seed=seed, progress=progress,
+                         small_reader=reader)  # SMALL's config.json read once, here
     sentence.add_to_verification(result, small_dir, big_dir, text_file, device, tolerance)  # sentence-transformers folders
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import functools
 import json
@@ -77,11 +78,62 @@ class TensorInfo:
         return n
 
 
-class CheckpointReader:
-    """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin."""
+class ConfigOnce:
+    """A reader's config.json, read once: :meth:`config` (the object, through :func:`read_config`) and
+    :meth:`transformers_config` (the installed transformers' reading) each read the file on their first call only, and
+    give every caller a copy of its own (callers may change theirs). A reader defines :meth:`read_config_file` and
+    :meth:`read_transformers_config`; a call that fails is not remembered (the next one fails the same way)."""
+
+    def config(self) -> dict:
+        if "_config_read" not in self.__dict__:
+            self._config_read = self.read_config_file()
+        return copy.deepcopy(self._config_read)
+
+    def transformers_config(self) -> Any:
+        if "_transformers_config_read" not in self.__dict__:
+            self._transformers_config_read = self.read_transformers_config()
+        return copy.deepcopy(self._transformers_config_read)
+
+    def read_config_file(self) -> dict:
+        raise NotImplementedError
+
+    def read_transformers_config(self) -> Any:
+        raise NotImplementedError
+
+
+class FolderConfig(ConfigOnce):
+    """A Hugging Face folder's config.json, read once, through the source-file policy (:func:`check_config`), with or
+    without its weights: a :class:`CheckpointReader`'s, or a source's before its weights are opened."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
+
+    def read_transformers_config(self) -> Any:
+        """The config as the installed transformers reads it (derived flags, 4.x field names), never its code."""
+        import transformers
+
+        check_config(self.folder)
+        try:
+            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
+        except Exception as e:
+            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+            raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
+
+    def read_config_file(self) -> dict:
+        path = self.folder / "config.json"
+        check_config(self.folder)
+        if not path.is_file():
+            raise GrowthError(f"no config.json in {self.folder}")
+        return read_config(source_path(self.folder, path))
+
+
+class CheckpointReader(ConfigOnce):
+    """Headers first, tensors on demand: safetensors (single or sharded) or legacy pytorch_model.bin. ``configs``: its
+    folder's config, when the caller holds it already (read once between them)."""
+
+    def __init__(self, folder: str | os.PathLike, configs: FolderConfig | None = None):
+        self.folder = Path(folder)
+        self.configs = configs or FolderConfig(self.folder)
         self._real: dict[str, Path] = {}  # each weight file's real path, approved by the policy
         self._ids: dict[str, tuple[int, int]] = {}  # and the file its header was read from (device, inode)
         self.files = self._weight_files()
@@ -218,23 +270,11 @@ class CheckpointReader:
             return torch.empty(info.shape, dtype=info.dtype)
         return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
 
-    def transformers_config(self) -> Any:
-        """The config as the installed transformers reads it (derived flags, 4.x field names)."""
-        import transformers
+    def read_transformers_config(self) -> Any:
+        return self.configs.transformers_config()
 
-        check_config(self.folder)
-        try:
-            return transformers.AutoConfig.from_pretrained(self.folder, trust_remote_code=False)
-        except Exception as e:
-            text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-            raise GrowthError(f"transformers cannot read config.json: {text[:300]}") from None
-
-    def config(self) -> dict:
-        path = self.folder / "config.json"
-        check_config(self.folder)
-        if not path.is_file():
-            raise GrowthError(f"no config.json in {self.folder}")
-        return read_config(source_path(self.folder, path))
+    def read_config_file(self) -> dict:
+        return self.configs.config()
 
     def extra_files(self) -> tuple[dict[str, Path], dict[str, str]]:
         """Top-level files to copy as they are (tokenizer, generation config, …: :data:`COPIED`), each

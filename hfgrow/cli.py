@@ -284,9 +284,8 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     """
     from .api import grow as grow_checkpoint  # keeps `hfgrow --help` fast
     from .optim import grow_trainer_checkpoint
-    from .dcp import dcp_parts
     from .report import continue_line, json_summary, summary_lines
-    from .training_state import detect
+    from .source import Source
     from .plan import GrowthOptions
 
     options = GrowthOptions(verify=not no_verify, **kwargs)
@@ -295,16 +294,17 @@ def grow(src: str, out: str, quiet: bool, verbose: bool, no_verify: bool, multip
     failed_push: list[PushError] = []
 
     def action() -> dict[str, Any]:
-        if multipliers and detect(src) is not None:  # a training checkpoint without --multipliers: grow_checkpoint's
-            return grow_trainer_checkpoint(src, out, options=options, multipliers=True, log=log, progress=not quiet)
-        if multipliers and dcp_parts(src):
+        source = Source.at(src)  # what SRC is, decided once: the growth receives it
+        if multipliers and source.training is not None:  # a training checkpoint without --multipliers: grow_checkpoint's
+            return grow_trainer_checkpoint(source, out, options=options, multipliers=True, log=log, progress=not quiet)
+        if multipliers and source.parts:
             raise GrowthError("--multipliers splits the optimizer's param groups, which a torch distributed checkpoint stores "
                               "pickled and hfgrow copies without loading: grow without it (hfgrow.param_groups builds the groups)")
         if multipliers:
             raise GrowthError(f"--multipliers is for training checkpoints (a Trainer's checkpoint-N, an accelerate save_state "
                               f"folder), and {src} is not one")
         try:
-            return grow_checkpoint(src, out, options, log=log, progress=not quiet)
+            return grow_checkpoint(source, out, options, log=log, progress=not quiet)
         except PushError as e:
             if e.report is None:
                 raise

@@ -26,11 +26,11 @@ import re
 import shutil
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-from .checkpoint import TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
+from .checkpoint import ConfigOnce, TensorInfo, copy_files, inferred_class, read_config, source_files, source_path
 from .dcp_metadata import METADATA, Entry, read_bytes, read_metadata, read_tensor
 from .errors import GrowthError, first_line
 from .titan import MODELS as TITAN_MODELS
@@ -113,12 +113,12 @@ def _check_paths(folder: Path, paths: dict[str, tuple]) -> None:
                               f"refused")
 
 
-class DcpReader:
+class DcpReader(ConfigOnce):
     """The model's tensors of a DCP folder, read one at a time (the interface of CheckpointReader)."""
 
-    def __init__(self, folder: str | os.PathLike):
+    def __init__(self, folder: str | os.PathLike, parts: tuple[str, ...] | None = None):
         self.folder = Path(folder)
-        self.parts = dcp_parts(self.folder) or ("",)
+        self.parts = (dcp_parts(self.folder) if parts is None else parts) or ("",)  # ``parts``: known already (Source)
         for part in ACCELERATE_PARTS if self.parts != ("",) else ():  # a part whose .metadata is no file: refused, not left
             if part not in self.parts and os.path.lexists(self.folder / part):
                 source_path(self.folder, self.folder / part / METADATA)
@@ -180,7 +180,7 @@ class DcpReader:
     def is_tensor(self, key: str) -> bool:
         return self.entries[key].is_tensor
 
-    def config(self) -> dict:
+    def read_config_file(self) -> dict:
         path = self.folder / "config.json"
         missing = not path.exists() and not path.is_symlink()  # anything else is checked, a FIFO refused, not opened
         if missing and "tok_embeddings.weight" in self.entries:
@@ -200,7 +200,7 @@ class DcpReader:
             config["architectures"] = [a[4:] if isinstance(a, str) and re.fullmatch(r"FSDP[A-Z]\w*", a) else a for a in archs]
         return config
 
-    def transformers_config(self) -> Any:
+    def read_transformers_config(self) -> Any:
         import transformers
 
         self.config()
@@ -424,18 +424,20 @@ def write_hf_view(reader: Any, config: dict[str, Any], folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def as_hf_folders(*folders: Path) -> Iterator[list[Path]]:
+def as_hf_folders(*folders: Path, parts: Sequence[tuple[str, ...]] | None = None) -> Iterator[list[Path]]:
     """Each folder as a Hugging Face folder (for ``hfgrow verify``): itself, or for a DCP checkpoint a view of its model
-    streamed into a temporary folder (with its tokenizer), removed afterwards."""
+    streamed into a temporary folder (with its tokenizer), removed afterwards. ``parts``: each folder's DCP folders
+    (:func:`dcp_parts`), when the caller knows them already (:class:`hfgrow.source.Source`)."""
     import tempfile
 
     with contextlib.ExitStack() as stack:
         out = []
-        for folder in folders:
-            if not dcp_parts(folder):
+        for i, folder in enumerate(folders):
+            found = dcp_parts(folder) if parts is None else parts[i]
+            if not found:
                 out.append(Path(folder))
                 continue
-            reader = DcpReader(folder)
+            reader = DcpReader(folder, found)
             view = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hfgrow-view-")))
             out.append(write_hf_view(reader, reader.config(), view))
             copy_files(reader.extra_files()[0], view)
@@ -447,15 +449,17 @@ def as_hf_folders(*folders: Path) -> Iterator[list[Path]]:
 VIEWS = ".hfgrow-views"  # Hugging Face views of both models for the verification, removed before publishing
 
 
-def open_reader(folder: Path) -> Any:
-    """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's."""
+def open_reader(folder: Path, parts: tuple[str, ...] | None = None, configs: Any = None) -> Any:
+    """The reader of the checkpoint in ``folder``: a DCP folder's or a Hugging Face folder's (``parts``: its DCP folders,
+    when known already, and ``configs`` a Hugging Face folder's config read already: :class:`hfgrow.source.Source`)."""
     from .checkpoint import CheckpointReader
 
     models = sorted(p.parent.name for p in Path(folder).glob(f"pytorch_model_fsdp_*/{METADATA}"))
     if len(models) > 1 and not is_dcp(folder):  # accelerate's save_state of several prepared models
         raise GrowthError(f"{folder} is an accelerate save_state folder of {len(models)} models ({', '.join(models)}): "
                           f"hfgrow grows a folder of one model and its optimizer")
-    return DcpReader(folder) if dcp_parts(folder) else CheckpointReader(folder)
+    parts = dcp_parts(folder) if parts is None else parts
+    return DcpReader(folder, parts) if parts else CheckpointReader(folder, configs)
 
 
 def formats_of(reader: Any, options: Any) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ from .optimizer_state import (  # noqa: F401 - the public API of hfgrow.optim
     OPTIMIZER_KINDS, SCALES_FILE, TensorScales, dual_maps, grow_optimizer_state, growth_plan, load_scales, optimizer_kind,
     save_scales, split_by_multipliers, tensor_scales, trainer_decay_names)
 from .plan import GrowthOptions, GrowthPlan
+from .source import Source
 
 
 # --- param groups ---------------------------------------------------------------------------------
@@ -191,7 +192,7 @@ def trainer_optimizer(model: torch.nn.Module, args: Any, scales: Mapping[str, Te
 # --- training checkpoints -------------------------------------------------------------------------
 
 
-def grow_trainer_checkpoint(src: str | os.PathLike, out: str | os.PathLike, small_model: Any = None,
+def grow_trainer_checkpoint(src: str | os.PathLike | Source, out: str | os.PathLike, small_model: Any = None,
                             options: GrowthOptions | None = None, *, multipliers: bool = False, log: Log | None = None,
                             progress: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Grow a training checkpoint folder into one that training resumes from on the grown model: a

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 from . import hub
 from .card import model_card
 from .checkpoint import CheckpointReader, format_size, sync_folder
-from .dcp import check_growth, formats_of, hf_views, open_reader, output_bytes, write_grown
+from .dcp import check_growth, formats_of, hf_views, output_bytes, write_grown
 from .components import Component, Log, owned_files
 from .errors import GrowthError, PushError
 from .inputs import check_verification_inputs
@@ -27,38 +27,42 @@ from .output import OutputFolder, check_out, check_place, display
 from .phases import Phases
 from .plan import GrowthOptions, GrowthPlan, make_plan
 from .report import plan_line, write_report
+from .source import Source
 from .view import check_references
 from .version import __version__
 
 
-def run(src: str | os.PathLike, out: str | os.PathLike, options: GrowthOptions, components: Sequence[Component] = (), *,
-        log: Log | None = None, progress: bool = False, place: OutputFolder | None = None) -> dict[str, Any]:
-    """Grow the checkpoint in ``src`` into ``out``, with ``components`` riding along; return the report (also
-    written to ``out``). Raises :class:`GrowthError` for bad input, leaving ``out`` as it was. ``place``: ``out``
-    already locked by the caller (which read more of the source first)."""
+def run(src: str | os.PathLike | Source, out: str | os.PathLike, options: GrowthOptions, components: Sequence[Component] = (),
+        *, log: Log | None = None, progress: bool = False, place: OutputFolder | None = None) -> dict[str, Any]:
+    """Grow the checkpoint in ``src`` (a path, a Hub id, or the :class:`~hfgrow.source.Source` the caller decided)
+    into ``out``, with ``components`` riding along; return the report (also written to ``out``). Raises
+    :class:`GrowthError` for bad input, leaving ``out`` as it was. ``place``: ``out`` already locked by the caller
+    (which read more of the source first)."""
     log = log or (lambda msg: None)
     options.validate()
+    source = Source.at(src)
     shown = os.fspath(out)  # the report and card record paths as the user gave them, never the machine's absolute path
     out = Path(os.path.abspath(out))
-    if Path(src).is_dir():  # local paths are checked before anything else
-        check_out(out, Path(src), options.overwrite, owned_files(list(components), Path(src)))
+    if source.folder is not None:  # local paths are checked before anything else
+        check_out(out, source.folder, options.overwrite, owned_files(list(components), source.folder))
     else:  # a Hub id: what can be known before its download
         check_place(out)
     # locked before anything is read: a second run to this --out is refused at once, not after its planning
     with contextlib.nullcontext(place) if place else OutputFolder(out, options.overwrite, log) as place:
-        report = _grow(src, (out, shown), options, components, place, log, progress)
+        report = _grow(source, (out, shown), options, components, place, log, progress)
     if options.push_to_hub:
         _push_and_record(report, out, options, log)
     return report
 
 
-def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions, components: Sequence[Component],
+def _grow(source: Source, outs: tuple[Path, str], options: GrowthOptions, components: Sequence[Component],
           place: OutputFolder, log: Log, progress: bool) -> dict[str, Any]:
     """Read, plan, grow into ``place``'s temporary folder, verify and publish; ``outs``: --out and how it was typed."""
     out, shown = outs
     start = time.perf_counter()
-    folder, hub_id = _resolve(src, out, options, components)
-    reader = open_reader(folder)  # a Hugging Face folder or a torch distributed checkpoint
+    source = _resolve(source, out, options, components)
+    folder, hub_id = source.folder, source.hub_id
+    reader = source.reader  # a Hugging Face folder or a torch distributed checkpoint: opened here, its config read once
     formats = formats_of(reader, options)
     check_growth(reader, formats, options)
     if options.push_to_hub and not hub_id:  # token and write access, before a long growth (a Hub id's: before its download)
@@ -75,7 +79,7 @@ def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions
         grow_s = time.perf_counter() - start
         timings = {"grow": round(grow_s, 3), "written_in": round(time.perf_counter() - written, 3), **phases.rounded()}
         verification = _verify(active, folder, (place.tmp, shown), plan, (reader, formats), log, progress) if options.verify else None
-        source_name = hub_id or os.fspath(src)
+        source_name = source.name
         report = {
             "hfgrow": __version__,
             "verdict": None,  # written with the report
@@ -99,17 +103,18 @@ def _grow(src: str | os.PathLike, outs: tuple[Path, str], options: GrowthOptions
     return report
 
 
-def _resolve(src: str | os.PathLike, out: Path, options: GrowthOptions, components: Sequence[Component]) -> tuple[Path, str | None]:
-    """The source's folder (a Hub id downloaded) and its Hub id, with ``--out`` and the verification inputs checked."""
-    if options.push_to_hub and hub.is_hub_id(os.fspath(src)):
+def _resolve(source: Source, out: Path, options: GrowthOptions, components: Sequence[Component]) -> Source:
+    """The source with its folder (a Hub id downloaded), with ``--out`` and the verification inputs checked."""
+    if options.push_to_hub and hub.is_hub_id(source.given):
         hub.check_push(options.push_to_hub, options.token, options.create_pr)
-    folder, hub_id = hub.resolve(src, options.revision, options.token)
+    source = source.resolved(options.revision, options.token)
+    folder, hub_id = source.folder, source.hub_id
     if hub_id:  # a Hub id: checked once it is a folder in the cache
         check_out(out, folder, options.overwrite, owned_files(list(components), folder))
     check_references(folder)  # what the libraries would read: no reference out of the folder (hfgrow.view)
     if options.verify:  # sentences and tokenizer checked now, not after the growth
         check_verification_inputs(folder, options.text_file)
-    return folder, hub_id
+    return source
 
 
 def _prepare(components: Sequence[Component], src: Path, plan: GrowthPlan) -> list[Component]:
@@ -181,7 +186,8 @@ def _verify(components: Sequence[Component], src: Path, written: tuple[Path, str
         with hf_views(src, folder, source[0], plan, source[1]) as (small, big):
             verification = verify_pair(small, big, maps=plan.maps, recipe=plan.recipe, device=o.device, mode=o.verify_mode,
                                        tolerance=o.tolerance, text_file=o.text_file, seed=o.seed,
-                                       storage_rounding=plan.rounding_dtype(), log=log, progress=progress)
+                                       storage_rounding=plan.rounding_dtype(), log=log, progress=progress,
+                                       small_reader=source[0])  # the source's reader: its config read once, not again
     except GrowthError as e:  # e.g. out of memory: the growth is complete and worth keeping
         error = str(e)
         for path in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):

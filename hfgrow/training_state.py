@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -65,9 +65,9 @@ def detect(folder: str | os.PathLike) -> Layout | None:
     return None
 
 
-def owned_files(folder: Path) -> set[str]:
-    """The files a growth of the training checkpoint ``folder`` writes beside the weights, known before reading it."""
-    layout = detect(folder)
+def owned_files(folder: Path, layout: Layout | None) -> set[str]:
+    """The files a growth of the training checkpoint ``folder`` (of ``layout``: :func:`detect`'s) writes beside the
+    weights, known before reading it."""
     if layout is None:
         return set()
     names = {n for n in os.listdir(folder) if n in (layout.optimizer, layout.scheduler) or layout.copied.match(n)}
@@ -93,12 +93,15 @@ def load_plain(path: Path, name: str) -> Any:
                           f"or holds pickled objects, which hfgrow does not load") from None
 
 
-def meta_model(folder: Path) -> torch.nn.Module:
-    """The checkpoint's own class, on the meta device (no memory): for its parameter names and order."""
+def meta_model(folder: Path, config: Callable[[], Any] | None = None) -> torch.nn.Module:
+    """The checkpoint's own class, on the meta device (no memory): for its parameter names and order. ``config``: its
+    transformers config as the caller reads it (a growth's source: config.json read once), else read here."""
     import transformers
 
     try:
-        config = transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        config = config() if config else transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    except GrowthError:
+        raise
     except Exception as e:  # noqa: BLE001 - an unknown model_type, a config transformers cannot read
         text = " ".join(str(e).split())
         raise GrowthError(f"transformers cannot read {folder}/config.json: {text[:200]}") from None
@@ -183,18 +186,19 @@ class TrainingState(Component):
         return entries
 
 
-def read(src: str | os.PathLike, options: GrowthOptions, *, multipliers: bool = False, small_model: Any = None) -> TrainingState:
-    """The training state of the checkpoint ``src``, checked (nothing read beyond its file names and config, nothing
-    written): the pipeline grows it with the weights' plan."""
+def read(src: str | os.PathLike, options: GrowthOptions, *, layout: Layout | None, multipliers: bool = False,
+         small_model: Any = None, config: Callable[[], Any] | None = None) -> TrainingState:
+    """The training state of the checkpoint ``src`` of ``layout`` (:func:`detect`'s, decided at the entry:
+    :class:`hfgrow.source.Source`, whose transformers ``config`` it reads), checked (nothing read beyond its file names
+    and config, nothing written): the pipeline grows it with the weights' plan."""
     src = Path(src)
-    layout = detect(src)
     if layout is None:
         raise GrowthError(f"{src} is not a training checkpoint (a Trainer checkpoint holds trainer_state.json and optimizer.pt; "
                           f"an accelerate save_state folder optimizer.bin and random_states_0.pkl)")
     _check(src, layout, options)
     files = _files(src, layout)
     if small_model is None:
-        small_model = meta_model(src)
+        small_model = meta_model(src, config)
     elif not isinstance(small_model, torch.nn.Module):
         small_model = meta_model(Path(small_model))
     return TrainingState(layout, files, multipliers, options.symmetry, small_model)

@@ -464,7 +464,7 @@ def output_gaps(ref: Mapping[str, Any], got: Mapping[str, Any], recipe: Recipe, 
 def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expansion], recipe: Recipe | None = None,
                 device: str = "cpu", mode: str = "auto", tolerance: float = 1e-4, text_file: str | None = None, seed: int = 0,
                 storage_rounding: torch.dtype | None = None, log: Callable[[str], None] | None = None,
-                progress: bool = False) -> dict[str, Any]:
+                progress: bool = False, small_reader: Any = None) -> dict[str, Any]:
     """Forward both models over the same inputs, in fp32 and in the checkpoint's dtype.
 
     Logits are compared as they are; hidden states against the expansion of the small model's
@@ -481,14 +481,15 @@ def verify_pair(small: str | Path, big: str | Path, *, maps: Mapping[str, Expans
     ``blockwise`` offloads every block to disk and loads one at a time, so a pass needs a few blocks of
     memory, not the model; ``auto`` picks full when the larger model fits, per pass (float64 takes
     twice float32's memory). Running out of memory anywhere (loading, running, comparing) is a
-    GrowthError that says what to change: the grown checkpoint is kept.
+    GrowthError that says what to change: the grown checkpoint is kept. ``small_reader``: the small model's
+    reader where the caller has it (a growth's :class:`hfgrow.source.Source`): its config.json is not read again.
     """
     small, big = Path(small), Path(big)
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise GrowthError("--device cuda: no CUDA device is available")
     if mode not in VERIFY_MODES:
         raise GrowthError(f"--verify-mode must be one of {', '.join(VERIFY_MODES)}, got {mode!r}")
-    readers = [checkpoint(p) for p in (small, big)]
+    readers = [small_reader or checkpoint(small), checkpoint(big)]
     found, cls = find_recipe(readers[0].config())
     recipe = recipe or found
     recipe = recipe.extend(outputs={**recipe.outputs, **recipe.class_outputs.get(cls or "", {})})

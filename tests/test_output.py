@@ -627,7 +627,7 @@ def test_a_second_run_to_the_same_out_is_refused_before_reading_anything(tmp_pat
     def never(*args, **kwargs):
         raise AssertionError("the source was read while another run held --out")
 
-    monkeypatch.setattr(GROW, "open_reader", never)
+    monkeypatch.setattr(importlib.import_module("hfgrow.dcp"), "open_reader", never)  # the door of the source's reader
     monkeypatch.setattr(GROW.hub, "resolve", never)
     with OutputFolder(out, overwrite=False):  # the first run, in this process
         one_error(run_cli(src, "--out", out, "--no-verify"), "another hfgrow run", f"pid {os.getpid()}")
