@@ -1,6 +1,6 @@
 """One small declarative recipe per architecture family (installed as ``hfgrow.recipes``).
 
-To add a family, write a module here that declares all hfgrow knows of it: its recipes (FAMILY), refusals (REFUSED),
+To add a family, write a module here that declares all hfgrow knows of it: its recipes (named publicly, or FAMILY), refusals (REFUSED),
 verification inputs (FEEDS) and tiny test configurations (TINY), collected at the end of this file (see
 ``cosmos3_omni.py`` and docs/adding-a-recipe.md); nothing to list here.
 """
@@ -143,7 +143,7 @@ def _discovered() -> tuple:
 
 
 # what each family's module declares about itself, collected here (a new family is its module alone, no line above):
-# FAMILY, its recipes; REFUSED, the model types it knows and refuses, with the reason; TINY, its model types' tiny test
+# its recipes (FAMILY, else every recipe it names publicly); REFUSED, the model types it knows and refuses, with the reason; TINY, its model types' tiny test
 # configurations (hfgrow.testing builds them); FEEDS, how verification feeds them beyond what their classes' forward
 # names (hfgrow.signals reads it)
 RECIPES = _discovered()
