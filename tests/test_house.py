@@ -97,3 +97,23 @@ def test_every_recipe_a_module_names_is_registered():
     for model_type in {t for r in RECIPES for t in r.model_types}:
         recipes = [r for r in RECIPES if model_type in r.model_types]
         assert len(recipes) == 1 or recipes[0].name == model_type, (model_type, [r.name for r in recipes])
+
+
+def test_the_exactness_bench_measures_every_recipe():
+    """bench/recipes_under_test.py lists no family by hand: FAMILIES is every model type of every discovered recipe
+    (a recipe added to the discovery is measured, at its tiny configuration), and the families it sizes by hand name
+    registered model types and classes of their recipes (the hand table cannot rot)."""
+    import sys
+
+    sys.path.insert(0, str(CORE.parent / "bench"))
+    try:
+        import recipes_under_test as bench
+    finally:
+        sys.path.remove(str(CORE.parent / "bench"))
+    from hfgrow.plan import find_recipe
+
+    assert [t for t, _, _ in bench.FAMILIES] == [t for r in RECIPES for t in r.model_types]
+    for model_type, _, classes in bench.SIZED:
+        assert set(classes) <= set(find_recipe({"model_type": model_type, "architectures": classes[:1]})[0].classes), model_type
+    added = RECIPES[-1].extend(name="a_new_family", model_types=("a_new_family",), classes=("ANewFamilyModel",))
+    assert bench.families((*RECIPES, added))[-1][::2] == ("a_new_family", ["ANewFamilyModel"])
