@@ -46,6 +46,15 @@ def run_limited(*args):
                           timeout=300, env=env)
 
 
+def in_process(*args):
+    """The CLI run in this process (these tests are not about the process: one interpreter's imports fewer)."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
 def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than_budget, tmp_path):
     big = tmp_path / "big"
     proc = run_limited("grow", larger_than_budget, "--factor", "2", "--out", big, "--max-shard-size", "20MB")
@@ -105,8 +114,7 @@ def test_inspect_says_which_mode_verification_will_take(larger_than_budget):
     proc = run_limited("inspect", larger_than_budget, "--factor", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "--verify-mode auto runs it blockwise" in proc.stdout
-    assert "auto runs it full" in subprocess.run([sys.executable, "-m", "hfgrow", "inspect", str(larger_than_budget)],
-                                                 capture_output=True, text=True).stdout
+    assert "auto runs it full" in in_process("inspect", larger_than_budget).output  # without the limit
 
 
 def test_blockwise_fails_cleanly_on_a_weight_the_grown_checkpoint_lacks(tmp_path):
@@ -119,9 +127,8 @@ def test_blockwise_fails_cleanly_on_a_weight_the_grown_checkpoint_lacks(tmp_path
     save_file(weights, tmp_path / "big" / "model.safetensors", metadata={"format": "pt"})
     v = hfgrow.verify(src, tmp_path / "big", verify_mode="blockwise")
     assert not v["passed"] and v["float32"]["missing_keys"] == ["model.layers.1.mlp.down_proj.weight"]
-    proc = subprocess.run([sys.executable, "-m", "hfgrow", "verify", str(src), str(tmp_path / "big"), "--verify-mode", "blockwise"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    result = in_process("verify", src, tmp_path / "big", "--verify-mode", "blockwise")
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output[-2000:]  # no exception but its exit
 
 
 def test_an_explicit_full_mode_that_fits_in_float32_only_skips_float64(tmp_path, monkeypatch):
