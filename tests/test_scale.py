@@ -28,6 +28,9 @@ sys.argv = ["hfgrow", *sys.argv[2:]]
 hfgrow.cli.main()
 """
 BUDGET = 260_000_000
+# the tests of the 134 MB model below run on one xdist worker, which builds it once (a module fixture is built by each
+# worker that runs a test of its module)
+ONE_WORKER = pytest.mark.xdist_group("larger_than_budget")
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +58,7 @@ def in_process(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+@ONE_WORKER
 def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than_budget, tmp_path):
     big = tmp_path / "big"
     proc = run_limited("grow", larger_than_budget, "--factor", "2", "--out", big, "--max-shard-size", "20MB")
@@ -69,6 +73,7 @@ def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than
     assert len(per_block) == 33 and max(per_block) < 1e-5  # the embeddings, then after each of the 32 blocks
 
 
+@ONE_WORKER
 def test_a_full_pass_under_the_same_limit_fails_clearly(larger_than_budget, tmp_path):
     """The control: the limit is real, and a full pass that cannot fit is refused in one line."""
     big = tmp_path / "big"
@@ -110,6 +115,7 @@ def test_block_device_map_offloads_each_block_on_its_own():
     assert "disk" not in [v for k, v in device_map.items() if "dropout" in k]  # no weights, runs where the inputs are
 
 
+@ONE_WORKER
 def test_inspect_says_which_mode_verification_will_take(larger_than_budget):
     proc = run_limited("inspect", larger_than_budget, "--factor", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
