@@ -8,6 +8,8 @@ transformers' own class, grown, reloaded and verified by hfgrow's own report (fp
 random token ids, default --symmetry split). Cells: max |Δ| / max |small| over the logits (hidden
 states for base models), and in brackets the round-off floor: the same measure between the small
 model in float32 and in float64, which no float32 comparison can beat.
+Every model type of every recipe hfgrow.recipes discovers (bench/recipes_under_test.py): one without bench sizes
+there at its tiny test configuration, marked (tiny).
 """
 
 import json
@@ -22,7 +24,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 import hfgrow  # noqa: E402
 from hfgrow.plan import find_recipe  # noqa: E402
 from hfgrow.widths import config_int  # noqa: E402
-from recipes_under_test import FAMILIES  # noqa: E402  (bench/recipes_under_test.py)
+from recipes_under_test import FAMILIES, SIZED  # noqa: E402  (bench/recipes_under_test.py)
 
 MODES = [
     ("heads ×2", dict(factor=2)),
@@ -74,7 +76,7 @@ def cell(src: Path, out: Path, options: dict) -> tuple[str, float]:
 
 def main() -> None:
     rows = ["| family | class | " + " | ".join(name for name, _ in MODES) + " |", "|---|---|" + "---|" * len(MODES)]
-    worst = 0.0
+    worst, sized = 0.0, {name for name, _, _ in SIZED}
     with tempfile.TemporaryDirectory() as tmp:
         for family, build, classes in FAMILIES:
             if sys.argv[1:] and family not in sys.argv[1:]:
@@ -86,7 +88,8 @@ def main() -> None:
                     text, gap = cell(src, Path(tmp) / f"{family}-{cls}-{i}", options)
                     worst = max(worst, gap)
                     cells.append(text)
-                rows.append(f"| {family} | {cls} | " + " | ".join(cells) + " |")
+                label = family if family in sized else f"{family} (tiny)"  # at its tiny test configuration
+                rows.append(f"| {label} | {cls} | " + " | ".join(cells) + " |")
                 print(rows[-1], file=sys.stderr)
     print("\n".join(rows))
     print(f"\nworst: {worst:.1e}")

@@ -1,5 +1,8 @@
-"""The classes bench/exactness.py measures, with a builder of a realistic-sized random checkpoint."""
+"""The classes bench/exactness.py measures, with a builder of a random checkpoint: every model type of every recipe
+hfgrow.recipes discovers (FAMILIES), at the bench sizes below where SIZED gives them, else at the family's own tiny test
+configuration (a new family needs no line here)."""
 
+from hfgrow.recipes import RECIPES
 from hfgrow.testing import TINY, build_bert, build_model
 
 WIDE = {
@@ -43,7 +46,8 @@ MLA = dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=24, qk_nope_head_
 DEEPSEEK_HEADS = ("Model", "ForCausalLM", "ForSequenceClassification", "ForTokenClassification")
 
 
-FAMILIES = [
+# the families measured at realistic sizes (hidden 64, 4 layers, 4 heads), with the classes measured
+SIZED = [
     ("bert", bert, ["BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForNextSentencePrediction",
                     "BertForSequenceClassification", "BertForMultipleChoice", "BertForTokenClassification",
                     "BertForQuestionAnswering", "BertLMHeadModel"]),
@@ -288,3 +292,18 @@ FAMILIES = [
                                                                    "ForAudioFrameClassification", "ForXVector", "ForPreTraining")]),
                             ("hubert", ["HubertModel", "HubertForCTC", "HubertForSequenceClassification"]))),
 ]
+
+
+def tiny(model_type):
+    """A family's own tiny test configuration (its recipe module's TINY), for a family SIZED gives no bench size."""
+    return lambda folder, cls: build_model(folder, cls, model_type=model_type)
+
+
+def families(recipes=RECIPES, sized=SIZED) -> list:
+    """(model type, builder, classes) for every model type of every recipe in ``recipes``, in their order: SIZED's
+    builder and classes where it names the model type, else its tiny configuration and every class of its recipe."""
+    given = {name: (build, classes) for name, build, classes in sized}
+    return [(t, *given.get(t, (tiny(t), list(r.classes)))) for r in recipes for t in r.model_types]
+
+
+FAMILIES = families()

@@ -1,59 +1,10 @@
 """One small declarative recipe per architecture family (installed as ``hfgrow.recipes``).
 
-To add a family, write a module here that declares all hfgrow knows of it: its recipes (FAMILY), refusals (REFUSED),
+To add a family, write a module here that declares all hfgrow knows of it: its recipes (named publicly, or FAMILY), refusals (REFUSED),
 verification inputs (FEEDS) and tiny test configurations (TINY), collected at the end of this file (see
 ``cosmos3_omni.py`` and docs/adding-a-recipe.md); nothing to list here.
 """
-from . import resampler_joins  # issue 32: joins through learned queries (its own line: the list below is edited by others)
-
-from . import (albert, ast, audio_joins, bart, bert, bert_like, clip, clip_like, cohere, conformer, convnext, deberta, deberta_v2, deepseek, distilbert, electra, encoder_refused, esm, falcon, gated_delta, gemma, glm, gpt2, gpt_neox, gptj, granite, hybrid, jamba, layer_scale, llama, llama4_vision, mamba, mixtral, modernbert, moonshine, mpnet, multimodal_refused, nemotron, olmo2, omni_joins, omniasr, opt, patch_vision, persimmon, phi, phi3, poolformer, prenorm_bert, pvt, resnet, roberta, roformer, rotary_bert, sew_d, siglip, starcoder2, swin, t5, text_joins, vision_refused, vit, vlm, vlm_aligners, vlm_joins, vlm_projectors, wav2vec2, whisper, xlm)
-
-RECIPES = (bert.RECIPE, roberta.RECIPE, roberta.XLM_ROBERTA, roberta.CAMEMBERT, roberta.DATA2VEC_TEXT, bert.ERNIE, electra.RECIPE, distilbert.RECIPE, albert.RECIPE,
-           deberta_v2.RECIPE, modernbert.RECIPE, roformer.RECIPE, gpt2.RECIPE, t5.RECIPE, t5.MT5, bart.RECIPE, bart.MBART, llama.RECIPE, llama.MISTRAL, llama.QWEN2, llama.QWEN3, llama.SMOLLM3, llama.ARCEE, llama.CWM, llama.MINISTRAL, llama.MINISTRAL3,
-           llama.EUROBERT, llama.ERNIE4_5, llama.HELIUM, llama.SEED_OSS, llama.ULTRABERT, llama.OLMO, llama.INTERNLM3, llama.IQUESTCODER, llama.APERTUS, llama.APERTUS1P5_TEXT, llama.QWEN3_VL_TEXT, llama.EMU3_TEXT, llama.HUNYUAN_V1_DENSE, llama.HUNYUAN_VL_TEXT, llama.EXAONE, llama.QWEN2_VL_TEXT, llama.QWEN2_5_VL_TEXT, llama.NANOCHAT, granite.GRANITE_DOCLING, gemma.RECIPE, gemma.GEMMA2, gemma.GEMMA3, gemma.VAULTGEMMA, phi3.RECIPE, phi.RECIPE, glm.RECIPE, glm.GLM4, glm.GLM4V_TEXT, glm.GLM_IMAGE_TEXT, glm.GLM_OCR_TEXT, granite.RECIPE, granite.HYPERCLOVAX, granite.GRANITE_SWA, granite.GRANITEMOE, granite.GRANITEMOE_SWA, granite.GRANITEMOESHARED, olmo2.RECIPE, olmo2.OLMO3, olmo2.EXAONE4, starcoder2.RECIPE, starcoder2.JAIS2, nemotron.RECIPE, mixtral.RECIPE, mixtral.QWEN3_MOE, mixtral.OLMOE, mixtral.MELLUM, mixtral.QWEN3_VL_MOE_TEXT, mixtral.FLEX_OLMO, mixtral.PHIMOE, mixtral.MINIMAX_M2, mixtral.QWEN2_MOE, mixtral.SOLAR_OPEN, mixtral.GLM4_MOE, mixtral.DOTS1, mixtral.GLM4V_MOE_TEXT, mixtral.EXAONE_MOE, mixtral.HY_V3, mixtral.FLINT, mixtral.LAGUNA, mixtral.HUNYUAN_V1_MOE, mixtral.ERNIE4_5_MOE, mixtral.STEP3P5, mixtral.AFMOE, mixtral.ARIA_TEXT, mixtral.KOLIBRI1, mixtral.MINIMAX_M3_VL_TEXT, opt.RECIPE, gpt_neox.RECIPE, falcon.RECIPE, cohere.RECIPE, cohere.COHERE2, cohere.COHERE2_MOE, cohere.COHERE_COMPASS_TEXT,
-           whisper.RECIPE, wav2vec2.RECIPE, wav2vec2.HUBERT,
-           deepseek.RECIPE, deepseek.DEEPSEEK_V2, deepseek.GLM4_MOE_LITE, deepseek.MISTRAL4, deepseek.AXK1, deepseek.YOUTU, deepseek.DEEPSEEK_V32,
-           deepseek.GLM_MOE_DSA, deepseek.MISTRAL_LARGE4_TEXT, deepseek.AXK2, deepseek.LONGCAT_FLASH, deepseek.DEEPSEEK_V4,
-           jamba.RECIPE, mamba.RECIPE, mamba.FALCON_MAMBA, mamba.MAMBA2,
-           vit.RECIPE, clip.TEXT, clip.VISION, clip.MODEL, clip.IMAGE_CLASSIFICATION, siglip.TEXT, siglip.VISION, siglip.MODEL, siglip.IMAGE_CLASSIFICATION,
-           vlm.LLAVA, vlm.LLAVA_NEXT, vlm.QWEN2_VL, vlm.QWEN2_5_VL, vlm.GEMMA3, vlm.IDEFICS3, vlm.SMOLVLM, vlm.IDEFICS3_VISION, vlm.SMOLVLM_VISION, vlm.LLAMA4,
-           llama.DOGE, llama.HRM_TEXT, llama.COSMOS3_EDGE_TEXT, olmo2.ESMC, mixtral.LLAMA4_TEXT, mixtral.BEAM, deepseek.MINICPM3,
-           hybrid.NEMOTRON_H, hybrid.GRANITEMOEHYBRID, hybrid.BAMBA, hybrid.FALCON_H1, hybrid.ZAMBA2,
-           llama.MUSE_GLIMMER_TEXT, mixtral.MUSE_SPARK_TEXT,
-           hybrid.ZAMBA,
-           llama.QWEN2_5_OMNI_TEXT, llama.PADDLEOCR_VL_TEXT, granite.GRANITE4_VISION_TEXT, mixtral.QWEN3_OMNI_MOE_TEXT, mixtral.QWEN3_OMNI_MOE_TALKER_TEXT, llama.QWEN3_OMNI_MOE_TALKER_CODE_PREDICTOR, mixtral.UNLIMITED_OCR_TEXT, llama4_vision.RECIPE, patch_vision.ERNIE4_5_VL_VISION, patch_vision.MUSE_GLIMMER_VISION, patch_vision.DOTS3_NOTE_VISION,
-           gemma.GEMMA4_TEXT, gemma.GEMMA4_UNIFIED_TEXT, gemma.EMBEDDING_GEMMA2_TEXT, gemma.GEMMA3N_TEXT, gemma.DIFFUSION_GEMMA_TEXT,
-           gated_delta.QWEN3_NEXT, gated_delta.QWEN3_5_TEXT, gated_delta.QWEN3_5_MOE_TEXT, gated_delta.OLMO_HYBRID, gated_delta.LFM2, gated_delta.LFM2_MOE, gated_delta.LFM3,
-           gated_delta.KIMI_LINEAR, gated_delta.BAILING_HYBRID,
-           vit.DEIT, vit.VIT_MSN, vit.IJEPA,
-           layer_scale.DINOV2, layer_scale.DINOV2_WITH_REGISTERS, layer_scale.BEIT, layer_scale.DATA2VEC_VISION,
-           swin.SWIN, swin.SWINV2, swin.DONUT_SWIN, convnext.CONVNEXT, convnext.CONVNEXTV2, resnet.RESNET, resnet.REGNET,
-           poolformer.POOLFORMER, pvt.PVT, pvt.PVT_V2, pvt.SEGFORMER,
-           clip_like.METACLIP_2_TEXT, clip_like.METACLIP_2_VISION, clip_like.METACLIP_2, clip_like.METACLIP_2_IMAGE_CLASSIFICATION,
-           clip_like.CHINESE_CLIP_TEXT, clip_like.CHINESE_CLIP_VISION, clip_like.CHINESE_CLIP,
-           clip_like.CLIPSEG_TEXT, clip_like.CLIPSEG_VISION, clip_like.CLIPSEG,
-           gpt2.IMAGEGPT,
-           *vlm_joins.RECIPES, *vlm_projectors.RECIPES, *vlm_aligners.RECIPES,
-           *audio_joins.RECIPES,
-           *omni_joins.RECIPES,
-           *resampler_joins.RECIPES,
-           prenorm_bert.ROBERTA_PRELAYERNORM, prenorm_bert.MEGATRON_BERT, prenorm_bert.XLM_ROBERTA_XL,
-           bert_like.LAYOUTLM, bert_like.TAPAS, bert_like.IBERT,
-           mpnet.RECIPE,
-           rotary_bert.GTE, rotary_bert.NOMIC_BERT, rotary_bert.JINA_EMBEDDINGS_V3,
-           esm.RECIPE,
-           bert_like.NYSTROMFORMER, bert_like.YOSO, bert_like.MRA, bert_like.BIG_BIRD,
-           deberta.RECIPE, bart.MVP, bert_like.REMBERT,
-           xlm.XLM, xlm.FLAUBERT, bert_like.ROC_BERT,
-           wav2vec2.DATA2VEC_AUDIO, wav2vec2.UNISPEECH, wav2vec2.UNISPEECH_SAT,
-           ast.RECIPE, wav2vec2.SEW,
-           deepseek.SARVAM_MLA, mixtral.SARVAM_MOE, gptj.RECIPE, mixtral.GPT_OSS, gated_delta.LARA_MINI, llama.HIGGS_AUDIO_V2,
-           omniasr.CTC, wav2vec2.WAVLM, sew_d.RECIPE,
-           conformer.W2V_BERT, conformer.LASR, conformer.GRANITE_SPEECH5,
-           conformer.W2V_CONFORMER, conformer.PARAKEET_ENCODER, conformer.PARAKEET_CTC,
-           conformer.COHERE_ASR, moonshine.RECIPE,
-           conformer.W2V_CONFORMER,
-           persimmon.RECIPE, *text_joins.RECIPES)
+from . import encoder_refused, multimodal_refused, vision_refused
 
 # families (model types) and classes hfgrow knows and refuses, with the reason
 REFUSED = {
@@ -168,11 +119,34 @@ def _declared(name: str) -> dict:
     return merged
 
 
+def _recipes_of(module) -> list:
+    """A module's recipes: its FAMILY where it declares one, else every recipe it names publicly, alone or in a tuple
+    (its RECIPES), in the order it names them."""
+    from hfgrow.recipe import Recipe
+
+    if hasattr(module, "FAMILY"):
+        return list(module.FAMILY)
+    named = (value for name, value in vars(module).items() if not name.startswith("_"))
+    return [recipe for value in named for recipe in (value if isinstance(value, tuple) else (value,))
+            if isinstance(recipe, Recipe)]
+
+
+def _discovered() -> tuple:
+    """Every module's recipes (see _recipes_of), each once, modules in the order of their names, and in a module those
+    named after a model type of theirs first: where a model type has several recipes, the first is its default
+    (hfgrow.plan.find_recipe: CLIP's towers joined, before its vision tower under a classifier)."""
+    found: dict = {}
+    for module in _modules():
+        for recipe in sorted(_recipes_of(module), key=lambda recipe: recipe.name not in recipe.model_types):
+            found.setdefault(id(recipe), recipe)
+    return tuple(found.values())
+
+
 # what each family's module declares about itself, collected here (a new family is its module alone, no line above):
-# FAMILY, its recipes; REFUSED, the model types it knows and refuses, with the reason; TINY, its model types' tiny test
+# its recipes (FAMILY, else every recipe it names publicly); REFUSED, the model types it knows and refuses, with the reason; TINY, its model types' tiny test
 # configurations (hfgrow.testing builds them); FEEDS, how verification feeds them beyond what their classes' forward
 # names (hfgrow.signals reads it)
-RECIPES = (*RECIPES, *(recipe for module in _modules() for recipe in getattr(module, "FAMILY", ())))
+RECIPES = _discovered()
 REFUSED = {**REFUSED, **_declared("REFUSED")}
 TINY = _declared("TINY")
 FEEDS = _declared("FEEDS")

@@ -149,6 +149,11 @@ LLAMA4 = Recipe(
 )
 
 
+# the recipes hfgrow.recipes registers: all of this module's but the Qwen2-VL and Qwen2.5-VL vision towers, planned only
+# through their vision-language models (QWEN2_VL's and QWEN2_5_VL's towers)
+FAMILY = (LLAVA, LLAVA_NEXT, QWEN2_VL, QWEN2_5_VL, GEMMA3, IDEFICS3, SMOLVLM, IDEFICS3_VISION, SMOLVLM_VISION, LLAMA4)
+
+
 # How verification feeds this module's model types beyond what their classes' forward names (hfgrow.signals' layouts;
 # collected as hfgrow.recipes.FEEDS)
 FEEDS = {

@@ -74,3 +74,46 @@ def test_every_tiny_configuration_is_of_a_known_model_type():
     # sub-configurations built on their own by tests (a tower of a refused or joined composite)
     towers = {t for t in TINY if re.search(r"_(vision|text_model|vision_model|encoder|audio)$", t) or t == "pixtral"}
     assert set(TINY) - known <= towers, set(TINY) - known - towers
+
+
+def test_every_recipe_a_module_names_is_registered():
+    """RECIPES is discovered, not listed: every recipe a recipe module names publicly (alone or in a tuple) is registered, or is
+    a tower's recipe that a registered recipe plans (Qwen2-VL's vision tower), so none can be written and forgotten;
+    and where a model type has several recipes, its default (the first) is the one named after it."""
+    from hfgrow.recipe import Recipe, Tower
+
+    registered = {id(r) for r in RECIPES}
+    towers = {id(t.recipe if isinstance(t, Tower) else t[1]) for r in RECIPES for t in r.towers}  # or (sub, recipe)
+    forgotten = []
+    for info in pkgutil.iter_modules(hfgrow.recipes.__path__):
+        module = importlib.import_module(f"hfgrow.recipes.{info.name}")
+        named = ((name, value) for name, value in vars(module).items() if not name.startswith("_"))  # _BASE: a template
+        for name, value in named:
+            for recipe in value if isinstance(value, tuple) else (value,):
+                if isinstance(recipe, Recipe) and id(recipe) not in registered | towers:
+                    forgotten.append(f"{info.name}.{name}")
+    assert not forgotten, f"recipes named by a recipe module but not registered by hfgrow.recipes: {forgotten}"
+    assert len(registered) == len(RECIPES) > 300
+    for model_type in {t for r in RECIPES for t in r.model_types}:
+        recipes = [r for r in RECIPES if model_type in r.model_types]
+        assert len(recipes) == 1 or recipes[0].name == model_type, (model_type, [r.name for r in recipes])
+
+
+def test_the_exactness_bench_measures_every_recipe():
+    """bench/recipes_under_test.py lists no family by hand: FAMILIES is every model type of every discovered recipe
+    (a recipe added to the discovery is measured, at its tiny configuration), and the families it sizes by hand name
+    registered model types and classes of their recipes (the hand table cannot rot)."""
+    import sys
+
+    sys.path.insert(0, str(CORE.parent / "bench"))
+    try:
+        import recipes_under_test as bench
+    finally:
+        sys.path.remove(str(CORE.parent / "bench"))
+    from hfgrow.plan import find_recipe
+
+    assert [t for t, _, _ in bench.FAMILIES] == [t for r in RECIPES for t in r.model_types]
+    for model_type, _, classes in bench.SIZED:
+        assert set(classes) <= set(find_recipe({"model_type": model_type, "architectures": classes[:1]})[0].classes), model_type
+    added = RECIPES[-1].extend(name="a_new_family", model_types=("a_new_family",), classes=("ANewFamilyModel",))
+    assert bench.families((*RECIPES, added))[-1][::2] == ("a_new_family", ["ANewFamilyModel"])

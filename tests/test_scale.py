@@ -28,6 +28,9 @@ sys.argv = ["hfgrow", *sys.argv[2:]]
 hfgrow.cli.main()
 """
 BUDGET = 260_000_000
+# the tests of the 134 MB model below run on one xdist worker, which builds it once (a module fixture is built by each
+# worker that runs a test of its module)
+ONE_WORKER = pytest.mark.xdist_group("larger_than_budget")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,16 @@ def run_limited(*args):
                           timeout=300, env=env)
 
 
+def in_process(*args):
+    """The CLI run in this process (these tests are not about the process: one interpreter's imports fewer)."""
+    from click.testing import CliRunner
+
+    from hfgrow.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@ONE_WORKER
 def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than_budget, tmp_path):
     big = tmp_path / "big"
     proc = run_limited("grow", larger_than_budget, "--factor", "2", "--out", big, "--max-shard-size", "20MB")
@@ -60,6 +73,7 @@ def test_grow_and_verify_under_a_memory_limit_smaller_than_the_model(larger_than
     assert len(per_block) == 33 and max(per_block) < 1e-5  # the embeddings, then after each of the 32 blocks
 
 
+@ONE_WORKER
 def test_a_full_pass_under_the_same_limit_fails_clearly(larger_than_budget, tmp_path):
     """The control: the limit is real, and a full pass that cannot fit is refused in one line."""
     big = tmp_path / "big"
@@ -101,12 +115,12 @@ def test_block_device_map_offloads_each_block_on_its_own():
     assert "disk" not in [v for k, v in device_map.items() if "dropout" in k]  # no weights, runs where the inputs are
 
 
+@ONE_WORKER
 def test_inspect_says_which_mode_verification_will_take(larger_than_budget):
     proc = run_limited("inspect", larger_than_budget, "--factor", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "--verify-mode auto runs it blockwise" in proc.stdout
-    assert "auto runs it full" in subprocess.run([sys.executable, "-m", "hfgrow", "inspect", str(larger_than_budget)],
-                                                 capture_output=True, text=True).stdout
+    assert "auto runs it full" in in_process("inspect", larger_than_budget).output  # without the limit
 
 
 def test_blockwise_fails_cleanly_on_a_weight_the_grown_checkpoint_lacks(tmp_path):
@@ -119,9 +133,8 @@ def test_blockwise_fails_cleanly_on_a_weight_the_grown_checkpoint_lacks(tmp_path
     save_file(weights, tmp_path / "big" / "model.safetensors", metadata={"format": "pt"})
     v = hfgrow.verify(src, tmp_path / "big", verify_mode="blockwise")
     assert not v["passed"] and v["float32"]["missing_keys"] == ["model.layers.1.mlp.down_proj.weight"]
-    proc = subprocess.run([sys.executable, "-m", "hfgrow", "verify", str(src), str(tmp_path / "big"), "--verify-mode", "blockwise"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    result = in_process("verify", src, tmp_path / "big", "--verify-mode", "blockwise")
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output[-2000:]  # no exception but its exit
 
 
 def test_an_explicit_full_mode_that_fits_in_float32_only_skips_float64(tmp_path, monkeypatch):
