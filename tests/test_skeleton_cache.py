@@ -171,6 +171,19 @@ def test_the_cache_is_bounded(tmp_path, monkeypatch):
     assert skeleton_cache.read_entry(tmp_path, f"{4:064x}") == facts
 
 
+def test_every_field_comes_back_as_it_was_stored(tmp_path):
+    facts = skeleton_cache.ClassFacts(
+        cls="C", prefix="model", state={"a.w": ((2, 3), "torch.bfloat16"), "a.b": ((), "torch.float32")}, tied=("lm.w",),
+        optional=(r"rotary\.inv_freq",), class_tied={"lm.w": "emb.w"}, loaded={"x.0.w1": ("x.gate_up", True)},
+        loaded_every={"x.0.w1": (("x.gate_up", "x.up"), True)}, whole={"x.0.w1": ("m.x.gate_up", False)},
+        whole_every={"x.0.w1": (("m.x.gate_up",), False)})
+    skeleton_cache.write_entry(tmp_path, "1" * 64, facts)
+    back = skeleton_cache.read_entry(tmp_path, "1" * 64)
+    assert back == facts and back.names("whole")("x.0.w1", True) == (("m.x.gate_up",), False)
+    with pytest.raises(KeyError):  # a name the tables lack, and no skeleton to ask
+        back.names()("y")
+
+
 # runs the CLI in this process, then prints which modeling modules it imported
 PROBE = """
 import json, sys
