@@ -7,7 +7,8 @@ the config read by AutoConfig), then times one thing: "plan", `make_plan` of the
 bf16, grown ×2); "grow", a whole `hfgrow.grow(verify=False)` of a tiny randomised Llama; "grow+verify", the same with
 its verification, which imports the modeling module anyway. Each runs "cold" (HFGROW_NO_CACHE=1: the modeling module
 imported and the skeleton built, as every run did before the cache) and "warm" (the cache holds the entry), interleaved
-so that a busy spell of the machine hits both. Prints min and median seconds and writes bench/results/NAME.json with
+so that a busy spell of the machine hits both; with ``--before DIR`` (an export of another commit, e.g.
+``git archive main | tar -x -C DIR``), "before" runs that code too (its hfgrow package first on PYTHONPATH). Prints min and median seconds and writes bench/results/NAME.json with
 the load average.
 """
 
@@ -61,6 +62,7 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/hfgrow-plan-cache")
     ap.add_argument("--name", default="plan_cache")
     ap.add_argument("--only", default="plan,grow,grow+verify")
+    ap.add_argument("--before", default=None, help="a folder holding another commit's hfgrow package, run as 'before'")
     args = ap.parse_args()
     from scale import SIZES, make_checkpoint
 
@@ -74,6 +76,8 @@ def main() -> None:
         build_model(work / "tiny", "LlamaForCausalLM")
     cache = Path(tempfile.mkdtemp(prefix="hfgrow-bench-cache-"))
     states = {"cold": {"HFGROW_NO_CACHE": "1"}, "warm": {"HFGROW_CACHE": str(cache)}}
+    if args.before:
+        states = {"before": {"PYTHONPATH": str(Path(args.before).resolve())}, **states}
     results: dict = {"load_before": os.getloadavg(), "runs": {}}
     for what in args.only.split(","):
         measure(what, sources[what], work / "out", states["warm"])  # the entry stored
