@@ -48,8 +48,9 @@ print(json.dumps({"imports": imports, "seconds": time.perf_counter() - start,
 
 def measure(what: str, src: Path, out: Path, env: dict) -> dict:
     shutil.rmtree(out, ignore_errors=True)
+    # run outside the repository: `python -c` puts the working folder first, before PYTHONPATH (--before)
     proc = subprocess.run([sys.executable, "-c", MEASURE, what, str(src), str(out)], capture_output=True, text=True,
-                          env={**os.environ, "TRANSFORMERS_VERBOSITY": "error", **env})
+                          env={**os.environ, "TRANSFORMERS_VERBOSITY": "error", **env}, cwd=out.parent)
     if proc.returncode:
         raise SystemExit(f"{what} failed:\n{proc.stderr[-2000:]}")
     shutil.rmtree(out, ignore_errors=True)
