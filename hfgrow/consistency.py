@@ -12,6 +12,7 @@ from .checkpoint import CheckpointReader, TensorInfo
 from .errors import GrowthError, first_line
 from .options import MAX_BLOCKS
 from .recipe import Recipe, TensorRule
+from .skeleton_cache import ClassFacts, cache_dir, cache_key, read_entry, usable, write_entry
 from .widths import stack_depth
 
 Rules = list[tuple[re.Pattern[str], TensorRule]]
@@ -39,7 +40,7 @@ def check_requirements(config: dict[str, Any], recipe: Recipe, twins: bool = Tru
                               f"the {recipe.name} recipe grows stacks of one width only")
 
 
-def check_every_key(reader: CheckpointReader, recipe: Recipe, cls: str | None, skeleton: torch.nn.Module | None,
+def check_every_key(reader: CheckpointReader, recipe: Recipe, cls: str | None, skeleton: ClassFacts | None,
                     rules: Rules, unmatched: list[str]) -> None:
     """Every stored key matched by a rule, and every weight the class needs stored."""
     if unmatched:
@@ -81,6 +82,62 @@ def skeleton_model(recipe: Recipe, cls: str | None, cfg: Any) -> torch.nn.Module
         if isinstance(e, RuntimeError) and "overflow" in str(e):  # sizes no tensor can address: refused with the widths
             return None
         raise GrowthError(f"transformers cannot build {model_cls.__name__} from config.json: {first_line(e)}") from None
+
+
+def model_facts(recipe: Recipe, cls: str | None, cfg: Any, names: Any) -> ClassFacts | None:
+    """What the skeleton (:func:`skeleton_model`) says about the weights of a checkpoint whose keys are ``names``, from
+    the cache where an entry of this exact key is there (hfgrow.skeleton_cache: no modeling module imported), else
+    from the skeleton, then stored; None where the class cannot be built so."""
+    name, names = cls or recipe.classes[0], list(names)
+    directory = cache_dir()
+    key = cache_key(name, cfg, names) if directory is not None else None
+    if key is not None and usable(key[1]):
+        facts = read_entry(directory, key[0])
+        if facts is not None and facts.cls == name:
+            facts.fallback = _later(recipe, cls, cfg)
+            return facts
+    skeleton = skeleton_model(recipe, cls, cfg)
+    if skeleton is None:
+        return None
+    facts = facts_of(skeleton, names)
+    if key is not None:
+        write_entry(directory, key[0], facts)
+    return facts
+
+
+def facts_of(skeleton: torch.nn.Module, names: list[str]) -> ClassFacts:
+    """The skeleton's facts (skeleton_cache.ClassFacts) for a checkpoint of the keys ``names``."""
+    loaded = loaded_names(skeleton)
+    whole = _submodel_names(skeleton) or loaded
+    tied = getattr(type(skeleton), "_tied_weights_keys", None)
+    facts = ClassFacts(
+        cls=type(skeleton).__name__, prefix=getattr(skeleton, "base_model_prefix", "") or "",
+        state={k: (tuple(v.shape), str(v.dtype)) for k, v in skeleton.state_dict().items()},
+        tied=tuple(getattr(skeleton, "all_tied_weights_keys", None) or ()),
+        optional=tuple(getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ()),
+        class_tied=dict(tied) if isinstance(tied, dict) else {},
+        **{f"{kind}{tail}": {n: _plain(fn(n, every)) for n in names}
+           for kind, fn in (("loaded", loaded), ("whole", whole)) for tail, every in (("", False), ("_every", True))})
+    facts.fallback = lambda kind, name, every: _plain((loaded if kind == "loaded" else whole)(name, every))
+    return facts
+
+
+def _plain(answer: tuple[Any, Any]) -> tuple[Any, bool]:
+    return answer[0], bool(answer[1])
+
+
+def _later(recipe: Recipe, cls: str | None, cfg: Any) -> Callable[[str, str, bool], tuple[Any, bool]]:
+    """A name the cached tables lack (a key not stored), answered by the skeleton, built then (once)."""
+    built: list[ClassFacts] = []
+
+    def answer(kind: str, name: str, every: bool) -> tuple[Any, bool]:
+        if not built:
+            skeleton = skeleton_model(recipe, cls, cfg)
+            if skeleton is None:  # cannot be: its facts were cached from it, under a key that holds all it is made of
+                raise GrowthError(f"transformers no longer builds {cls or recipe.classes[0]} from this config")
+            built.append(facts_of(skeleton, []))
+        return built[0].names(kind)(name, every)
+    return answer
 
 
 def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
@@ -132,19 +189,20 @@ def loaded_names(skeleton: torch.nn.Module) -> Callable[..., tuple[Any, bool]]:
     return both
 
 
-def stored_names(reader: Any, skeleton: torch.nn.Module | None) -> Callable[..., tuple[Any, bool]]:
-    """:func:`loaded_names` of the model the reader's keys belong to: a tower's (towers.TowerReader) are named as the
-    whole model names them (its ``names``: :func:`whole_names`, or the names themselves for a model in memory)."""
-    return getattr(reader, "names", None) or loaded_names(skeleton)
+def stored_names(reader: Any, facts: ClassFacts) -> Callable[..., tuple[Any, bool]]:
+    """:func:`loaded_names` of the model the reader's keys belong to (its facts'): a tower's (towers.TowerReader) are
+    named as the whole model names them (its ``names``: :func:`whole_names`, or the names themselves for a model in
+    memory)."""
+    return getattr(reader, "names", None) or facts.names()
 
 
-def whole_names(whole: torch.nn.Module | None, stored: Callable[[str], str] | None) -> Callable[..., tuple[Any, bool]]:
+def whole_names(whole: ClassFacts | None, stored: Callable[[str], str] | None) -> Callable[..., tuple[Any, bool]]:
     """Keys of a checkpoint as the whole model ``whole`` loads them, by its conversion mapping with its sub-models' (as
     from_pretrained reads them: Mistral Large 4's text experts), from the name the checkpoint stores (``stored``: a key
     seen renamed, towers.RenamedReader); a model in memory (``whole`` None) holds its keys under their loaded names."""
     if whole is None:
         return lambda name, every=False: ((name,) if every else name, False)
-    loaded = _submodel_names(whole) or loaded_names(whole)
+    loaded = whole.names("whole")  # _submodel_names, else loaded_names, of the whole model (model_facts)
     stored = stored or (lambda name: name)
 
     def read(name: str, every: bool = False) -> tuple[Any, bool]:
@@ -192,10 +250,10 @@ def _renamed_by_transformers(transforms: list[Any], skeleton: torch.nn.Module) -
     return loaded
 
 
-def plain_names(recipe: Recipe, skeleton: torch.nn.Module) -> Callable[[str], str]:
+def plain_names(recipe: Recipe, facts: ClassFacts) -> Callable[[str], str]:
     """Key names as the skeleton's, stored ones included: without the base-model prefix, legacy norm names renamed."""
     prefixes = {p for p in ((recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix) if p}
-    prefixes.add(getattr(skeleton, "base_model_prefix", "") or "")
+    prefixes.add(facts.prefix)
     prefixes.discard("")
     prefixes = sorted(prefixes, key=len, reverse=True)  # the longest first (a tower's language_model.model)
 
@@ -234,13 +292,14 @@ def check_blocks(reader: CheckpointReader, recipe: Recipe, config: dict[str, Any
                               f"(they hold {len(stored)}): is a shard missing, or does config.json belong to other weights?")
 
 
-def check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+def check_shapes(reader: CheckpointReader, recipe: Recipe, skeleton: ClassFacts | None,
                   rules: Rules) -> None:
-    """Every stored tensor has the shape the config gives it (checked before any size is planned from the config)."""
+    """Every stored tensor has the shape the config gives it (checked before any size is planned from the config), by
+    the skeleton's facts (model_facts)."""
     if skeleton is None:
         return
     plain, loaded = plain_names(recipe, skeleton), stored_names(reader, skeleton)
-    expected = {plain(k): tuple(v.shape) for k, v in skeleton.state_dict().items()}
+    expected = {plain(k): shape for k, (shape, _) in skeleton.state.items()}
     for info in reader.tensors.values():
         name, merged = loaded(info.name)
         want = None if merged else expected.get(plain(name))
@@ -271,19 +330,19 @@ def match_rules(reader: CheckpointReader, recipe: Recipe, rules: Rules,
 
 
 
-def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Module | None,
+def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: ClassFacts | None,
                  rules: Rules) -> list[str]:
     """The weights the model class expects that the checkpoint does not hold, from the skeleton: tied
     copies, keys transformers does not require, non-persistent buffers and the recipe's dropped or
     generated keys aside; the base-model prefix may be there or not."""
     if skeleton is None:
         return []
-    expected = list(skeleton.state_dict().keys())  # persistent buffers and parameters
+    expected = list(skeleton.state)  # persistent buffers and parameters
     plain = plain_names(recipe, skeleton)
     loaded = stored_names(reader, skeleton)
     stored = {plain(part) for name in reader.tensors for part in loaded(name, every=True)[0]}
-    tied = set(getattr(skeleton, "all_tied_weights_keys", None) or ())
-    optional = [re.compile(p) for p in (getattr(skeleton, "_keys_to_ignore_on_load_missing", None) or ())]
+    tied = set(skeleton.tied)
+    optional = [re.compile(p) for p in skeleton.optional]
     absent = []
     for name in expected:
         if plain(name) in stored or name in tied or any(rx.search(name) for rx in optional):
@@ -294,20 +353,22 @@ def _absent_keys(reader: CheckpointReader, recipe: Recipe, skeleton: torch.nn.Mo
     return absent
 
 
-def tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> list[str]:
+def tied_copies(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any, facts: ClassFacts | None = None) -> list[str]:
     """Stored copies of tied weights (a legacy .bin keeps lm_head next to the embedding): dropped,
     for transformers ties them again on load. Growing them separately could untie them (a reader and
     an embedding differ on extra units)."""
-    return list(tied_sources(reader, recipe, cls, cfg))
+    return list(tied_sources(reader, recipe, cls, cfg, facts))
 
 
-def tie_map(names: Any, recipe: Recipe, cls: str | None, cfg: Any) -> dict[str, str]:
-    """The class's tied weights (lm_head.weight → the embedding) whose source is among ``names``, as named there."""
+def tie_map(names: Any, recipe: Recipe, cls: str | None, cfg: Any, facts: ClassFacts | None = None) -> dict[str, str]:
+    """The class's tied weights (lm_head.weight → the embedding) whose source is among ``names``, as named there (the
+    class's ``_tied_weights_keys``: its ``facts``' where given, model_facts)."""
     import transformers
 
     if not getattr(cfg, "tie_word_embeddings", False):
         return {}
-    tied = getattr(getattr(transformers, cls or recipe.classes[0], None), "_tied_weights_keys", None) or {}
+    tied = facts.class_tied if facts is not None else \
+        getattr(getattr(transformers, cls or recipe.classes[0], None), "_tied_weights_keys", None) or {}
     prefixes = (recipe.prefix,) if isinstance(recipe.prefix, str) else recipe.prefix
     found = {}
     for target, source in (tied.items() if isinstance(tied, dict) else ()):
@@ -318,9 +379,10 @@ def tie_map(names: Any, recipe: Recipe, cls: str | None, cfg: Any) -> dict[str, 
     return found
 
 
-def tied_sources(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any) -> dict[str, str]:
+def tied_sources(reader: CheckpointReader, recipe: Recipe, cls: str | None, cfg: Any,
+                 facts: ClassFacts | None = None) -> dict[str, str]:
     """Each stored copy of a tied weight, with the stored tensor it is tied to (their values equal)."""
-    return {target: source for target, source in tie_map(reader.tensors, recipe, cls, cfg).items()
+    return {target: source for target, source in tie_map(reader.tensors, recipe, cls, cfg, facts).items()
             if target in reader.tensors and reader.tensors[target].shape == reader.tensors[source].shape
             and torch.equal(reader.get(target), reader.get(source))}
 

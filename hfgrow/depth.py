@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable
 
 from . import algebra
-from .consistency import loaded_names, skeleton_model, stack_regex
+from .consistency import model_facts, stack_regex
 from .errors import GrowthError
 from .options import MAX_BLOCKS, GrowthOptions
 from .recipe import Recipe
@@ -106,7 +106,7 @@ def _copies(blocks: dict[int, dict[str, Any]], recipe: Recipe, cls: str | None, 
     tensors its kind holds in the grown model (``changes``: its depth and per-layer lists). ``same``: each copy is
     grown exactly as its original (the same split shares)."""
     common = set.intersection(*(set(b) for b in blocks.values())) if blocks else set()
-    kinds = _block_kinds(recipe, cls, cfg, changes, rx, loaded) \
+    kinds = _block_kinds(recipe, cls, cfg, changes, rx, [tp.out.name for b in blocks.values() for tp in b.values()], loaded) \
         if blocks and common != set.union(*(set(b) for b in blocks.values())) else None
     copies = []
     for old, index in targets:
@@ -257,23 +257,24 @@ def _grown_lists(config: dict[str, Any], cfg: Any, n_old: int, after: list[int],
     return lists
 
 
-def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any],
-                 rx: re.Pattern[str], loaded: Any = None) -> Callable[[str, int], bool] | None:
-    """Whether a stored tensor of a block has its counterpart in the block ``index`` of the model built, on the meta
-    device, from the config with ``changes`` (the grown depth and per-layer lists); None where it cannot be built."""
+def _block_kinds(recipe: Recipe, cls: str | None, cfg: Any, changes: dict[str, Any], rx: re.Pattern[str],
+                 names: list[str], loaded: Any = None) -> Callable[[str, int], bool] | None:
+    """Whether a stored tensor of a block (one of ``names``) has its counterpart in the block ``index`` of the model
+    built, on the meta device, from the config with ``changes`` (the grown depth and per-layer lists): its facts
+    (consistency.model_facts, cached); None where it cannot be built."""
     import copy
 
     grown = copy.deepcopy(cfg)
     for name, value in changes.items():
         setattr(grown, name, value)
-    skeleton = skeleton_model(recipe, cls, grown)
-    if skeleton is None:
+    facts = model_facts(recipe, cls, grown, names)
+    if facts is None:
         return None
     held: dict[int, set[str]] = {}
-    for name in skeleton.state_dict():
+    for name in facts.state:
         if m := rx.match(name):
             held.setdefault(int(m.group(2)), set()).add(m.group(3))
-    loaded = loaded or loaded_names(skeleton)
+    loaded = loaded or facts.names()
 
     def has(stored: str, index: int) -> bool:
         m = rx.match(loaded(stored)[0])

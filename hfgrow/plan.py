@@ -19,8 +19,8 @@ from . import algebra
 from .algebra import Convention, Expansion, Widths
 from .checkpoint import CheckpointReader, OutTensor, TensorInfo, assign_shards, parse_size
 from .config_rewrite import check_config, grown_config, sizes_of
-from .consistency import (check_blocks, check_every_key, check_requirements, check_shapes, match_rules, skeleton_model, tied_copies,
-                          whole_names)
+from .consistency import (check_blocks, check_every_key, check_requirements, check_shapes, match_rules, model_facts, skeleton_model,
+                          tied_copies, whole_names)
 from .depth import STACKED, block_sources, deepen
 from .errors import GrowthError
 from .memory import check_peak_fits, check_sizes_fit
@@ -205,9 +205,9 @@ def _plan(reader: CheckpointReader | TowerReader, options: GrowthOptions, recipe
     rules = recipe.rules_for(cls, {s: stack_depth(sized, f, fb) for s, f, fb in recipe.stacks} if lasts else None, lists)
     check_head_norms(recipe, rules, widths, options, scaled)
     check_blocks(reader, recipe, sized)
-    skeleton = skeleton_model(recipe, cls, cfg)
+    skeleton = model_facts(recipe, cls, cfg, reader.tensors)  # the model class's weights, cached (no modeling import)
     check_shapes(reader, recipe, skeleton, rules)
-    dropped = tied_copies(reader, recipe, cls, cfg)
+    dropped = tied_copies(reader, recipe, cls, cfg, skeleton)
     matched, unmatched = match_rules(reader, recipe, rules, dropped)
     check_sizes_fit(matched, recipe, widths, options)
     maps = algebra.expansions(recipe.spaces, widths, Convention(options.convention), scaled, flags,
@@ -274,8 +274,9 @@ def _towers_plan(reader: CheckpointReader, options: GrowthOptions, recipe: Recip
     # a checkpoint's keys are read by the whole model's conversion mapping (a model in memory's are loaded names already),
     # from the names it stores (a RenamedReader's keys are seen renamed)
     saved = isinstance(reader.reader, (CheckpointReader, RenamedReader))
-    names = whole_names(skeleton_model(recipe, cls, reader.transformers_config()) if saved else None,
-                        getattr(reader.reader, "stored", None))
+    stored = getattr(reader.reader, "stored", None)
+    names = whole_names(model_facts(recipe, cls, reader.transformers_config(), map(stored or str, reader.tensors)) if saved else None,
+                        stored)
     plans, claimed = [], set()
     for t in towers:
         keys = by_prefix[t.sub] if t.prefix else \

@@ -1,4 +1,7 @@
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,10 @@ if "PYTEST_XDIST_WORKER" in os.environ:  # `make test` runs one worker per core:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 FULL = os.environ.get("HFGROW_FULL") == "1"
+
+if "HFGROW_CACHE" not in os.environ:  # the skeletons' cache (hfgrow.skeleton_cache): this run's own, not the user's
+    os.environ["HFGROW_CACHE"] = tempfile.mkdtemp(prefix="hfgrow-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["HFGROW_CACHE"], ignore_errors=True)
 
 
 def pytest_configure(config):
