@@ -50,6 +50,9 @@ LOSSY = ("gstack",)
 DEPTH, WIDTH = ("stackid", "depth"), ("width",)
 FRACTIONS = (0.25, 0.5)
 COLORS = {"stackid": "tab:blue", "depth": "tab:cyan", "gstack": "tab:green", "width": "tab:red", "both": "tab:purple"}
+LABELS = {"stackid": "exact depth ×2, stacked", "depth": "exact depth ×2, interleaved", "width": "exact width ×2",
+          "both": "exact width and depth ×2", "gstack": "G_stack depth ×2 (lossy)", "small": "2-block small model",
+          "smallw": "half-width small model", "smallb": "half-width 2-block small model"}
 TEXTS = {"docs": "prose (the Python documentation)", "code": "code (the Python standard library)"}
 SMOKE_RUNS = 13  # a smoke test's plan: the prose text's scratch and small sweeps, the three main growths at one lr
 
@@ -89,6 +92,7 @@ class ReuseRun:
     seed: int = 0
     corpus: str = "docs"
     convention: str = "copy"
+    optim: str = "fresh"  # grown runs: fresh (a new AdamW) | rec (the small AdamW state grown, hfgrow.param_groups, relaxed)
 
     @property
     def name(self) -> str:
@@ -96,7 +100,8 @@ class ReuseRun:
             return f"scratch/lr={self.lr:g}/cos/s{self.seed}"
         if self.kind in SMALLS:
             return f"{self.kind}/lr={self.lr:g}/own/s{self.seed}"
-        return f"{self.kind}+{self.frac:g}/lr={self.lr:g}/small={self.small_lr:g}/{self.symmetry}/s{self.seed}"
+        optim = "" if self.optim == "fresh" else f"+{self.optim}"
+        return f"{self.kind}+{self.frac:g}/lr={self.lr:g}/small={self.small_lr:g}/{self.symmetry}{optim}/s{self.seed}"
 
     @property
     def config_name(self) -> str:
@@ -113,21 +118,23 @@ def parse(name: str, corpus: str = "docs") -> ReuseRun:
     if parts[0] == "scratch" or parts[0] in SMALLS:
         return ReuseRun(parts[0], lr=lr, seed=seed, corpus=corpus)
     kind, _, frac = parts[0].partition("+")
-    return ReuseRun(kind, lr=lr, small_lr=float(parts[2].split("=")[1]), frac=float(frac), symmetry=parts[3], seed=seed,
-                    corpus=corpus)
+    symmetry, _, optim = parts[3].partition("+")
+    return ReuseRun(kind, lr=lr, small_lr=float(parts[2].split("=")[1]), frac=float(frac), symmetry=symmetry, seed=seed,
+                    corpus=corpus, optim=optim or "fresh")
 
 
 # -- the plan ----------------------------------------------------------------------------------------
 
 
-def plan(scale: tr.Scale) -> list[ReuseRun]:
+def plan(scale: tr.Scale, before: tuple[ReuseRun, ...] = ()) -> list[ReuseRun]:
     """Most important first: on the prose text seed 0, the scratch sweep, the small models' sweeps, the three main
-    operators at 25 % with the continuation lr swept, then at 50 %; seed 1; the code text; then the other operators."""
+    operators at 25 % with the continuation lr swept, then at 50 %; seed 1; the code text; then the other operators.
+    ``before``: runs put first."""
     def mid_first(lrs: tuple[float, ...]) -> list[float]:
         return sorted(lrs, key=lambda lr: abs(math.log(lr / lrs[len(lrs) // 2])))
 
     main = ("stackid", "width", "gstack")
-    runs = [ReuseRun("scratch", lr=lr) for lr in mid_first(sweep("scratch", scale))] + [ReuseRun("scratch", seed=1)]
+    runs = list(before) + [ReuseRun("scratch", lr=lr) for lr in mid_first(sweep("scratch", scale))] + [ReuseRun("scratch", seed=1)]
     runs += [ReuseRun(k, lr=lr) for pair in zip_longest(*(mid_first(sweep(k, scale)) for k in ("small", "smallw")))
              for lr, k in zip(pair, ("small", "smallw")) if lr]
     runs += [ReuseRun(k, lr=lr, frac=0.25) for lrs in zip_longest(*(mid_first(sweep(k, scale)) for k in main))
@@ -150,6 +157,22 @@ def plan(scale: tr.Scale) -> list[ReuseRun]:
             runs += [ReuseRun(k, frac=f, seed=seed, corpus=corpus) for f in FRACTIONS for k in ("depth", "both")]
             runs += [ReuseRun("width", frac=f, symmetry=s, seed=seed, corpus=corpus) for f in FRACTIONS for s in ("none", "noise")]
     return list(dict.fromkeys(runs))
+
+
+def first(scale: tr.Scale) -> tuple[ReuseRun, ...]:
+    """The CPU preset's runs put first, added after the plan's start had run (the runs done are skipped): the grown
+    optimizer state against a fresh AdamW at 25 %; the second seed of the best exact growths over the whole budget; the
+    stacked depth growth at the big model's lr over 50 % and 100 % (its lr was chosen at 25 %, where a run has less
+    time to recover from a larger lr's jump); over 70 % (over the whole budget the target was reached at 70 % at either
+    lr, as the cosine's decay set in); the code text's exact growths over the whole budget, then its scratch sweep."""
+    centre = scale.scratch_lrs[len(scale.scratch_lrs) // 2]
+    code_lrs = [lr for lr in sweep("scratch", scale) if lr != centre]
+    return tuple([ReuseRun("stackid", frac=0.25, optim="rec"), ReuseRun("width", frac=0.25, optim="rec"),
+                  ReuseRun("stackid", frac=1.0, seed=1), ReuseRun("width", frac=1.0, seed=1),
+                  ReuseRun("stackid", lr=centre, frac=0.5), ReuseRun("stackid", lr=centre, frac=1.0),
+                  ReuseRun("stackid", frac=0.7)]
+                 + [ReuseRun(k, frac=1.0, corpus="code") for k in ("stackid", "width")]
+                 + [ReuseRun("scratch", lr=lr, corpus="code") for lr in code_lrs[:2]])
 
 
 def best_lr(results: dict, names: dict[float, str]) -> float | None:
@@ -176,7 +199,7 @@ def resolve(run: ReuseRun, results: dict[str, dict], scale: tr.Scale) -> ReuseRu
         return None
     lr = run.lr or best_lr(docs, {lr: ReuseRun(swept, lr=lr, small_lr=swept_small.lr, frac=0.25).name for lr in sweep(swept, scale)})
     done = ReuseRun(run.kind, lr=lr or 0.0, small_lr=small.lr, frac=run.frac, symmetry=run.symmetry, seed=run.seed,
-                    corpus=run.corpus)
+                    corpus=run.corpus, optim=run.optim)
     return done if lr is not None and done.small_name in mine else None
 
 
@@ -190,9 +213,10 @@ def load_data(work: Path, scale: tr.Scale) -> dict:
     return {k: v.to(scale.device) for k, v in torch.load(work / "data.pt").items() if k != "select" or scale.select}
 
 
-def train_small(run: ReuseRun, work: Path, scale: tr.Scale) -> dict:
+def train_small(run: ReuseRun, work: Path, scale: tr.Scale, state_only: bool = False) -> dict:
     """A small model trained to the end of its own schedule (the big model's steps and batch), saved as a user's
-    checkpoint would be."""
+    checkpoint would be, with its AdamW state (``state_only``: a small model saved before the state was kept, trained
+    again to add it)."""
     import torch
     from transformers import LlamaForCausalLM
 
@@ -201,11 +225,21 @@ def train_small(run: ReuseRun, work: Path, scale: tr.Scale) -> dict:
     model = LlamaForCausalLM(tr.config(*small_shape(run.kind, scale), scale)).to(scale.device)
     own = scale.budget_steps * tr.flops_per_step(model, scale)
     curve = [tr.point(model, data, 0.0)]
-    tr.train(model, tr.adamw(model.parameters(), run.lr, scale), tr.Phase(0.0, 1.0, run.lr), data, scale, own, curve,
-             torch.Generator().manual_seed(1000 + run.seed))
+    opt = tr.adamw(model.parameters(), run.lr, scale)
+    tr.train(model, opt, tr.Phase(0.0, 1.0, run.lr), data, scale, own, curve, torch.Generator().manual_seed(1000 + run.seed))
     folder = work / run.name.replace("/", "_")
-    model.save_pretrained(folder.with_name(folder.name + ".tmp"))
-    os.replace(folder.with_name(folder.name + ".tmp"), folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    model.save_pretrained(tmp)
+    torch.save(opt.state_dict(), tmp / "optimizer.pt")  # what a user's trainer keeps: the rec continuation grows it
+    if state_only and folder.is_dir():  # retrained for its optimizer state: the weights must be the ones already grown
+        from safetensors.torch import load_file
+
+        old, new = (load_file(f / "model.safetensors") for f in (folder, tmp))
+        if old.keys() != new.keys() or any(not torch.equal(old[k], new[k]) for k in old):
+            raise RuntimeError(f"{run.name} retrained to other weights: not deterministic here")
+        os.replace(tmp / "optimizer.pt", folder / "optimizer.pt")
+        return {}
+    os.replace(tmp, folder)
     return {"curve": curve, "flops": own, "checkpoint": folder.name}
 
 
@@ -217,11 +251,21 @@ def grow_and_train(run: ReuseRun, work: Path, scale: tr.Scale, small_flops: floa
 
     data = load_data(work, scale)
     out = work / f"grown-{run.kind}-{run.symmetry}-{run.small_name.replace('/', '_')}"
-    tr.grow_folder(work / run.small_name.replace("/", "_"), out, grow_args(run.kind, scale), run)
+    small_folder = work / run.small_name.replace("/", "_")
+    tr.grow_folder(small_folder, out, grow_args(run.kind, scale), run)
     model = LlamaForCausalLM.from_pretrained(out).to(scale.device)
     curve = [tr.point(model, data, 0.0)]
-    tr.train(model, tr.adamw(model.parameters(), run.lr, scale), tr.Phase(0.0, 1.0, run.lr), data, scale,
-             run.frac * tr.budget_flops(scale), curve, torch.Generator().manual_seed(2000 + run.seed))
+    budget = run.frac * tr.budget_flops(scale)
+    opt, hooks = tr.adamw(model.parameters(), run.lr, scale), {}
+    if run.optim == "rec":  # hfgrow's recommendation: the small state grown, per-tensor multipliers relaxed over a quarter
+        if not (small_folder / "optimizer.pt").is_file():
+            train_small(parse(run.small_name, run.corpus), work, scale, state_only=True)
+        small = LlamaForCausalLM.from_pretrained(small_folder).to(scale.device)
+        state = torch.load(small_folder / "optimizer.pt", map_location=scale.device, weights_only=True)
+        steps = int(round(budget / tr.flops_per_step(model, scale)))
+        opt, hooks = tr.continuation(tr.Run(run.kind, continuation="rec"), model, small, state, scale, steps, run.lr)
+    tr.train(model, opt, tr.Phase(0.0, 1.0, run.lr, **hooks), data, scale, budget, curve,
+             torch.Generator().manual_seed(2000 + run.seed))
     return {"curve": curve, "small": run.small_name, "small_flops": small_flops, "grown_from_loss": None}
 
 
@@ -303,6 +347,7 @@ def grown_row(rs: list[dict], targets: dict[int, float], budget: float) -> dict:
     never = sorted(s for s, f in per_seed.items() if f["gap_nats"] is not None)
     gaps = [per_seed[s]["gap_nats"] for s in never]
     return {"final_loss": sum(r["curve"][-1][1] for r in rs) / len(rs), "seeds": len(rs), "paired_seeds": sorted(per_seed),
+            "small_config": rs[0]["small"].rsplit("/", 1)[0],
             "exact": parse(rs[0]["name"]).kind not in LOSSY, "loss_after_growth": sum(r["curve"][0][1] for r in rs) / len(rs),
             "small_final_loss": sum(r["grown_from_loss"] for r in rs) / len(rs),
             "small_flops_fraction": sum(r["small_flops"] for r in rs) / len(rs) / budget,
@@ -344,14 +389,19 @@ def summarise(results: dict) -> dict | None:
 
 
 def bests(configs: dict) -> dict:
-    """The best exact width, exact depth and lossy growth: the highest reuse saving, then the lowest final loss."""
+    """The best exact width, exact depth and lossy growth: the highest reuse saving, then the lowest final loss; with
+    its ``ceiling``, the fraction of the budget at which scratch first reaches the small model's final loss (the reuse
+    saving of a growth that, from its first step, learned as fast as scratch learns from that loss on)."""
     def pick(kinds: tuple[str, ...]) -> dict | None:
         mine = [c for c, r in configs.items() if "reuse_saving" in r and c.split("+")[0] in kinds]
         if not mine:
             return None
         c = max(mine, key=lambda c: (configs[c]["reuse_saving"] if configs[c]["reuse_saving"] is not None else -1.0,
                                      -configs[c]["final_loss"]))
-        return {"config": c, **{k: configs[c][k] for k in ("reuse_saving", "full_cost_saving", "gap_nats", "final_loss", "seeds")}}
+        reaches = configs.get(configs[c]["small_config"], {}).get("scratch_reaches_it_at", {}).values()
+        ceiling = sum(reaches) / len(reaches) if reaches and None not in reaches else None
+        return {"config": c, **{k: configs[c][k] for k in ("reuse_saving", "full_cost_saving", "gap_nats", "final_loss", "seeds")},
+                "ceiling": ceiling}
 
     return {"best_exact_width": pick(WIDTH), "best_exact_depth": pick(DEPTH), "best_exact_both": pick(("both",)),
             "best_lossy": pick(LOSSY)}
@@ -442,6 +492,14 @@ def table(data: dict) -> str:
     return "\n".join(rows)
 
 
+def label(r: dict) -> str:
+    """A grown run's legend entry in words."""
+    how = [f"continued over {r['frac']:.0%} of the budget", f"lr {r['lr']:g}"]
+    how += [] if r["symmetry"] == "split" else [f"symmetry {r['symmetry']}"]
+    how += ["grown optimizer state"] if r.get("optim", "fresh") == "rec" else []
+    return f"{LABELS[r['kind']]}, {', '.join(how)}"
+
+
 def plot(data: dict, path: Path) -> None:
     """Loss against FLOPs (fractions of the big model's budget), seed 0, one panel per text: the best scratch run, each
     small model used (its own training drawn left of 0, where the full-cost accounting starts) and each grown run (the
@@ -459,7 +517,7 @@ def plot(data: dict, path: Path) -> None:
         best: dict[str, dict] = {}
         for r in results.values():
             if r["seed"] == 0 and r["kind"] not in ("scratch",) + SMALLS:
-                key = f"{r['kind']}+{r['frac']:g} {r['symmetry']}"
+                key = f"{r['kind']}+{r['frac']:g} {r['symmetry']} {r.get('optim', 'fresh')}"
                 if key not in best or r["curve"][-1][1] < best[key]["curve"][-1][1]:
                     best[key] = r
         scratch = results.get(summary["best_scratch"] + "/s0")
@@ -469,11 +527,11 @@ def plot(data: dict, path: Path) -> None:
         for name in sorted({r["small"] for r in best.values()}):
             s = results[name]
             ax.plot([(p[0] - s["flops"]) / budget for p in s["curve"]], [p[1] for p in s["curve"]], lw=1.0, color="grey",
-                    ls="-" if name.startswith("small/") else "-.", label=f"{name.rsplit('/', 1)[0]} (its own training)")
+                    ls="-" if name.startswith("small/") else "-.", label=f"{LABELS[name.split('/')[0]]} (its own training)")
         for key, r in sorted(best.items(), key=lambda kv: (kv[1]["kind"], kv[1]["frac"], kv[0])):
             ax.plot([p[0] / budget for p in r["curve"]], [p[1] for p in r["curve"]], lw=1.3, color=COLORS.get(r["kind"]),
                     ls={0.25: ":", 0.5: "--"}.get(r["frac"], "-"), alpha=1.0 if r["symmetry"] == "split" else 0.5,
-                    label=f"{key}{' (lossy)' if r['kind'] in LOSSY else ''}, lr {r['lr']:g}")
+                    label=label(r))
         if target is not None:
             ax.axhline(target, color="grey", lw=0.8, ls=":")
         ax.axvline(0, color="grey", lw=0.6)
@@ -491,7 +549,7 @@ def main(args, scale: tr.Scale, preset: str) -> None:
     """--preset reuse (and its smoke and GPU variants): run the plan, or --plan / --table / --summarise."""
     json_path = Path(args.out) / f"training-{preset}.json"
     figure = tr.ROOT / "docs" / "training-reuse.png" if preset == "reuse" else json_path.with_suffix(".png")
-    runs = plan(scale)[:SMOKE_RUNS] if preset.endswith("-smoke") else plan(scale)
+    runs = plan(scale)[:SMOKE_RUNS] if preset.endswith("-smoke") else plan(scale, first(scale) if preset == "reuse" else ())
     if args.plan:
         print("\n".join(f"{r.corpus}:{r.name}" for r in runs))
     elif args.table:

@@ -144,7 +144,8 @@ def test_settings_are_chosen_only_once_their_sweep_has_finished():
 
 def test_names_parse_back():
     for run in (reuse.ReuseRun("scratch", lr=2e-3, seed=1, corpus="code"), reuse.ReuseRun("smallw", lr=8e-3),
-                reuse.ReuseRun("width", lr=1e-3, small_lr=4e-3, frac=0.5, symmetry="noise", seed=1, corpus="code")):
+                reuse.ReuseRun("width", lr=1e-3, small_lr=4e-3, frac=0.5, symmetry="noise", seed=1, corpus="code"),
+                reuse.ReuseRun("stackid", lr=1e-3, small_lr=4e-3, frac=1.0, seed=1, optim="rec")):
         assert reuse.parse(run.name, run.corpus) == run
 
 
