@@ -16,7 +16,6 @@ import json
 import math
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -301,11 +300,15 @@ def _compare(small: Path, big: Path, small_adapter: Path, big_adapter: Path, pla
 def _copy_card(card: Path | None, out: Path, base_path: str) -> None:
     """The source adapter's model card (a file the policy approved), its front matter's ``base_model`` (and PEFT's
     ``base_model:adapter:`` tag) naming the grown base; a card larger than CARD_LIMIT, or not UTF-8, is copied as it is."""
+    from .checkpoint import copy_files, source_file
+
     if card is None:
         return
-    if card.stat().st_size <= CARD_LIMIT:
+    with source_file(card) as (f, status):  # the one opener: never a link or a FIFO swapped in since the check
+        data = f.read(CARD_LIMIT + 1) if status.st_size <= CARD_LIMIT else b""
+    if 0 < len(data) <= CARD_LIMIT:
         try:
-            text = card.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
         if text is not None and text.startswith("---\n") and "\n---" in text[4:]:
@@ -315,7 +318,7 @@ def _copy_card(card: Path | None, out: Path, base_path: str) -> None:
                           head, flags=re.M)  # PEFT's tag naming the base
             out.write_text("---\n" + head + "\n---" + rest, encoding="utf-8")
             return
-    shutil.copyfile(card, out)
+    copy_files({out.name: card}, out.parent)
 
 
 class PeftAdapters(Component):
