@@ -83,7 +83,6 @@ def test_source_json_behind_a_fifo_is_refused_at_once(tmp_path):
     waits for a writer."""
     import os
     import signal
-    import time
 
     from hfgrow.checkpoint import read_config
     from hfgrow.errors import GrowthError
@@ -95,10 +94,8 @@ def test_source_json_behind_a_fifo_is_refused_at_once(tmp_path):
     previous = signal.signal(signal.SIGALRM, waited)
     signal.alarm(5)  # a blocked open() is interrupted: the test fails rather than hangs
     try:
-        started = time.perf_counter()
         with pytest.raises(GrowthError, match="no longer a regular file"):
             read_config(tmp_path / "config.json")
-        assert time.perf_counter() - started < 1
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
