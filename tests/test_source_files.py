@@ -99,3 +99,54 @@ def test_source_json_behind_a_fifo_is_refused_at_once(tmp_path):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("how", ["link out", "fifo"])
+def test_an_adapter_card_swapped_after_its_approval_is_refused(tmp_path, monkeypatch, how):
+    """The adapter's README.md was read and copied by path after the policy approved it: a link out of the source
+    swapped in since was followed (the outside file copied into the grown adapter), a FIFO hung the growth. Now the card
+    is read through the one opener: refused in one line, nothing written, the outside file untouched."""
+    import os
+    import signal
+
+    import safetensors.torch
+
+    import hfgrow
+    import hfgrow.view as view
+    from hfgrow.errors import GrowthError
+    from test_adapters import LLAMA, make_adapter
+
+    src = build_model(tmp_path / "small", "LlamaForCausalLM")
+    adapter = make_adapter(src, tmp_path / "lora", **LLAMA)
+    card, outside = adapter / "README.md", tmp_path / "outside.md"
+    outside.write_text("---\nbase_model: secret\n---\nthe outside file\n")
+    written, approve, save = [], view.adapter_files, safetensors.torch.save_file
+
+    def saved(tensors, path, **kwargs):  # the grown adapter's weights are written: its card comes next
+        written.append(Path(path).name == "adapter_model.safetensors")
+        return save(tensors, path, **kwargs)
+
+    def approved(folder):  # the card's approval, then the swap, before the card is read
+        files = approve(folder)
+        if any(written) and card.is_file() and not card.is_symlink():
+            card.unlink()
+            card.symlink_to(outside) if how == "link out" else os.mkfifo(card)
+        return files
+
+    def waited(*_):
+        raise TimeoutError("the card's read waited for a writer")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", saved)
+    monkeypatch.setattr(view, "adapter_files", approved)
+    previous = signal.signal(signal.SIGALRM, waited)
+    signal.alarm(20)  # a blocked read is interrupted: the test fails rather than hangs
+    try:
+        with pytest.raises(GrowthError) as refusal:
+            hfgrow.grow(src, tmp_path / "outs" / "big", factor=2, adapters=[str(adapter)], verify=False)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(str(refusal.value).splitlines()) == 1
+    assert ("a link" if how == "link out" else "no longer a regular file") in str(refusal.value), refusal.value
+    assert any(written) and not (tmp_path / "outs" / "big").exists()
+    assert outside.read_text().endswith("the outside file\n")
