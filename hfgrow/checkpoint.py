@@ -625,11 +625,13 @@ def read_source_json(real: Path, what: str) -> Any:
 
 def copy_files(files: dict[str, Path], folder: Path) -> None:
     """Copy each real path (symlinks already resolved and checked) to ``folder/name``, opened by :func:`open_source`:
-    never through a link that appeared since, never waiting on a FIFO swapped in after the check."""
+    never through a link that appeared since, never waiting on a FIFO swapped in after the check. The copy keeps the
+    permission bits and times of the file it read (from the open file, never from the path again)."""
     for name, real in files.items():
-        with source_file(real) as (f, _), open(folder / name, "wb") as g:
+        with source_file(real) as (f, status), open(folder / name, "wb") as g:
             shutil.copyfileobj(f, g)
-        shutil.copystat(real, folder / name)
+            os.fchmod(g.fileno(), stat.S_IMODE(status.st_mode))
+        os.utime(folder / name, ns=(status.st_atime_ns, status.st_mtime_ns), follow_symlinks=False)
 
 
 def format_size(n: int) -> str:

@@ -511,3 +511,32 @@ def test_copy_files_refuses_a_fifo_swapped_in_after_the_check(tmp_path):
     with pytest.raises(GrowthError, match="no longer a regular file"):
         copy_files({"vocab.txt": tmp_path / "vocab.txt"}, tmp_path / "out")
     assert not (tmp_path / "out" / "vocab.txt").exists()
+
+
+def test_copy_files_keeps_the_mode_and_times_of_the_file_it_read(tmp_path, monkeypatch):
+    """A copied file (a tokenizer's, a card) keeps the permission bits and times of the file whose bytes it holds, taken
+    from the open file: a file swapped in at the path during the copy lends it neither (they were copied by path)."""
+    import os
+    import shutil
+    import stat
+
+    from hfgrow.checkpoint import copy_files
+
+    (tmp_path / "out").mkdir()
+    vocab, other = tmp_path / "vocab.txt", tmp_path / "other.txt"
+    vocab.write_text("the approved file\n")
+    os.chmod(vocab, 0o640)
+    os.utime(vocab, ns=(1_000_000_000, 2_000_000_000))
+    other.write_text("swapped in\n")
+    os.chmod(other, 0o604)
+    copy = shutil.copyfileobj
+
+    def swapping(f, g, *args):
+        copy(f, g, *args)
+        os.replace(other, vocab)  # the path now names another file
+
+    monkeypatch.setattr(shutil, "copyfileobj", swapping)
+    copy_files({"vocab.txt": vocab}, tmp_path / "out")
+    copied = tmp_path / "out" / "vocab.txt"
+    assert copied.read_text() == "the approved file\n"
+    assert stat.S_IMODE(copied.stat().st_mode) == 0o640 and copied.stat().st_mtime_ns == 2_000_000_000
