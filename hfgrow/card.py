@@ -83,8 +83,8 @@ small one trained alone (docs/training.md, "Does growth save compute?": a 4-bloc
 seeds), both ended level, 0.025 nats below the big model trained from scratch at its best learning rate, saving 18–19 %
 of the FLOPs (G_stack's lossy stacking: 21 %); keep the small model's schedule and peak learning rate after growth (half
 of it ended worse). Grown from a small model trained to the end of its schedule, the benchmark's exact depth growth
-reached the big model's scratch loss with 34–60 % fewer FLOPs (prose, code) and exact width growth with 8–14 %, not
-counting the small model's training; the loss reached it only as the continued run's learning rate decayed, so a
+reached the big model's scratch loss with 42–63 % fewer FLOPs (prose, code; 2 seeds) and exact width growth with
+14–16 %, not counting the small model's training; the loss reached it only as the continued run's learning rate decayed, so a
 continuation just long enough saves most.
 """
     return ModelCard(body)
