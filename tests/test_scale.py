@@ -44,7 +44,9 @@ def larger_than_budget(tmp_path_factory):
 
 
 def run_limited(*args):
-    env = dict(os.environ, OMP_NUM_THREADS="2")  # each thread's stack counts: the same budget on any machine
+    # each thread's stack counts: the same budget on any machine; threads that sleep when idle (OpenMP's default spins
+    # first: with the other test worker on the second core, the spinning took two thirds of this run's CPU, 39 s of 57)
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_WAIT_POLICY="PASSIVE")
     return subprocess.run([sys.executable, "-c", LIMITED, str(BUDGET), *map(str, args)], capture_output=True, text=True,
                           timeout=300, env=env)
 
