@@ -170,7 +170,7 @@ CONVENTIONS = [("orthogonal", "noise"), ("copy", "split"), ("orthogonal", "none"
 # `make test`: each class with one convention and symmetry, taken in turn (each pair on two or three classes); the rest of
 # the matrix, the same checks on more classes, is exhaustive
 @pytest.mark.parametrize("cls,options,convention,symmetry", [
-    pytest.param(*case, *pair, marks=() if i % len(CONVENTIONS) == j else pytest.mark.exhaustive)
+    pytest.param(*case, *pair, marks=() if i % len(CONVENTIONS) == j else pytest.mark.exhaustive, id="-".join((*pair, case[0])))
     for i, case in enumerate(COMBINED) for j, pair in enumerate(CONVENTIONS)])
 def test_combinations_across_families(tmp_path, cls, options, convention, symmetry):
     if cls.startswith("Bert"):
