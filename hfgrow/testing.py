@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from .recipes import TINY  # each family's tiny configuration, declared beside its recipe (recipes/*.py)
+from .redrawn import built_for_redrawing
 from .verification import SENTENCES
 
 TINY_BERT = dict(
@@ -129,47 +130,11 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     torch.manual_seed(seed)
     config = config_cls(**config)
     config._experts_implementation = "eager"  # mixtures of experts: the reference kernels (any width, float64)
-    model = _built_for_randomize(model_cls, config)
+    model = built_for_redrawing(model_cls, config)
     if model is None:  # a parameter frozen: its initial value is transformers' (Whisper's sinusoidal positions)
         torch.manual_seed(seed)
         model = model_cls(config)
     return randomize_(model, seed)
-
-
-class _FrozenParameter(Exception):
-    """A parameter frozen in a model under construction: its initial value is the initialisation's."""
-
-
-def _built_for_randomize(model_cls: Any, config: Any) -> torch.nn.Module | None:
-    """``model_cls(config)`` with torch's and transformers' random initialisation skipped for the parameters, which
-    :func:`randomize_` draws anew, every one (about 40% less CPU per build); None where one is frozen."""
-    from transformers import PreTrainedModel, initialization
-
-    register, post_init = torch.nn.Module.register_parameter, PreTrainedModel.post_init
-    skipped: list[torch.nn.Parameter] = []
-
-    def marking(self: torch.nn.Module, name: str, param: torch.nn.Parameter | None) -> None:
-        register(self, name, param)
-        if param is not None and param.requires_grad and not hasattr(param, "_is_hf_initialized"):
-            param._is_hf_initialized = True  # transformers' flag: its init functions leave the tensor as it is
-            skipped.append(param)
-
-    def checked(self: PreTrainedModel) -> None:
-        if any(not p.requires_grad for p in skipped):
-            raise _FrozenParameter
-        post_init(self)
-
-    torch.nn.Module.register_parameter, PreTrainedModel.post_init = marking, checked
-    try:
-        with initialization.guard_torch_init_functions():
-            model = model_cls(config)
-        return None if any(not p.requires_grad for p in skipped) else model
-    except _FrozenParameter:
-        return None
-    finally:
-        torch.nn.Module.register_parameter, PreTrainedModel.post_init = register, post_init
-        for p in skipped:
-            p.__dict__.pop("_is_hf_initialized", None)
 
 
 def _needs_is_decoder(model_cls: Any) -> bool:
