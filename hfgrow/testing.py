@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from .recipes import TINY  # each family's tiny configuration, declared beside its recipe (recipes/*.py)
+from .redrawn import built_for_redrawing
 from .verification import SENTENCES
 
 TINY_BERT = dict(
@@ -129,7 +130,11 @@ def make_model(cls: str, seed: int = 0, model_type: str | None = None, **overrid
     torch.manual_seed(seed)
     config = config_cls(**config)
     config._experts_implementation = "eager"  # mixtures of experts: the reference kernels (any width, float64)
-    return randomize_(model_cls(config), seed)
+    model = built_for_redrawing(model_cls, config)
+    if model is None:  # a parameter frozen: its initial value is transformers' (Whisper's sinusoidal positions)
+        torch.manual_seed(seed)
+        model = model_cls(config)
+    return randomize_(model, seed)
 
 
 def _needs_is_decoder(model_cls: Any) -> bool:

@@ -6,6 +6,9 @@ with torch.distributed.checkpoint, and the resumption of the grown checkpoint.
     torchrun --nproc_per_node 2 tests/dcp_worker.py save-accelerate CKPT RESULTS    # the same through accelerate's
     torchrun --nproc_per_node 2 tests/dcp_worker.py resume-accelerate BIG RESULTS   # FSDP2 save_state / load_state
 
+Several commands in one launch run in turn (``save CKPT RESULTS save-accelerate CKPT2 RESULTS2``): each launch starts
+three interpreters that import torch and transformers, most of what a tiny run costs.
+
 accelerate turns FSDP on only with GPUs, so its ``Accelerator.save_state`` and ``load_state`` are run here as they run
 with FSDP2 and a sharded state dict: its own ``save_fsdp_model``, ``save_fsdp_optimizer`` and
 ``save_accelerator_state`` (and the ``load_`` ones), on the same FSDP2 model.
@@ -150,8 +153,9 @@ def resume(big: Path, results: Path, engine: str = "torch") -> None:
 if __name__ == "__main__":
     dist.init_process_group("gloo")
     try:
-        command, _, engine = sys.argv[1].partition("-")
-        {"save": save, "resume": resume}[command](Path(sys.argv[2]), Path(sys.argv[3]), engine or "torch")
-        dist.barrier()
+        for at in range(1, len(sys.argv), 3):  # COMMAND FOLDER RESULTS, as many times as given
+            command, _, engine = sys.argv[at].partition("-")
+            {"save": save, "resume": resume}[command](Path(sys.argv[at + 1]), Path(sys.argv[at + 2]), engine or "torch")
+            dist.barrier()
     finally:
         dist.destroy_process_group()

@@ -45,21 +45,50 @@ def relative(a, b):
     return float((a - b).abs().max() / b.abs().max())
 
 
-def saved_and_grown(tmp, save):
-    """The checkpoint a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks saves (``save``: the worker's command),
-    grown ×2 with plain copies: (folder, results, the CLI's result)."""
-    results = tmp / "results"
-    results.mkdir()
-    torchrun(2, save, tmp / "ckpt", results)
+def grown(tmp):
+    """The FSDP2 checkpoint in ``tmp``/ckpt grown ×2 with plain copies: (folder, results, the CLI's result)."""
     result = cli(tmp / "ckpt", "--factor", "2", "--symmetry", "none", "--out", tmp / "big")
     assert result.exit_code == 0, result.output
-    return tmp, results, result
+    return tmp, tmp / "results", result
 
 
 @pytest.fixture(scope="module")
-def fsdp_run(tmp_path_factory):
-    """dcp.save of get_state_dict's model and optimizer state, with a step, a loader's state and RNG beside them."""
-    return saved_and_grown(tmp_path_factory.mktemp("dcp"), "save")
+def fsdp_runs(tmp_path_factory):
+    """The checkpoints a tiny Llama trained 3 AdamW steps with FSDP2 on 2 ranks saves, each grown: dcp.save's of
+    get_state_dict's model and optimizer state, with a step, a loader's state and RNG beside them ("save"), and
+    accelerate's FSDP2 save_state folder (the model's DCP, the optimizer's, RNG and scheduler files) of the same run
+    ("save-accelerate"). One torchrun launch saves both: a launch's three interpreters' imports are most of its cost."""
+    folders = {save: tmp_path_factory.mktemp(name) for save, name in (("save", "dcp"), ("save-accelerate", "accelerate"))}
+    for tmp in folders.values():
+        (tmp / "results").mkdir()
+    torchrun(2, *(arg for save, tmp in folders.items() for arg in (save, tmp / "ckpt", tmp / "results")))
+    return {save: grown(tmp) for save, tmp in folders.items()}
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(fsdp_runs):
+    return fsdp_runs["save"]
+
+
+@pytest.fixture(scope="module")
+def accelerate_run(fsdp_runs):
+    return fsdp_runs["save-accelerate"]
+
+
+def resume_both(fsdp_runs, ranks):
+    """Both grown checkpoints resumed on ``ranks`` ranks in one torchrun launch, their results beside each run's."""
+    torchrun(ranks, *(arg for save, (tmp, results, _) in fsdp_runs.items()
+                      for arg in (save.replace("save", "resume"), tmp / "big", results)))
+
+
+@pytest.fixture(scope="module")
+def resumed_on_2(fsdp_runs):
+    resume_both(fsdp_runs, 2)
+
+
+@pytest.fixture(scope="module")
+def resumed_on_4(fsdp_runs):
+    resume_both(fsdp_runs, 4)
 
 
 def check_resumed(results, ranks, engine="torch"):
@@ -74,31 +103,22 @@ def check_resumed(results, ranks, engine="torch"):
     assert all(torch.isfinite(torch.tensor(resumed["losses"])))
 
 
-def test_fsdp2_checkpoint_grows_and_resumes_on_2_ranks(fsdp_run):
+def test_fsdp2_checkpoint_grows_and_resumes_on_2_ranks(fsdp_run, resumed_on_2):
     tmp, results, result = fsdp_run
     assert result.stdout.strip().endswith("PASS")
     assert "torch distributed checkpoint: grew 21 model tensors, 42 optimizer moments" in result.output
     report = json.loads((tmp / "big" / "growth_report.json").read_text())
     assert report["verification"]["passed"] and report["verification"]["max_rel"] < 1e-5
     assert not (tmp / "big" / ".hfgrow-views").exists() and not list((tmp / "big").glob("*.safetensors"))
-    torchrun(2, "resume", tmp / "big", results)
-    check_resumed(results, 2)
+    check_resumed(results, 2)  # resumed by the fixture (both runs in one launch)
 
 
 @pytest.mark.exhaustive
-def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run):
-    tmp, results, _ = fsdp_run
-    torchrun(4, "resume", tmp / "big", results)
-    check_resumed(results, 4)
+def test_fsdp2_checkpoint_resumes_resharded_on_4_ranks(fsdp_run, resumed_on_4):
+    check_resumed(fsdp_run[1], 4)
 
 
-@pytest.fixture(scope="module")
-def accelerate_run(tmp_path_factory):
-    """accelerate's FSDP2 save_state folder (the model's DCP, the optimizer's, RNG and scheduler files) of the same run."""
-    return saved_and_grown(tmp_path_factory.mktemp("accelerate"), "save-accelerate")
-
-
-def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run):
+def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run, resumed_on_2):
     tmp, results, result = accelerate_run
     assert result.stdout.strip().endswith("PASS")
     assert "torch distributed checkpoint: grew 21 model tensors, 42 optimizer moments" in result.output
@@ -106,17 +126,14 @@ def test_accelerate_fsdp2_save_state_grows_and_resumes_on_2_ranks(accelerate_run
     assert sorted(p.name for p in big.iterdir() if p.is_dir()) == ["optimizer_0", "pytorch_model_fsdp_0"]
     for name in ("random_states_0.pkl", "random_states_1.pkl", "scheduler.bin"):  # copied as bytes
         assert (big / name).read_bytes() == (tmp / "ckpt" / name).read_bytes()
-    torchrun(2, "resume-accelerate", big, results)
-    check_resumed(results, 2, "accelerate")
+    check_resumed(results, 2, "accelerate")  # resumed by the fixture (both runs in one launch)
     result = cli(tmp / "ckpt", "--factor", "2", "--to", "hf", "--out", tmp / "hf", "-q")  # the model alone
     assert result.exit_code == 0 and not list((tmp / "hf").glob("random_states_*")), result.output
 
 
 @pytest.mark.exhaustive
-def test_accelerate_fsdp2_save_state_resumes_resharded_on_4_ranks(accelerate_run):
-    tmp, results, _ = accelerate_run
-    torchrun(4, "resume-accelerate", tmp / "big", results)
-    check_resumed(results, 4, "accelerate")
+def test_accelerate_fsdp2_save_state_resumes_resharded_on_4_ranks(accelerate_run, resumed_on_4):
+    check_resumed(accelerate_run[1], 4, "accelerate")
 
 
 # --- single-process checkpoints: the bridges and the refusals -----------------------------------------

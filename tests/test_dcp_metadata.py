@@ -357,60 +357,77 @@ def test_the_decoder_refuses_what_no_metadata_does(data, words):
 
 
 SWAP_AFTER_APPROVAL = """
-import os, shutil, sys, time
+import json, os, shutil, sys, time
 from pathlib import Path
 import hfgrow.dcp
 from click.testing import CliRunner
 from hfgrow.cli import main
 
-src, how, aside = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 approved = hfgrow.dcp.read_metadata
 
-def then_swapped(root, folder):  # every storage file replaced once the policy approved it
-    metadata = approved(root, folder)
-    for f in sorted(folder.glob("*.distcp")):
-        moved = aside / f.name
-        shutil.move(f, moved)
-        if how == "link out":
-            f.symlink_to(moved)  # its bytes, outside the source
-        elif how == "fifo":
-            os.mkfifo(f)  # a read would wait forever for a writer
-        else:
-            shutil.copy(moved, f)  # the same bytes in a new inode
-    return metadata
+def swapping(how, aside):
+    def then_swapped(root, folder):  # every storage file replaced once the policy approved it
+        metadata = approved(root, folder)
+        for f in sorted(folder.glob("*.distcp")):
+            moved = aside / f.name
+            shutil.move(f, moved)
+            if how == "link out":
+                f.symlink_to(moved)  # its bytes, outside the source
+            elif how == "fifo":
+                os.mkfifo(f)  # a read would wait forever for a writer
+            else:
+                shutil.copy(moved, f)  # the same bytes in a new inode
+        return metadata
+    return then_swapped
 
-hfgrow.dcp.read_metadata = then_swapped
-started = time.perf_counter()
-result = CliRunner().invoke(main, [str(src), "--out", str(src.parent / "out"), "--no-verify", "-q"])
-print(result.exit_code, round(time.perf_counter() - started, 3))
-print(result.output, end="")
+for src, how, aside in zip(*[iter(sys.argv[1:])] * 3):  # SOURCE HOW ASIDE, case after case
+    src = Path(src)
+    hfgrow.dcp.read_metadata = swapping(how, Path(aside))
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, [str(src), "--out", str(src.parent / "out"), "--no-verify", "-q"])
+    print(json.dumps({"how": how, "code": result.exit_code, "seconds": round(time.perf_counter() - started, 3),
+                      "output": result.output}), flush=True)
 """
+SWAPS = {"link out": "a link (swapped in after it was checked)", "fifo": "is no longer a regular file",
+         "another file": "was replaced after it was checked"}
 
 
-@pytest.mark.parametrize("how,says", [("link out", "a link (swapped in after it was checked)"),
-                                      ("fifo", "is no longer a regular file"),
-                                      ("another file", "was replaced after it was checked")])
-def test_a_storage_file_swapped_after_its_approval_is_refused(source, tmp_path, how, says):
-    """The storage files were opened with plain open() after the policy approved their paths: a link out of the source
-    swapped in meanwhile was followed (the outside bytes grown, exit 0), a FIFO hung the read, another file was read as
-    the one checked. Each is refused in one line, exit 2, nothing written (in a subprocess: a hang fails the test)."""
+@pytest.fixture(scope="module")
+def swapped(source, tmp_path_factory):
+    """Each case of SWAPS grown from its own copy of the source, all in one subprocess (a hang fails the tests; one
+    interpreter's imports of torch and transformers for the three): {how: (its folder, its run or None, stderr)}."""
+    import json
     import subprocess
     import sys
 
-    src = copy_of(source, tmp_path)
-    aside = tmp_path / "outside"
-    aside.mkdir()
+    folders = {how: tmp_path_factory.mktemp("swap") for how in SWAPS}
+    for tmp in folders.values():
+        copy_of(source, tmp)
+        (tmp / "outside").mkdir()
+    args = [arg for how, tmp in folders.items() for arg in (tmp / "src", how, tmp / "outside")]
     try:
-        run = subprocess.run([sys.executable, "-c", SWAP_AFTER_APPROVAL, str(src), how, str(aside)], capture_output=True,
-                             text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{how}: the growth hung")
-    status, output = run.stdout.split("\n", 1)
-    code, seconds = status.split()
-    line = refused(type("Result", (), {"exit_code": int(code), "output": output})(), says)
-    assert str(aside) not in line
-    assert float(seconds) < 60, seconds  # the growth's own imports included, on a loaded machine
-    nothing_written(tmp_path)
+        run = subprocess.run([sys.executable, "-c", SWAP_AFTER_APPROVAL, *map(str, args)], capture_output=True, text=True,
+                             timeout=180)
+        stdout, stderr = run.stdout, run.stderr
+    except subprocess.TimeoutExpired as e:  # what it printed before: the cases that finished
+        stdout, stderr = (e.stdout or b"").decode(), "(timed out)"
+    runs = {r["how"]: r for r in map(json.loads, filter(None, stdout.splitlines()))}
+    return {how: (tmp, runs.get(how), stderr[-2000:]) for how, tmp in folders.items()}
+
+
+@pytest.mark.xdist_group("dcp-swaps")  # one worker runs the subprocess of the three
+@pytest.mark.parametrize("how", SWAPS)
+def test_a_storage_file_swapped_after_its_approval_is_refused(swapped, how):
+    """The storage files were opened with plain open() after the policy approved their paths: a link out of the source
+    swapped in meanwhile was followed (the outside bytes grown, exit 0), a FIFO hung the read, another file was read as
+    the one checked. Each is refused in one line, exit 2, nothing written (in a subprocess: a hang fails the test)."""
+    tmp, run, stderr = swapped[how]
+    if run is None:
+        pytest.fail(f"{how}: the growth hung or failed (or one before it in the same subprocess did): {stderr}")
+    line = refused(type("Result", (), {"exit_code": run["code"], "output": run["output"]})(), SWAPS[how])
+    assert str(tmp / "outside") not in line
+    assert run["seconds"] < 60, run["seconds"]  # the growth's own imports included, on a loaded machine
+    nothing_written(tmp)
 
 
 # --- a storage slice's zip checked as data before torch's weights-only loader reads it ---------------------------------

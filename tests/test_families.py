@@ -882,7 +882,9 @@ def test_opt_with_projected_embeddings(tmp_path, cls, k, attention):
         hfgrow.grow(src, tmp_path / "c", hidden_size=24)
 
 
-@pytest.mark.parametrize("cls", CLASSES["bart"] + CLASSES["mbart"])
+# `make test`: each family's encoder-decoder and decoder-only classes; its other heads, the same check, are exhaustive
+@pytest.mark.parametrize("cls", [cls if cls.endswith(("ForConditionalGeneration", "ForCausalLM")) else
+                                 pytest.param(cls, marks=pytest.mark.exhaustive) for cls in CLASSES["bart"] + CLASSES["mbart"]])
 @pytest.mark.parametrize("k", [2, 3])
 def test_bart_decoder_ffn_of_its_own(tmp_path, cls, k):
     """encoder_ffn_dim 24, decoder_ffn_dim 32: --factor grows both ×k; an --intermediate-size that is a whole multiple

@@ -155,7 +155,7 @@ def test_copies_diverge_after_one_step_unless_plain(tmp_path, symmetry):
         assert _copy_gap(model, ids) > 1e-4
 
 
-@pytest.mark.parametrize("cls,options", [
+COMBINED = [
     ("GPT2LMHeadModel", dict(hidden_size=24, layers=3)),
     ("T5ForConditionalGeneration", dict(hidden_size=24, num_heads=3, layers=3)),
     ("MT5ForConditionalGeneration", dict(factor=2, attention="head-dim", layers=3)),
@@ -163,8 +163,15 @@ def test_copies_diverge_after_one_step_unless_plain(tmp_path, symmetry):
     ("BertForTokenClassification", dict(factor=2)),
     ("MistralForCausalLM", dict(hidden_size=24, num_heads=6, layers=4, insert_at="1,1")),
     ("Qwen2ForCausalLM", dict(factor=3, attention="head-dim", layers=3)),
-])
-@pytest.mark.parametrize("convention,symmetry", [("orthogonal", "noise"), ("copy", "split"), ("orthogonal", "none")])
+]
+CONVENTIONS = [("orthogonal", "noise"), ("copy", "split"), ("orthogonal", "none")]
+
+
+# `make test`: each class with one convention and symmetry, taken in turn (each pair on two or three classes); the rest of
+# the matrix, the same checks on more classes, is exhaustive
+@pytest.mark.parametrize("cls,options,convention,symmetry", [
+    pytest.param(*case, *pair, marks=() if i % len(CONVENTIONS) == j else pytest.mark.exhaustive, id="-".join((*pair, case[0])))
+    for i, case in enumerate(COMBINED) for j, pair in enumerate(CONVENTIONS)])
 def test_combinations_across_families(tmp_path, cls, options, convention, symmetry):
     if cls.startswith("Bert"):
         src = build_bert(tmp_path / "small", cls, tokenizer=False, vocab_size=97)
@@ -280,13 +287,17 @@ def test_hidden_size_alone_infers_the_heads(tmp_path, cls, small, hidden, heads)
     assert ((a - b).abs().max() / a.abs().max()).item() <= 1e-5
 
 
-@pytest.mark.parametrize("cls", ["LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM"])
-@pytest.mark.parametrize("kv,heads,kv_option,big_kv", [
-    (1, 6, None, 2),  # 4 query heads on 1 KV head → 6 heads: groups of 3 (nearest to 4) on 2 copies of the KV head
-    (1, 6, 1, 1),  # the KV head kept: its 4 query heads copied unevenly (2, 2, 1, 1) into one group of 6
-    (2, 6, 6, 6),  # KV heads grow by 3, query heads by 1.5: one query head per KV head
-    (2, 10, None, 5),  # groups of 2 kept
-])
+GQA = ["LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM"]
+
+
+# `make test`: each head count on one class, the classes taken in turn; the same counts on the other two are exhaustive
+@pytest.mark.parametrize("cls,kv,heads,kv_option,big_kv", [
+    pytest.param(cls, *case, marks=() if GQA[i % len(GQA)] == cls else pytest.mark.exhaustive) for i, case in enumerate([
+        (1, 6, None, 2),  # 4 query heads on 1 KV head → 6 heads: groups of 3 (nearest to 4) on 2 copies of the KV head
+        (1, 6, 1, 1),  # the KV head kept: its 4 query heads copied unevenly (2, 2, 1, 1) into one group of 6
+        (2, 6, 6, 6),  # KV heads grow by 3, query heads by 1.5: one query head per KV head
+        (2, 10, None, 5),  # groups of 2 kept
+    ]) for cls in GQA])
 def test_gqa_any_head_count_transformers_accepts(tmp_path, cls, kv, heads, kv_option, big_kv):
     small = build_model(tmp_path / "small", cls, hidden_size=64, num_attention_heads=4, num_key_value_heads=kv, head_dim=16)
     report = check(small, tmp_path / "big", hidden_size=16 * heads, num_kv_heads=kv_option)

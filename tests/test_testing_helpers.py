@@ -71,3 +71,24 @@ def test_the_sources_compile_without_warnings():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             compile(path.read_text(), str(path), "exec")
+
+
+@pytest.mark.parametrize("cls", ["LlamaForCausalLM", "T5ForConditionalGeneration", "GPT2DoubleHeadsModel",
+                                 "WhisperForConditionalGeneration", "Qwen2AudioForConditionalGeneration"])
+def test_a_build_without_the_initialisation_randomize_overwrites_is_the_same_model(monkeypatch, cls):
+    """make_model skips the random initialisation of every parameter randomize_ draws anew (hfgrow.redrawn): the model
+    is the one transformers' own build gives, bit for bit, frozen tables included (Whisper's sinusoidal positions are
+    set by its init; Qwen2-Audio's are drawn by it)."""
+    import torch
+
+    from hfgrow import testing
+
+    def state(model):
+        return {**dict(model.named_parameters(remove_duplicate=False)), **dict(model.named_buffers(remove_duplicate=False))}
+
+    fast = state(testing.make_model(cls))
+    monkeypatch.setattr(testing, "built_for_redrawing", lambda model_cls, config: None)  # transformers' own build
+    own = state(testing.make_model(cls))
+    assert fast.keys() == own.keys()
+    assert all(fast[k].dtype == own[k].dtype and torch.equal(fast[k], own[k]) for k in own), [
+        k for k in own if not torch.equal(fast[k], own[k])][:5]
