@@ -126,8 +126,9 @@ class Expansion:
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
+        first = w.new_empty(w.shape)  # contiguous, whatever w's strides (a broadcast view: see grow_tensor)
         for c in range(k // 2):  # computed where the tensor is contiguous (a strided bf16 addcmul is 4× slower), then
-            first = self._split_share(w, (axis, axis + 2), shares)  # copied into the (strided) copies
+            self._split_share(w, (axis, axis + 2), shares, out=first)  # copied into the (strided) copies
             out.select(axis + 1, 2 * c + 1).copy_(first)
             out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
         if k % 2:  # a unit's odd copy out stays plain
@@ -311,8 +312,13 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         # the one split_ makes at its place in the grown tensor
         fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
         rest = {i: tiling for i, tiling in tilings.items() if i not in fused}
-        t = _tile(t, rest) if rest or not fused else t
-        for i in fused:
+        if fused:  # the first one reads the other axes' copies as a broadcast view: they are only written split
+            view, where = _tiled_view(t, rest)
+            shape = [math.prod(tilings[i]) if i in rest or i == fused[0] else n for i, n in enumerate(t.shape)]
+            t = maps[axes[fused[0]].space].tile_split(view, where[fused[0]], shares).view(shape)
+        else:
+            t = _tile(t, rest)
+        for i in fused[1:]:
             t = maps[axes[i].space].tile_split(t, i, shares)
         for i, axis in enumerate(axes):
             if axis is not None and axis.reads and i not in fused:
@@ -360,6 +366,18 @@ def _tile_plan(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[flo
         scale *= float(values)
         tilings[i] = m.tiling
     return scale, tilings
+
+
+def _tiled_view(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> tuple[torch.Tensor, dict[int, int]]:
+    """``t`` with each axis i in ``tilings`` seen as (a, k, b), its k copies a broadcast view (nothing written; the
+    row-major order of the grown tensor), and the position each axis of ``t`` starts at in that view."""
+    shape_in, shape_out, where = [], [], {}
+    for i, n in enumerate(t.shape):
+        where[i] = len(shape_out)
+        a, k, b = tilings.get(i, (n, 1, 1))
+        shape_in += [a, 1, b] if i in tilings else [n]
+        shape_out += [a, k, b] if i in tilings else [n]
+    return t.reshape(shape_in).expand(shape_out), where
 
 
 def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> torch.Tensor:
