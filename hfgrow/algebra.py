@@ -27,6 +27,7 @@ import torch
 
 from .errors import GrowthError
 
+_SCRATCH = 1 << 18  # elements of the split's scratch (tile_split): 512 KB in bf16, a core's L2
 F64 = torch.float64  # scales are computed and kept in float64, cast to the tensor's dtype when applied
 
 
@@ -98,6 +99,7 @@ class Expansion:
         """
         if shares is None or not self.breakable:
             return out
+        gen, spread_, dtype = shares
         tiling = self.tiling if self.reads_every_copy else None  # (copies R skips are not split)
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
@@ -107,13 +109,13 @@ class Expansion:
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                self._split_share(w, units, shares, out=other)  # a
+                self._split_share(w, split_shares(w, units, gen, spread_), dtype, out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
-            first = self._split_share(w, (axis, axis + 1), shares)
+            first = self._split_share(w, split_shares(w, (axis, axis + 1), gen, spread_), dtype)
             out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
             out.index_copy_(axis, first_i, first)
         return out
@@ -126,11 +128,19 @@ class Expansion:
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
-        first = w.new_empty(w.shape)  # contiguous, whatever w's strides (a broadcast view: see grow_tensor)
-        for c in range(k // 2):  # computed where the tensor is contiguous (a strided bf16 addcmul is 4× slower), then
-            self._split_share(w, (axis, axis + 2), shares, out=first)  # copied into the (strided) copies
-            out.select(axis + 1, 2 * c + 1).copy_(first)
-            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
+        gen, spread_, dtype = shares
+        # a and 2w − a computed in a contiguous scratch (a strided bf16 addcmul is 4× slower; w may be a broadcast view,
+        # whose layout addcmul would give its result) of a few hundred KB, reused slice by slice of the first axis: it
+        # stays in cache and costs no fresh pages; then copied once into their (strided) copies
+        rows = max(1, _SCRATCH // max(1, w[:1].numel()))
+        first = w.new_empty(min(rows, w.shape[0]), *w.shape[1:])
+        for c in range(k // 2):
+            u = split_shares(w, (axis, axis + 2), gen, spread_)
+            for r in range(0, w.shape[0], rows):
+                part, scratch = w[r: r + rows], first[: min(rows, w.shape[0] - r)]
+                self._split_share(part, u[r: r + rows], dtype, out=scratch)
+                out[r: r + rows].select(axis + 1, 2 * c + 1).copy_(scratch)
+                out[r: r + rows].select(axis + 1, 2 * c).copy_(torch.lerp(scratch, part, 2.0, out=scratch))  # 2w − a, exact
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
@@ -144,12 +154,9 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, units: tuple[int, int], shares: tuple[torch.Generator, float, torch.dtype],
-                     out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + u), u from :func:`split_shares` (``units``: the unit axes, start and stop), rounded to the storage
-        dtype."""
-        gen, spread_, dtype = shares
-        a = torch.addcmul(w, w, split_shares(w, units, gen, spread_), out=out)  # rounded once
+    def _split_share(w: torch.Tensor, u: torch.Tensor, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+        """a = w·(1 + u) (u from :func:`split_shares`), rounded to the storage ``dtype``."""
+        a = torch.addcmul(w, w, u, out=out)  # rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
         return a
