@@ -27,7 +27,6 @@ import torch
 
 from .errors import GrowthError
 
-_SCRATCH = 1 << 18  # elements of the split's scratch (tile_split): 512 KB in bf16, a core's L2
 F64 = torch.float64  # scales are computed and kept in float64, cast to the tensor's dtype when applied
 
 
@@ -129,18 +128,15 @@ class Expansion:
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
         gen, spread_, dtype = shares
-        # a and 2w − a computed in a contiguous scratch (a strided bf16 addcmul is 4× slower; w may be a broadcast view,
-        # whose layout addcmul would give its result) of a few hundred KB, reused slice by slice of the first axis: it
-        # stays in cache and costs no fresh pages; then copied once into their (strided) copies
-        rows = max(1, _SCRATCH // max(1, w[:1].numel()))
-        first = w.new_empty(min(rows, w.shape[0]), *w.shape[1:])
+        # a and 2w − a computed in one contiguous scratch (a strided bf16 addcmul is 4× slower; w may be a broadcast
+        # view, whose layout addcmul would give its result), then copied once into their (strided) copies. Not in
+        # cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made the
+        # large bench checkpoint's arithmetic 5× slower in wall time, though 15 % cheaper in CPU time
+        first = w.new_empty(w.shape)
         for c in range(k // 2):
-            u = split_shares(w, (axis, axis + 2), gen, spread_)
-            for r in range(0, w.shape[0], rows):
-                part, scratch = w[r: r + rows], first[: min(rows, w.shape[0] - r)]
-                self._split_share(part, u[r: r + rows], dtype, out=scratch)
-                out[r: r + rows].select(axis + 1, 2 * c + 1).copy_(scratch)
-                out[r: r + rows].select(axis + 1, 2 * c).copy_(torch.lerp(scratch, part, 2.0, out=scratch))  # 2w − a, exact
+            self._split_share(w, split_shares(w, (axis, axis + 2), gen, spread_), dtype, out=first)
+            out.select(axis + 1, 2 * c + 1).copy_(first)
+            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)

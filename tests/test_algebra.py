@@ -5,7 +5,6 @@ import math
 import pytest
 import torch
 
-from hfgrow import algebra
 from hfgrow.algebra import (Axis, Convention, Expansion, Kind, Space, Widths, eps_scale, expansions, grow_tensor, grown_shape,
                             replicate, split_shares)
 from hfgrow.errors import GrowthError
@@ -216,15 +215,11 @@ def test_split_in_bfloat16_keeps_every_pair_summing_to_the_copy(k):
         assert torch.equal(pairs[..., 2], w)
 
 
-@pytest.mark.parametrize("scratch", [None, 5])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("first,second", [((6, 2, 1), (1, 3, 4)), ((2, 4, 2), (4, 2, 1)), ((1, 2, 6), (3, 2, 2))])
-def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second, dtype, scratch, monkeypatch):
+def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second, dtype):
     """The block-copy path splits each pair of a reading axis as the copies are made (Expansion.tile_split): the same
-    tensor, bit for bit, as splitting the copies afterwards (split_), every pair still summing to 2w exactly; also
-    when its scratch holds a row at a time (``scratch``: a few elements)."""
-    if scratch is not None:
-        monkeypatch.setattr(algebra, "_SCRATCH", scratch)
+    tensor, bit for bit, as splitting the copies afterwards (split_), every pair still summing to 2w exactly."""
     maps = {"out": blocks(*first), "in": blocks(*second, e=0.5)}
     t = torch.randn(maps["out"].small, maps["in"].small).to(dtype)
     axes = (Axis("out"), Axis("in", reads=True))
