@@ -89,8 +89,9 @@ class Expansion:
         """Make the copies of each unit along ``axis`` (already read with R) differ, in place.
 
         With ``shares`` = (generator, spread, storage dtype), the copies of each unit are paired and
-        every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) drawn per
-        weight (the copies then point in different directions from the start). A layer only sees the sum of a unit's input weights (its copies are equal), so
+        every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) varying per
+        weight (:func:`split_shares`: the copies then point in different directions from the start). A layer only sees
+        the sum of a unit's input weights (its copies are equal), so
         the function is unchanged while the copies can diverge in training. ``a`` is rounded to the
         storage dtype first; b = 2w − a is then exact in it too (Sterbenz: a ∈ [w, 2w]), so the split
         costs no rounding wherever plain copies cost none.
@@ -102,18 +103,18 @@ class Expansion:
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
             # the axis as (a, k, b), leaving out a or b when it is 1 (the kernels are faster on fewer dims)
-            shape, copy_dim, units = ((k, b), axis, (axis,)) if a == 1 else ((a, k), axis + 1, (axis,)) if b == 1 \
-                else ((a, k, b), axis + 1, (axis, axis + 1))
+            shape, copy_dim, units = ((k, b), axis, (axis, axis + 1)) if a == 1 else ((a, k), axis + 1, (axis, axis + 1)) \
+                if b == 1 else ((a, k, b), axis + 1, (axis, axis + 2))
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                self._split_share(w, units, gen, spread_, dtype, out=other)  # a
+                self._split_share(w, split_shares(w, units, gen, spread_), dtype, out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
-            first = self._split_share(w, (axis,), gen, spread_, dtype)
+            first = self._split_share(w, split_shares(w, (axis, axis + 1), gen, spread_), dtype)
             out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
             out.index_copy_(axis, first_i, first)
         return out
@@ -122,15 +123,20 @@ class Expansion:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
         :meth:`splits_tiled` says so."""
-        gen, spread_, dtype = shares
         a, k, b = self.tiling
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
-        for c in range(k // 2):  # computed where the tensor is contiguous, then copied into the (strided) copies
-            first = self._split_share(w, (axis, axis + 1), gen, spread_, dtype)
+        gen, spread_, dtype = shares
+        # a and 2w − a computed in one contiguous scratch (a strided bf16 addcmul is 4× slower; w may be a broadcast
+        # view, whose layout addcmul would give its result), then copied once into their (strided) copies. Not in
+        # cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made the
+        # large bench checkpoint's arithmetic 5× slower in wall time, though 15 % cheaper in CPU time
+        first = w.new_empty(w.shape)
+        for c in range(k // 2):
+            self._split_share(w, split_shares(w, (axis, axis + 2), gen, spread_), dtype, out=first)
             out.select(axis + 1, 2 * c + 1).copy_(first)
-            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0))  # 2w − a, exact
+            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
@@ -144,13 +150,9 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, unit_dims: tuple[int, ...], gen: torch.Generator, spread_: float, dtype: torch.dtype,
-                     out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + spread·u), rounded to the storage dtype, u ∈ [0, 1) drawn per weight (a draw per unit, broadcast,
-        was measured: the copies then start collinear, 60 of 64 directions after one step instead of 64, and Gemma 3's
-        float32 gap rose from under 1e-5 to 1.15e-5). ``unit_dims``: the unit axes, which the draws' order follows."""
-        share = torch.rand(w.shape, generator=gen).mul_(spread_).to(w)
-        a = torch.addcmul(w, w, share, out=out)  # rounded once
+    def _split_share(w: torch.Tensor, u: torch.Tensor, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+        """a = w·(1 + u) (u from :func:`split_shares`), rounded to the storage ``dtype``."""
+        a = torch.addcmul(w, w, u, out=out)  # rounded once
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
         return a
@@ -213,6 +215,27 @@ class Expansion:
         """The single multiplier every copy carries in E, or None when copies differ."""
         e = self.e[self.src >= 0]
         return float(e[0]) if bool((e == e[0]).all()) else None
+
+
+def split_shares(w: torch.Tensor, units: tuple[int, int], gen: torch.Generator, spread_: float) -> torch.Tensor:
+    """The split's u ∈ [0, spread_) for the weights ``w`` (u has their shape, dtype and device), whose units are the
+    axes ``units`` (start, stop): one value per weight, a Hankel matrix over a short draw (a view, nothing copied).
+
+    The axes are cut in two groups, those before the units (row-major index p) and the rest (index q), and u at
+    (p, q) is t[p + q] for a vector t of P + Q − 1 uniform draws. Each weight has its own value, and a unit's weights
+    see a window of t that no other unit's repeats: the copies of a unit point in different directions from the start
+    (one value per unit, broadcast, left them collinear: rank 60 of 64 after one training step instead of 64, and
+    Gemma 3's float32 gap rose past 1e-5). P + Q draws instead of P·Q make the split as cheap as the copy it
+    rewrites. The cut goes after the units instead when that draws fewer (units leading, as in GPT-2's Conv1D). Axes
+    of size 1 change nothing: a tensor gets the same values however its units are viewed (:meth:`Expansion.split_`
+    and :meth:`Expansion.tile_split` rely on it)."""
+    shape = tuple(w.shape)
+    if not w.numel():
+        return torch.zeros_like(w)
+    cut = min(units, key=lambda c: math.prod(shape[:c]) + math.prod(shape[c:]))
+    strides = tuple(math.prod(shape[d + 1: cut]) if d < cut else math.prod(shape[d + 1:]) for d in range(len(shape)))
+    t = torch.rand(math.prod(shape[:cut]) + math.prod(shape[cut:]) - 1, generator=gen)
+    return (t.mul_(spread_) if spread_ != 1.0 else t).to(w).as_strided(shape, strides)
 
 
 def replicate(n: int, k: int, e: float, layout: str = "interleave") -> Expansion:  # for tests and examples
@@ -292,8 +315,13 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         # the one split_ makes at its place in the grown tensor
         fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
         rest = {i: tiling for i, tiling in tilings.items() if i not in fused}
-        t = _tile(t, rest) if rest or not fused else t
-        for i in fused:
+        if fused:  # the first one reads the other axes' copies as a broadcast view: they are only written split
+            view, where = _tiled_view(t, rest)
+            shape = [math.prod(tilings[i]) if i in rest or i == fused[0] else n for i, n in enumerate(t.shape)]
+            t = maps[axes[fused[0]].space].tile_split(view, where[fused[0]], shares).view(shape)
+        else:
+            t = _tile(t, rest)
+        for i in fused[1:]:
             t = maps[axes[i].space].tile_split(t, i, shares)
         for i, axis in enumerate(axes):
             if axis is not None and axis.reads and i not in fused:
@@ -341,6 +369,18 @@ def _tile_plan(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> tuple[flo
         scale *= float(values)
         tilings[i] = m.tiling
     return scale, tilings
+
+
+def _tiled_view(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> tuple[torch.Tensor, dict[int, int]]:
+    """``t`` with each axis i in ``tilings`` seen as (a, k, b), its k copies a broadcast view (nothing written; the
+    row-major order of the grown tensor), and the position each axis of ``t`` starts at in that view."""
+    shape_in, shape_out, where = [], [], {}
+    for i, n in enumerate(t.shape):
+        where[i] = len(shape_out)
+        a, k, b = tilings.get(i, (n, 1, 1))
+        shape_in += [a, 1, b] if i in tilings else [n]
+        shape_out += [a, k, b] if i in tilings else [n]
+    return t.reshape(shape_in).expand(shape_out), where
 
 
 def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> torch.Tensor:
