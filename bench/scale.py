@@ -123,7 +123,8 @@ def measure(mode: str, src: Path, out: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     subprocess.run(["sync"], check=False)
     proc = subprocess.run([sys.executable, "-c", MEASURE, mode, str(src), str(out)], capture_output=True, text=True,
-                          env={**os.environ, "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"})
+                          env={"THP_MEM_ALLOC_ENABLE": "1", **os.environ,  # every mode as the CLI runs (huge pages)
+                               "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1"})
     if proc.returncode:
         raise SystemExit(f"{mode} failed:\n{proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
