@@ -7,8 +7,9 @@ A randomised LLaMA-style checkpoint (hidden 32, 2 layers) is grown ×2 (hidden 6
 before training, after one SGD step and after ten (rank: singular values above 1e-4 of the largest).
 Plain copies stay at rank ≤ 32 forever (identical gradients, no dropout); split and noise do not.
 
-A second table compares the split's values u on random weight matrices W: independent draws per weight, the Hankel
-view hfgrow takes (algebra.split_shares), and one draw per unit broadcast. For the two halves a = W·(1 + u),
+A second table compares the split's values u on random weight matrices W: independent draws per weight (hfgrow's,
+algebra.split_shares), a Hankel view over rows + columns draws (u[p, q] = t[p + q], tried: far cheaper), and one draw
+per unit broadcast. For the two halves a = W·(1 + u),
 b = 2W − a: the numerical rank of [a b] (full: the copies point in 2 × units directions), its entropy effective
 rank, and the mean and largest cosine between a unit's two halves (1: collinear).
 """
@@ -33,6 +34,11 @@ def rank(model, ids) -> int:
     return int((s > 1e-4 * s[0]).sum())
 
 
+def hankel(r: int, c: int, g: torch.Generator) -> torch.Tensor:
+    """u[p, q] = t[p + q] over r + c − 1 draws: a view, no r·c draw."""
+    return torch.rand(r + c - 1, generator=g).as_strided((r, c), (1, 1))
+
+
 def directions() -> list[str]:
     from hfgrow.algebra import split_shares
 
@@ -45,7 +51,7 @@ def directions() -> list[str]:
     for r, c in [(64, 32), (256, 128), (512, 256)]:
         w = torch.randn(r, c, generator=torch.Generator().manual_seed(0))
         g = torch.Generator().manual_seed(1)
-        for name, u in [("independent", torch.rand(r, c, generator=g)), ("Hankel (hfgrow)", split_shares(w, (1, 2), g, 1.0)),
+        for name, u in [("independent (hfgrow)", split_shares(w, (1, 2), g, 1.0)), ("Hankel (tried)", hankel(r, c, g)),
                         ("per unit", torch.rand(1, c, generator=g).expand(r, c))]:
             a = w + w * u
             rank, effective = ranks(torch.cat([a, 2 * w - a], 1))
