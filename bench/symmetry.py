@@ -51,7 +51,7 @@ def directions() -> list[str]:
     for r, c in [(64, 32), (256, 128), (512, 256)]:
         w = torch.randn(r, c, generator=torch.Generator().manual_seed(0))
         g = torch.Generator().manual_seed(1)
-        for name, u in [("independent (hfgrow)", split_shares(w, (1, 2), g, 1.0)), ("Hankel (tried)", hankel(r, c, g)),
+        for name, u in [("independent (hfgrow)", split_shares(w, g, 1.0)), ("Hankel (tried)", hankel(r, c, g)),
                         ("per unit", torch.rand(1, c, generator=g).expand(r, c))]:
             a = w + w * u
             rank, effective = ranks(torch.cat([a, 2 * w - a], 1))

@@ -103,18 +103,17 @@ class Expansion:
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
             # the axis as (a, k, b), leaving out a or b when it is 1 (the kernels are faster on fewer dims)
-            shape, copy_dim, units = ((k, b), axis, (axis, axis + 1)) if a == 1 else ((a, k), axis + 1, (axis, axis + 1)) \
-                if b == 1 else ((a, k, b), axis + 1, (axis, axis + 2))
+            shape, copy_dim = ((k, b), axis) if a == 1 else ((a, k), axis + 1) if b == 1 else ((a, k, b), axis + 1)
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                self._split_share(w, split_shares(w, units, gen, spread_), dtype, out=other)  # a
+                self._split_share(w, split_shares(w, gen, spread_), dtype, out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
-            first = self._split_share(w, split_shares(w, (axis, axis + 1), gen, spread_), dtype)
+            first = self._split_share(w, split_shares(w, gen, spread_), dtype)
             out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
             out.index_copy_(axis, first_i, first)
         return out
@@ -134,7 +133,7 @@ class Expansion:
         # large bench checkpoint's arithmetic 5× slower in wall time, though 15 % cheaper in CPU time
         first = w.new_empty(w.shape)
         for c in range(k // 2):
-            self._split_share(w, split_shares(w, (axis, axis + 2), gen, spread_), dtype, out=first)
+            self._split_share(w, split_shares(w, gen, spread_), dtype, out=first)
             out.select(axis + 1, 2 * c + 1).copy_(first)
             out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
         if k % 2:  # a unit's odd copy out stays plain
@@ -217,17 +216,15 @@ class Expansion:
         return float(e[0]) if bool((e == e[0]).all()) else None
 
 
-def split_shares(w: torch.Tensor, units: tuple[int, int], gen: torch.Generator, spread_: float) -> torch.Tensor:
+def split_shares(w: torch.Tensor, gen: torch.Generator, spread_: float) -> torch.Tensor:
     """The split's u ∈ [0, spread_) for the weights ``w`` (u has their shape, dtype and device): one independent draw per
     weight, in the tensor's row-major order, so that axes of size 1 change nothing and a tensor gets the same values
-    however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it). ``units``
-    (start, stop), the unit axes, are not needed by independent draws.
+    however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it).
 
     One value per unit, broadcast, left the copies collinear (rank 60 of 64 after one training step instead of 64) and
     Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) made the
     draws free and trained apart as fast, but moved the float32 gaps of the tests' fixed draws (Gemma 4's new blocks:
     3.7 times the float32 floor, against 3 allowed): kept out until a change of draws can leave every test as it was."""
-    del units
     u = torch.rand(w.shape, generator=gen)
     return (u.mul_(spread_) if spread_ != 1.0 else u).to(w)
 

@@ -252,13 +252,13 @@ def test_split_shares_are_one_draw_per_weight_in_row_major_order():
     size 1 the tensor is viewed with (split_ and tile_split see a tensor through different views), no two units alike."""
     w = torch.randn(50, 8)
     gen = torch.Generator().manual_seed(0)
-    u = split_shares(w, (1, 2), gen, 1.0)
+    u = split_shares(w, gen, 1.0)
     drawn = torch.Generator().manual_seed(0)
     assert torch.equal(u, torch.rand(50, 8, generator=drawn)) and torch.equal(gen.get_state(), drawn.get_state())
     assert bool((u >= 0).all() and (u < 1).all()) and len({tuple(col.tolist()) for col in u.T}) == 8
-    for view, units in (((50, 8, 1), (1, 3)), ((50, 1, 8), (1, 3)), ((1, 50, 8), (2, 3))):
-        assert torch.equal(split_shares(w.view(view), units, torch.Generator().manual_seed(0), 1.0).reshape(50, 8), u)
-    noise = split_shares(w, (1, 2), torch.Generator().manual_seed(0), 0.02)
+    for view in ((50, 8, 1), (50, 1, 8), (1, 50, 8)):
+        assert torch.equal(split_shares(w.view(view), torch.Generator().manual_seed(0), 1.0).reshape(50, 8), u)
+    noise = split_shares(w, torch.Generator().manual_seed(0), 0.02)
     assert torch.allclose(noise, u * 0.02) and float(noise.max()) < 0.02
 
 
