@@ -18,7 +18,8 @@ import torch
 
 
 def train_mlm_(model, tok, steps: int = 200, seed: int = 0) -> float:
-    """A few AdamW steps of masked-LM on the built-in sentences; returns the last loss."""
+    """A few AdamW steps of masked-LM on the built-in sentences, on one thread (the sums of several threads round
+    differently: the weights, and the README's figures, would follow the machine's core count); returns the last loss."""
     from .verification import SENTENCES
 
     g = torch.Generator().manual_seed(seed)
@@ -26,13 +27,18 @@ def train_mlm_(model, tok, steps: int = 200, seed: int = 0) -> float:
     ids, real = batch["input_ids"], batch["attention_mask"].bool()
     optim = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
-    for _ in range(steps):
-        where = real & (torch.rand(ids.shape, generator=g) < 0.15)
-        labels = ids.masked_fill(~where, -100)
-        out = model(**{**batch, "input_ids": ids.masked_fill(where, tok.mask_token_id)}, labels=labels)
-        optim.zero_grad()
-        out.loss.backward()
-        optim.step()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(steps):
+            where = real & (torch.rand(ids.shape, generator=g) < 0.15)
+            labels = ids.masked_fill(~where, -100)
+            out = model(**{**batch, "input_ids": ids.masked_fill(where, tok.mask_token_id)}, labels=labels)
+            optim.zero_grad()
+            out.loss.backward()
+            optim.step()
+    finally:
+        torch.set_num_threads(threads)
     return model.eval() and out.loss.item()
 
 
