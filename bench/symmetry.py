@@ -8,7 +8,7 @@ before training, after one SGD step and after ten (rank: singular values above 1
 Plain copies stay at rank ≤ 32 forever (identical gradients, no dropout); split and noise do not.
 
 A second table compares the split's values u on random weight matrices W: independent draws per weight (hfgrow's,
-algebra.split_shares), a Hankel view over rows + columns draws (u[p, q] = t[p + q], tried: far cheaper), and one draw
+algebra.split_factors), a Hankel view over rows + columns draws (u[p, q] = t[p + q], tried: far cheaper), and one draw
 per unit broadcast. For the two halves a = W·(1 + u),
 b = 2W − a: the numerical rank of [a b] (full: the copies point in 2 × units directions), its entropy effective
 rank, and the mean and largest cosine between a unit's two halves (1: collinear).
@@ -40,7 +40,7 @@ def hankel(r: int, c: int, g: torch.Generator) -> torch.Tensor:
 
 
 def directions() -> list[str]:
-    from hfgrow.algebra import split_shares
+    from hfgrow.algebra import split_bits, split_factors
 
     def ranks(x: torch.Tensor) -> tuple[int, float]:
         s = torch.linalg.svdvals(x.double())
@@ -51,7 +51,7 @@ def directions() -> list[str]:
     for r, c in [(64, 32), (256, 128), (512, 256)]:
         w = torch.randn(r, c, generator=torch.Generator().manual_seed(0))
         g = torch.Generator().manual_seed(1)
-        for name, u in [("independent (hfgrow)", split_shares(w, g, 1.0)), ("Hankel (tried)", hankel(r, c, g)),
+        for name, u in [("independent (hfgrow)", split_factors(w, split_bits(1)) - 1), ("Hankel (tried)", hankel(r, c, g)),
                         ("per unit", torch.rand(1, c, generator=g).expand(r, c))]:
             a = w + w * u
             rank, effective = ranks(torch.cat([a, 2 * w - a], 1))

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import torch
 
 from .errors import GrowthError
@@ -81,16 +82,16 @@ class Expansion:
             out = out.movedim(-1, axis)
         return out
 
-    def read(self, t: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
+    def read(self, t: torch.Tensor, axis: int, shares: Shares | None = None) -> torch.Tensor:
         """W·R along ``axis``: for the input axis of a tensor that reads from this space (see :meth:`split_`)."""
         return self.split_(self._gather(t, axis, self.r), axis, shares)
 
-    def split_(self, out: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype] | None) -> torch.Tensor:
+    def split_(self, out: torch.Tensor, axis: int, shares: Shares | None) -> torch.Tensor:
         """Make the copies of each unit along ``axis`` (already read with R) differ, in place.
 
-        With ``shares`` = (generator, spread, storage dtype), the copies of each unit are paired and
+        With ``shares`` = (random bits, spread, storage dtype), the copies of each unit are paired and
         every weight w of a pair becomes a = w·(1 + u) and b = 2w − a, u ∈ [0, spread) varying per
-        weight (:func:`split_shares`: the copies then point in different directions from the start). A layer only sees
+        weight (:func:`split_factors`: the copies then point in different directions from the start). A layer only sees
         the sum of a unit's input weights (its copies are equal), so
         the function is unchanged while the copies can diverge in training. ``a`` is rounded to the
         storage dtype first; b = 2w − a is then exact in it too (Sterbenz: a ∈ [w, 2w]), so the split
@@ -107,18 +108,18 @@ class Expansion:
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                self._split_share(w, split_shares(w, gen, spread_), dtype, out=other)  # a
+                self._split_share(w, split_factors(w, gen), spread_, dtype, out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
-            first = self._split_share(w, split_shares(w, gen, spread_), dtype)
+            first = self._split_share(w, split_factors(w, gen), spread_, dtype)
             out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
             out.index_copy_(axis, first_i, first)
         return out
 
-    def tile_split(self, t: torch.Tensor, axis: int, shares: tuple[torch.Generator, float, torch.dtype]) -> torch.Tensor:
+    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares) -> torch.Tensor:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
         :meth:`splits_tiled` says so."""
@@ -127,20 +128,22 @@ class Expansion:
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
         gen, spread_, dtype = shares
-        # a and 2w − a computed in one contiguous scratch (a strided bf16 addcmul is 4× slower; w may be a broadcast
-        # view, whose layout addcmul would give its result), then copied once into their (strided) copies. Not in
-        # cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made the
-        # large bench checkpoint's arithmetic 5× slower in wall time, though 15 % cheaper in CPU time
-        first = w.new_empty(w.shape)
+        # a copy is runs of b·trail contiguous weights: long runs are written in place; short ones (interleaved copies)
+        # are computed in one contiguous scratch and copied once (a bf16 multiply with a stride-2 output is 4× slower).
+        # Not in cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made
+        # the large bench checkpoint's arithmetic 5× slower in wall time, though 15 % cheaper in CPU time
+        scratch = w.new_empty(w.shape) if b * math.prod(trail) < 64 else None
         for c in range(k // 2):
-            self._split_share(w, split_shares(w, gen, spread_), dtype, out=first)
-            out.select(axis + 1, 2 * c + 1).copy_(first)
-            out.select(axis + 1, 2 * c).copy_(torch.lerp(first, w, 2.0, out=first))  # 2w − a, exact, over a
+            first, second = out.select(axis + 1, 2 * c + 1), out.select(axis + 1, 2 * c)
+            a_ = self._split_share(w, split_factors(w, gen), spread_, dtype, out=first if scratch is None else scratch)
+            if scratch is not None:
+                first.copy_(a_)
+            second.copy_(torch.lerp(a_, w, 2.0, out=a_)) if scratch is not None else torch.lerp(a_, w, 2.0, out=second)
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
 
-    def splits_tiled(self, shares: tuple[torch.Generator, float, torch.dtype] | None) -> bool:
+    def splits_tiled(self, shares: Shares | None) -> bool:
         """Whether :meth:`tile_split` grows a reading axis of this space (a tiling whose copies R all reads)."""
         return shares is not None and self.breakable and self.tiling is not None and self.reads_every_copy
 
@@ -149,9 +152,10 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, u: torch.Tensor, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + u) (u from :func:`split_shares`), rounded to the storage ``dtype``."""
-        a = torch.addcmul(w, w, u, out=out)  # rounded once
+    def _split_share(w: torch.Tensor, y: torch.Tensor, spread_: float, dtype: torch.dtype,
+                     out: torch.Tensor | None = None) -> torch.Tensor:
+        """a = w·(1 + spread·u), y = 1 + u from :func:`split_factors`, rounded once, then to the storage ``dtype``."""
+        a = torch.mul(w, y, out=out) if spread_ == 1.0 else torch.addcmul(w, w, y.sub_(1.0), value=spread_, out=out)
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
         return a
@@ -216,17 +220,39 @@ class Expansion:
         return float(e[0]) if bool((e == e[0]).all()) else None
 
 
-def split_shares(w: torch.Tensor, gen: torch.Generator, spread_: float) -> torch.Tensor:
-    """The split's u ∈ [0, spread_) for the weights ``w`` (u has their shape, dtype and device): one independent draw per
-    weight, in the tensor's row-major order, so that axes of size 1 change nothing and a tensor gets the same values
-    however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it).
+Shares = tuple[np.random.BitGenerator, float, torch.dtype]  # the split's random bits, spread and storage dtype
+
+# a float dtype's 1.0 and its mantissa, as integers of its width: 1 + u is random mantissa bits under 1.0's exponent
+_ONE = {torch.float64: (0x3FF0_0000_0000_0000, (1 << 52) - 1, 8), torch.float32: (0x3F80_0000, (1 << 23) - 1, 4),
+        torch.bfloat16: (0x3F80, (1 << 7) - 1, 2), torch.float16: (0x3C00, (1 << 10) - 1, 2)}
+_BLOCK = 1 << 15  # 64-bit words drawn at a time (256 KB)
+
+
+def split_factors(w: torch.Tensor, bits: np.random.BitGenerator) -> torch.Tensor:
+    """The split's 1 + u for the weights ``w`` (their shape, dtype and device), u uniform in [0, 1) on the dtype's grid:
+    one independent value per weight, in the tensor's row-major order, so that axes of size 1 change nothing and a
+    tensor gets the same values however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split`
+    rely on it). Each value is the generator's raw bits under 1.0's exponent (a dtype without an entry in ``_ONE``: from
+    float32's): ⌈n·width / 8⌉ 64-bit words and two bitwise passes, about a fifth of the cost of drawing floats.
 
     One value per unit, broadcast, left the copies collinear (rank 60 of 64 after one training step instead of 64) and
-    Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) made the
-    draws free and trained apart as fast, but moved the float32 gaps of the tests' fixed draws (Gemma 4's new blocks:
-    3.7 times the float32 floor, against 3 allowed): kept out until a change of draws can leave every test as it was."""
-    u = torch.rand(w.shape, generator=gen)
-    return (u.mul_(spread_) if spread_ != 1.0 else u).to(w)
+    Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) cost
+    nothing and trained apart as fast, but gives neighbouring units shifted copies of the same values."""
+    dtype = w.dtype if w.dtype in _ONE else torch.float32
+    one, mantissa, width = _ONE[dtype]
+    lanes = 8 // width
+    keep, put = (np.uint64(sum(v << 8 * width * i for i in range(lanes))) for v in (mantissa, one))
+    words = np.empty(-(-w.numel() // lanes), np.uint64)
+    for start in range(0, len(words), _BLOCK):  # drawn and masked while in cache, then written once
+        block = bits.random_raw(min(_BLOCK, len(words) - start))
+        np.bitwise_or(np.bitwise_and(block, keep, out=block), put, out=words[start:start + len(block)])
+    y = torch.from_numpy(words.view(np.uint8)[: w.numel() * width]).view(dtype)
+    return y.view(w.shape).to(w)
+
+
+def split_bits(seed: int) -> np.random.BitGenerator:
+    """The random bits of the split's values for one seed (numpy's PCG64: its raw words are stable across versions)."""
+    return np.random.PCG64(seed)
 
 
 def replicate(n: int, k: int, e: float, layout: str = "interleave") -> Expansion:  # for tests and examples
@@ -291,7 +317,7 @@ def _parts(axis: Axis | Packed) -> tuple[Axis, ...]:
 
 
 def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion],
-                shares: tuple[torch.Generator, float, torch.dtype] | None = None) -> torch.Tensor:
+                shares: Shares | None = None) -> torch.Tensor:
     """Apply E or R along every axis that has a role; axes without one are left as they are.
 
     ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.split_`).

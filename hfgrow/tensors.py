@@ -57,8 +57,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     shares = None
     symmetry = algebra.Symmetry(plan.options.symmetry)
     if symmetry is not algebra.Symmetry.NONE and not tp.zero and tp.rule.split:
-        gen = torch.Generator().manual_seed(zlib.crc32((tp.seed_name or tp.out.name).encode()) ^ plan.options.seed)
-        shares = (gen, symmetry.spread, tp.out.dtype)
+        bits = algebra.split_bits(zlib.crc32((tp.seed_name or tp.out.name).encode()) ^ plan.options.seed)
+        shares = (bits, symmetry.spread, tp.out.dtype)
     grown = algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares)
     offset = tp.rule.offset
     if offset and not tp.zero:  # the model uses w + o, which grows linearly: w' = G(w) + o·(G(1) − 1), exact where G(1) = 1

@@ -2,11 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
 from hfgrow.algebra import (Axis, Convention, Expansion, Kind, Space, Widths, eps_scale, expansions, grow_tensor, grown_shape,
-                            replicate, split_shares)
+                            replicate, split_bits, split_factors)
 from hfgrow.errors import GrowthError
 
 
@@ -206,7 +207,7 @@ def test_split_in_bfloat16_keeps_every_pair_summing_to_the_copy(k):
     m = blocks(8, k, 1)
     t = torch.randn(5, 8).to(torch.bfloat16)
     plain = m.read(t, 1)
-    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.bfloat16))
+    split = m.read(t, 1, (split_bits(0), 1.0, torch.bfloat16))
     pairs = split.view(5, 8, k)
     w = plain.view(5, 8, k)[..., 0]
     assert torch.equal(pairs[..., 0].float() + pairs[..., 1].float(), 2 * w.float())
@@ -223,7 +224,7 @@ def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second
     maps = {"out": blocks(*first), "in": blocks(*second, e=0.5)}
     t = torch.randn(maps["out"].small, maps["in"].small).to(dtype)
     axes = (Axis("out"), Axis("in", reads=True))
-    shares = lambda: (torch.Generator().manual_seed(3), 1.0, dtype)
+    shares = lambda: (split_bits(3), 1.0, dtype)
     grown = grow_tensor(t, axes, maps, shares())
     assert torch.equal(grown, maps["in"].split_(grow_tensor(t, axes, maps), 1, shares()))
     a, k, b = second
@@ -241,25 +242,33 @@ def test_split_draws_one_share_per_weight():
     they part from the first step; a draw per unit, broadcast, left them collinear."""
     m = blocks(8, 2, 1)
     t = torch.rand(50, 8) + 1.0
-    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32)).view(50, 8, 2)
+    split = m.read(t, 1, (split_bits(0), 1.0, torch.float32)).view(50, 8, 2)
     ratio = split[..., 1] / m.read(t, 1).view(50, 8, 2)[..., 1]
     assert bool((ratio >= 1).all()) and bool((ratio.std(dim=0) > 0.1).all()), ratio.std(dim=0)
     assert torch.equal(split.sum(-1), 2 * m.read(t, 1).view(50, 8, 2)[..., 0])
 
 
-def test_split_shares_are_one_draw_per_weight_in_row_major_order():
-    """u is one uniform draw per weight in [0, spread), in the tensor's row-major order: the same values whatever axes of
-    size 1 the tensor is viewed with (split_ and tile_split see a tensor through different views), no two units alike."""
-    w = torch.randn(50, 8)
-    gen = torch.Generator().manual_seed(0)
-    u = split_shares(w, gen, 1.0)
-    drawn = torch.Generator().manual_seed(0)
-    assert torch.equal(u, torch.rand(50, 8, generator=drawn)) and torch.equal(gen.get_state(), drawn.get_state())
-    assert bool((u >= 0).all() and (u < 1).all()) and len({tuple(col.tolist()) for col in u.T}) == 8
-    for view in ((50, 8, 1), (50, 1, 8), (1, 50, 8)):
-        assert torch.equal(split_shares(w.view(view), torch.Generator().manual_seed(0), 1.0).reshape(50, 8), u)
-    noise = split_shares(w, torch.Generator().manual_seed(0), 0.02)
-    assert torch.allclose(noise, u * 0.02) and float(noise.max()) < 0.02
+@pytest.mark.parametrize("dtype,ints,mantissa", [(torch.float32, np.int32, 23), (torch.bfloat16, np.int16, 7),
+                                                   (torch.float16, np.int16, 10), (torch.float64, np.int64, 52)])
+def test_split_factors_are_one_draw_per_weight_in_row_major_order(dtype, ints, mantissa):
+    """1 + u is one value per weight, in [1, 2), in the tensor's row-major order: the generator's raw words, each value
+    its own bits as the mantissa under 1.0's exponent, so the same values whatever axes of size 1 the tensor is viewed
+    with (split_ and tile_split see a tensor through different views), no two units alike."""
+    w = torch.randn(50, 7).to(dtype)
+    bits = split_bits(0)
+    y = split_factors(w, bits)
+    drawn = np.random.PCG64(0)
+    raw = drawn.random_raw(-(-350 * np.dtype(ints).itemsize // 8)).view(ints)[:350]  # ⌈n·width / 8⌉ words, no more
+    assert bits.state == drawn.state
+    as_ints = {np.int64: torch.int64, np.int32: torch.int32, np.int16: torch.int16}[ints]
+    assert np.array_equal(y.reshape(-1).view(as_ints).numpy() & ((1 << mantissa) - 1), raw & ((1 << mantissa) - 1))
+    assert y.dtype == dtype and bool((y >= 1).all() and (y < 2).all()) and len({tuple(col.tolist()) for col in y.T}) == 7
+    assert float(y.double().std()) > 0.25  # uniform on [1, 2): 0.29
+    for view in ((50, 7, 1), (50, 1, 7), (1, 50, 7)):
+        assert torch.equal(split_factors(w.view(view), split_bits(0)).reshape(50, 7), y)
+    again = split_bits(0)
+    split_factors(w, again)
+    assert not torch.equal(split_factors(w, again), y)  # the generator moves on
 
 
 def test_split_leaves_copies_that_r_skips_alone():
@@ -269,7 +278,7 @@ def test_split_leaves_copies_that_r_skips_alone():
     m = Expansion(src, torch.ones(8, dtype=torch.float64), torch.tensor([1.0, 1, 0, 0, 1, 1, 0, 0], dtype=torch.float64), 4)
     assert m.tiling == (2, 2, 2)
     t = torch.randn(3, 4)
-    split = m.read(t, 1, (torch.Generator().manual_seed(0), 1.0, torch.float32))
+    split = m.read(t, 1, (split_bits(0), 1.0, torch.float32))
     assert torch.equal(split, m.read(t, 1))
 
 

@@ -20,11 +20,14 @@ SHARED = dict(num_hidden_layers=5, num_kv_shared_layers=1,
 def exact(report):
     """Gemma 4's norms compute in float32 whatever the model's dtype, so even its float64 pass carries float32 round-off
     (about 1e-6 here, through seven blocks and a soft cap): a gap of a few 1e-6 is round-off, a mistake shows as 1e-2
-    and more."""
+    and more. The algebra is checked in float64 (at most 3e-5); the float32 gap against three times the larger of the two
+    models' float32 floors: it follows the grown model's own round-off, which depends on the split's draw (over 40 draws
+    of one growth, float32 gap / grown floor 1.0 to 1.4, but up to 3.6 times the small model's floor)."""
     v = report["verification"]
     assert v["passed"] and not v["float32"]["missing_keys"], v
     for name, stats in v["float32"]["outputs"].items():
-        assert stats["max_rel"] <= max(3e-5, 3 * stats.get("floor", 0)), (name, stats)
+        assert v["float64"]["outputs"][name]["max_rel"] <= 3e-5, (name, v["float64"]["outputs"][name])
+        assert stats["max_rel"] <= max(3e-5, 3 * stats["floor"], 3 * stats["floor_grown"]), (name, stats)
     return report
 
 

@@ -53,8 +53,8 @@ def check(src, out, **options):
     for name, stats in v["float32"]["outputs"].items():
         assert stats["max_rel"] <= 1e-5, (name, stats)
     assert v["passed"] and not v["float32"]["missing_keys"]
-    small, big = load(src), load(out)
-    if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):
+    small, big = load(src).double(), load(out).double()  # in float64: the float32 gap is the split draw's round-off
+    if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):  # (1.6e-6 to 1.2e-5 over 10 draws of Jamba ×2)
         assert rel_gap(logits(small), logits(big)) <= 1e-5
     return report
 
