@@ -258,17 +258,17 @@ class CheckpointReader(ConfigOnce):
         # set once touched, which would grow with the model; read pages only pass through the page cache.
         base, offsets = self._offsets[info.file]
         begin, end = offsets[name]
-        data = bytearray(end - begin)
+        data = torch.empty(end - begin, dtype=torch.uint8)  # not a bytearray, which writes zeros before the read
         try:
             with source_file(self._real[info.file], self._ids[info.file]) as (f, _):  # the file the header came from
                 f.seek(base + begin)
-                if f.readinto(data) != len(data):
+                if f.readinto(data.numpy()) != len(data):
                     raise OSError("short read")
         except OSError as e:
             raise GrowthError(f"{info.file}: cannot read '{name}' ({first_line(e)})") from None
-        if not data:
+        if not len(data):
             return torch.empty(info.shape, dtype=info.dtype)
-        return torch.frombuffer(data, dtype=info.dtype).reshape(info.shape)
+        return data.view(info.dtype).reshape(info.shape)
 
     def read_transformers_config(self) -> Any:
         return self.configs.transformers_config()
