@@ -17,17 +17,23 @@ SHARED = dict(num_hidden_layers=5, num_kv_shared_layers=1,
               layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "full_attention"])
 
 
-def exact(report):
-    """Gemma 4's norms compute in float32 whatever the model's dtype, so even its float64 pass carries float32 round-off
-    (about 1e-6 here, through seven blocks and a soft cap): a gap of a few 1e-6 is round-off, a mistake shows as 1e-2
-    and more. The algebra is checked in float64 (at most 3e-5); the float32 gap against three times the larger of the two
-    models' float32 floors: it follows the grown model's own round-off, which depends on the split's draw (over 40 draws
-    of one growth, float32 gap / grown floor 1.0 to 1.4, but up to 3.6 times the small model's floor)."""
-    v = report["verification"]
-    assert v["passed"] and not v["float32"]["missing_keys"], v
-    for name, stats in v["float32"]["outputs"].items():
-        assert v["float64"]["outputs"][name]["max_rel"] <= 3e-5, (name, v["float64"]["outputs"][name])
-        assert stats["max_rel"] <= max(3e-5, 3 * stats["floor"], 3 * stats["floor_grown"]), (name, stats)
+def exact(src, out, **options):
+    """The growth of ``src`` into ``out`` (its report) checked for exactness. Gemma 4's norms compute in float32 whatever
+    the model's dtype, so even its float64 pass carries float32 round-off (about 1e-6 here, through seven blocks and a
+    soft cap): a gap of a few 1e-6 is round-off, a mistake shows as 1e-2 and more. Each draw's float64 gap is checked
+    (at most 3e-5). The float32 gap, against three times the small model's float32 floor, is also the grown model's own
+    round-off, which the split's draw decides (one growth over 40 draws: 0.1 to 1.2 times that bound, median 0.24): the
+    bound must hold for two of three draws (--seed 0, 1, 2; a later one grown only when the first ones disagree)."""
+    report, within = hfgrow.grow(src, out, **options), []
+    for seed in (0, 1, 2):
+        v = (report if seed == 0 else hfgrow.grow(src, out.with_name(f"{out.name}-{seed}"), seed=seed, **options))["verification"]
+        assert v["passed"] and not v["float32"]["missing_keys"], v
+        for name, stats in v["float64"]["outputs"].items():
+            assert stats["max_rel"] <= 3e-5, (name, stats)
+        within.append(all(s["max_rel"] <= max(3e-5, 3 * s["floor"]) for s in v["float32"]["outputs"].values()))
+        if within.count(True) == 2 or within.count(False) == 2:
+            break
+    assert within.count(True) == 2, (within, v["float32"]["outputs"])
     return report
 
 
@@ -42,7 +48,7 @@ def tensor(folder, name):
 ])
 def test_gemma4_new_blocks_take_their_per_layer_embeddings_and_shared_keys_along(tmp_path, options, blocks, shared):
     src = build_model(tmp_path / "small", "Gemma4ForCausalLM", **SHARED)
-    report = exact(hfgrow.grow(src, tmp_path / "big", **options))
+    report = exact(src, tmp_path / "big", **options)
     config = json.loads((tmp_path / "big" / "config.json").read_text())
     assert config["num_hidden_layers"] == blocks and config["num_kv_shared_layers"] == shared
     assert tensor(tmp_path / "big", "model.embed_tokens_per_layer.weight").shape[1] == blocks * 3
@@ -69,7 +75,7 @@ def test_gemma4_refuses_a_new_block_where_later_blocks_read_its_keys(tmp_path):
 def test_gemma4_keys_that_are_the_values(tmp_path, attention):
     """attention_k_eq_v: full-attention blocks have no v_proj and normalise the keys' projection as values."""
     src = build_model(tmp_path / "small", "Gemma4TextModel", attention_k_eq_v=True, **SHARED)
-    exact(hfgrow.grow(src, tmp_path / "big", factor=2, attention=attention))
+    exact(src, tmp_path / "big", factor=2, attention=attention)
 
 
 @pytest.mark.parametrize("options", [pytest.param(dict(factor=2), marks=pytest.mark.exhaustive),
@@ -78,7 +84,7 @@ def test_gemma4_experts_beside_the_dense_ffn(tmp_path, options):
     """enable_moe_block: a router (a weightless norm, its scale, hidden^-½) picks 2 of 3 experts beside the dense FFN."""
     src = build_model(tmp_path / "small", "Gemma4ForCausalLM", enable_moe_block=True, num_experts=3, top_k_experts=2,
                       moe_intermediate_size=12)
-    exact(hfgrow.grow(src, tmp_path / "big", **options))
+    exact(src, tmp_path / "big", **options)
 
 
 @pytest.mark.parametrize("options,grown", [
@@ -92,7 +98,7 @@ def test_gemma4_full_attention_heads_of_their_own(tmp_path, options, grown):
     the values (attention_k_eq_v), grown by rules for those blocks only; per_layer_config follows the blocks."""
     src = build_model(tmp_path / "small", "Gemma4ForCausalLM", global_head_dim=16, num_global_key_value_heads=1,
                       attention_k_eq_v=True, **SHARED)
-    exact(hfgrow.grow(src, tmp_path / "big", **options))
+    exact(src, tmp_path / "big", **options)
     config = json.loads((tmp_path / "big" / "config.json").read_text())
     full = [str(i) for i, kind in enumerate(config["layer_types"]) if kind == "full_attention"]
     assert sorted(config["per_layer_config"]) == full and len(full) == 2 + bool(options.get("layers"))
@@ -117,7 +123,7 @@ def test_gemma3n_altup_laurel_and_shared_keys(tmp_path, options):
     src = build_model(tmp_path / "small", "Gemma3nForCausalLM", num_hidden_layers=4, num_kv_shared_layers=1,
                       layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
                       activation_sparsity_pattern=[0.95, 0.0, 0.95, 0.0])
-    exact(hfgrow.grow(src, tmp_path / "big", **options))
+    exact(src, tmp_path / "big", **options)
 
 
 @pytest.mark.parametrize("options,reason", [
