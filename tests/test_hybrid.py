@@ -53,9 +53,13 @@ def check(src, out, **options):
     for name, stats in v["float32"]["outputs"].items():
         assert stats["max_rel"] <= 1e-5, (name, stats)
     assert v["passed"] and not v["float32"]["missing_keys"]
-    small, big = load(src).double(), load(out).double()  # in float64: the float32 gap is the split draw's round-off
-    if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):  # (1.6e-6 to 1.2e-5 over 10 draws of Jamba ×2)
-        assert rel_gap(logits(small), logits(big)) <= 1e-5
+    # an independent check in float64, where the split's draw leaves no trace: in float32 the gap is both models'
+    # round-off, which the draw decides (Jamba ×2 over 10 draws: 1.6e-6 to 1.2e-5); in float64 it is the float32
+    # casts inside the mixers (Jamba ×2: 9.3e-7 whatever the draw) and scales such as √(2/3) stored in float32
+    # (hidden 16 → 24: 3.1e-6)
+    small, big = load(src).double(), load(out).double()
+    if "logits" in small(input_ids=torch.ones(1, 2, dtype=torch.long)):
+        assert rel_gap(logits(small), logits(big)) <= 5e-6
     return report
 
 
