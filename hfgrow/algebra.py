@@ -136,9 +136,11 @@ class Expansion:
         for c in range(k // 2):
             first, second = out.select(axis + 1, 2 * c + 1), out.select(axis + 1, 2 * c)
             a_ = self._split_share(w, split_factors(w, gen), spread_, dtype, out=first if scratch is None else scratch)
-            if scratch is not None:
+            if scratch is None:
+                torch.lerp(a_, w, 2.0, out=second)  # 2w − a, exact
+            else:
                 first.copy_(a_)
-            second.copy_(torch.lerp(a_, w, 2.0, out=a_)) if scratch is not None else torch.lerp(a_, w, 2.0, out=second)
+                second.copy_(torch.lerp(a_, w, 2.0, out=a_))  # 2w − a, exact, over a
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
@@ -154,7 +156,8 @@ class Expansion:
     @staticmethod
     def _split_share(w: torch.Tensor, y: torch.Tensor, spread_: float, dtype: torch.dtype,
                      out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + spread·u), y = 1 + u from :func:`split_factors`, rounded once, then to the storage ``dtype``."""
+        """a = w·(1 + spread·u), y = 1 + u from :func:`split_factors` (made u in place when spread ≠ 1), rounded once,
+        then to the storage ``dtype``."""
         a = torch.mul(w, y, out=out) if spread_ == 1.0 else torch.addcmul(w, w, y.sub_(1.0), value=spread_, out=out)
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
@@ -232,12 +235,14 @@ def split_factors(w: torch.Tensor, bits: np.random.BitGenerator) -> torch.Tensor
     """The split's 1 + u for the weights ``w`` (their shape, dtype and device), u uniform in [0, 1) on the dtype's grid:
     one independent value per weight, in the tensor's row-major order, so that axes of size 1 change nothing and a
     tensor gets the same values however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split`
-    rely on it). Each value is the generator's raw bits under 1.0's exponent (a dtype without an entry in ``_ONE``: from
-    float32's): ⌈n·width / 8⌉ 64-bit words and two bitwise passes, about a fifth of the cost of drawing floats.
+    rely on it). Each value is the generator's raw bits under 1.0's exponent: ⌈n·width / 8⌉ 64-bit words and two
+    bitwise passes, about a fifth of the cost of drawing floats. A dtype without an entry in ``_ONE`` gets float32's
+    values cast, which may round up to 2 (a = 2w, b = 0: still exact).
 
     One value per unit, broadcast, left the copies collinear (rank 60 of 64 after one training step instead of 64) and
     Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) cost
-    nothing and trained apart as fast, but gives neighbouring units shifted copies of the same values."""
+    nothing and trained apart as fast (docs/design.md §Symmetry); it was kept out when it moved a test's fixed draw over
+    its bound, and has not been tried again since the tests check the median of three draws."""
     dtype = w.dtype if w.dtype in _ONE else torch.float32
     one, mantissa, width = _ONE[dtype]
     lanes = 8 // width

@@ -19,7 +19,8 @@ import torch
 
 def train_mlm_(model, tok, steps: int = 200, seed: int = 0) -> float:
     """A few AdamW steps of masked-LM on the built-in sentences, on one thread (the sums of several threads round
-    differently: the weights, and the README's figures, would follow the machine's core count); returns the last loss."""
+    differently: the weights, and the README's float32 gap, would follow the machine's core count); returns the last
+    loss."""
     from .verification import SENTENCES
 
     g = torch.Generator().manual_seed(seed)
