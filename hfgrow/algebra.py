@@ -242,7 +242,7 @@ def split_factors(w: torch.Tensor, bits: np.random.BitGenerator) -> torch.Tensor
     One value per unit, broadcast, left the copies collinear (rank 60 of 64 after one training step instead of 64) and
     Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) cost
     nothing and trained apart as fast (docs/design.md §Symmetry); it was kept out when it moved a test's fixed draw over
-    its bound, and has not been tried again since the tests check the median of three draws."""
+    its bound, and has not been tried again since those tests ask the bound of two draws out of three."""
     dtype = w.dtype if w.dtype in _ONE else torch.float32
     one, mantissa, width = _ONE[dtype]
     lanes = 8 // width

@@ -242,8 +242,9 @@ def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second
 @pytest.mark.parametrize("in_tiling,reads_first", [((1, 2, 70), False), ((4, 2, 3), True), ((1, 3, 80), False)])
 def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_first, dtype, storage, spread):
     """Where a copy is long runs of weights (b × the axes after it ≥ 64), tile_split writes a and 2w − a straight into
-    the output instead of a scratch: still the values of split_ on the copies, bit for bit, each pair summing to 2w (a
-    computed in float32 and rounded to bf16 storage, and the noise mode's spread, too)."""
+    the output instead of a scratch: still the values of split_ on the copies (bit for bit where a is one product),
+    each pair summing to 2w exactly (a computed in float32 and rounded to bf16 storage, and the noise mode's spread,
+    too)."""
     maps = {"out": blocks(3, 2, 5), "in": blocks(*in_tiling, e=0.5)}
     axes = (Axis("in", reads=True), Axis("out")) if reads_first else (Axis("out"), Axis("in", reads=True))
     axis = 0 if reads_first else 1
@@ -252,7 +253,11 @@ def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_
     shares = lambda: (split_bits(7), spread, storage)
     grown = grow_tensor(t, axes, maps, shares())
     plain = grow_tensor(t, axes, maps)
-    assert torch.equal(grown, maps["in"].split_(plain.clone(), axis, shares()))
+    expected = maps["in"].split_(plain.clone(), axis, shares())
+    if spread == 1.0:  # a = w·(1 + u) is one rounded product: the same bits from any kernel on any CPU
+        assert torch.equal(grown, expected)
+    else:  # w + spread·w·u rounds twice, and a kernel may fuse the two (FMA): the same draws, within an ulp
+        assert torch.allclose(grown, expected, rtol=2 ** -22, atol=0)
     a, k, b = in_tiling
     pairs, copies = grown.movedim(axis, -1).unflatten(-1, (a, k, b)), plain.movedim(axis, -1).unflatten(-1, (a, k, b))
     assert torch.equal(pairs[..., 0, :].double() + pairs[..., 1, :].double(), 2 * copies[..., 0, :].double())
