@@ -99,7 +99,6 @@ class Expansion:
         """
         if shares is None or not self.breakable:
             return out
-        gen, spread_, dtype = shares
         tiling = self.tiling if self.reads_every_copy else None  # (copies R skips are not split)
         if tiling is not None:  # copy c of every unit is one strided view: pair the views (0, 1), (2, 3), …
             a, k, b = tiling
@@ -108,26 +107,25 @@ class Expansion:
             copies = out.unflatten(axis, shape)
             for c in range(k // 2):
                 w, other = copies.select(copy_dim, 2 * c), copies.select(copy_dim, 2 * c + 1)
-                self._split_share(w, split_factors(w, gen), spread_, dtype, out=other)  # a
+                self._split_share(w, shares, self.small if axis == out.dim() - 1 else out.shape[-1], out=other)  # a
                 torch.lerp(other, w, 2.0, out=w)  # 2w − a, exact, in place
             return out
         first_i, second_i = (i.to(out.device) for i in self.pairs)
         if first_i.numel():
             w = out.index_select(axis, first_i)
-            first = self._split_share(w, split_factors(w, gen), spread_, dtype)
+            first = self._split_share(w, shares, w.shape[-1])
             out.index_copy_(axis, second_i, torch.lerp(first, w, 2.0))
             out.index_copy_(axis, first_i, first)
         return out
 
-    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares) -> torch.Tensor:
+    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares, q: int) -> torch.Tensor:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
-        :meth:`splits_tiled` says so."""
+        :meth:`splits_tiled` says so; ``q``: the grown tensor's last axis as a copy sees it (:func:`split_factors`)."""
         a, k, b = self.tiling
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
         out = t.new_empty(*lead, a, k, b, *trail)
-        gen, spread_, dtype = shares
         # a copy is runs of b·trail contiguous weights: long runs are written in place; short ones (interleaved copies)
         # are computed in one contiguous scratch and copied once (a bf16 multiply with a stride-2 output is 4× slower).
         # Not in cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made
@@ -135,7 +133,7 @@ class Expansion:
         scratch = w.new_empty(w.shape) if b * math.prod(trail) < 64 else None
         for c in range(k // 2):
             first, second = out.select(axis + 1, 2 * c + 1), out.select(axis + 1, 2 * c)
-            a_ = self._split_share(w, split_factors(w, gen), spread_, dtype, out=first if scratch is None else scratch)
+            a_ = self._split_share(w, shares, q, out=first if scratch is None else scratch)
             if scratch is None:
                 torch.lerp(a_, w, 2.0, out=second)  # 2w − a, exact
             else:
@@ -154,11 +152,11 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, y: torch.Tensor, spread_: float, dtype: torch.dtype,
-                     out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + spread·u), y = 1 + u from :func:`split_factors` (made u in place when spread ≠ 1), rounded once,
-        then to the storage ``dtype``."""
-        a = torch.mul(w, y, out=out) if spread_ == 1.0 else torch.addcmul(w, w, y.sub_(1.0), value=spread_, out=out)
+    def _split_share(w: torch.Tensor, shares: Shares, q: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """a = w·(1 + spread·u), u from :func:`split_factors` (rows of ``q``), rounded once, then to the storage dtype."""
+        gen, spread_, dtype = shares
+        y = split_factors(w, gen, q, spread_)
+        a = torch.mul(w, y, out=out) if spread_ == 1.0 else torch.addcmul(w, w, y, value=spread_, out=out)
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
         return a
@@ -228,31 +226,37 @@ Shares = tuple[np.random.BitGenerator, float, torch.dtype]  # the split's random
 # a float dtype's 1.0 and its mantissa, as integers of its width: 1 + u is random mantissa bits under 1.0's exponent
 _ONE = {torch.float64: (0x3FF0_0000_0000_0000, (1 << 52) - 1, 8), torch.float32: (0x3F80_0000, (1 << 23) - 1, 4),
         torch.bfloat16: (0x3F80, (1 << 7) - 1, 2), torch.float16: (0x3C00, (1 << 10) - 1, 2)}
-_BLOCK = 1 << 15  # 64-bit words drawn at a time (256 KB)
 
 
-def split_factors(w: torch.Tensor, bits: np.random.BitGenerator) -> torch.Tensor:
-    """The split's 1 + u for the weights ``w`` (their shape, dtype and device), u uniform in [0, 1) on the dtype's grid:
-    one independent value per weight, in the tensor's row-major order, so that axes of size 1 change nothing and a
-    tensor gets the same values however its units are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split`
-    rely on it). Each value is the generator's raw bits under 1.0's exponent: ⌈n·width / 8⌉ 64-bit words and two
-    bitwise passes, about a fifth of the cost of drawing floats. A dtype without an entry in ``_ONE`` gets float32's
-    values cast, which may round up to 2 (a = 2w, b = 0: still exact).
+def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread: float = 1.0) -> torch.Tensor:
+    """The split's factors for the weights ``w`` (their shape, dtype and device): 1 + u, or u itself where ``spread`` is
+    not 1, u uniform in [0, 1) on the dtype's grid, laid out as a Hankel matrix of rows of ``q`` weights: with P = numel
+    / q, the weight at row-major position i gets t[i // q + i % q] of P + q − 1 independent values t (a strided view of
+    them: nothing drawn or written per weight). ``q`` is the length of the grown tensor's last axis as one copy of the
+    split axis sees it, so that a tensor gets the same values however its units are viewed (:meth:`Expansion.split_`
+    and :meth:`Expansion.tile_split` rely on it).
 
-    One value per unit, broadcast, left the copies collinear (rank 60 of 64 after one training step instead of 64) and
-    Gemma 3's float32 gap rose past 1e-5. A Hankel matrix over rows + columns draws (u[p, q] = t[p + q], a view) cost
-    nothing and trained apart as fast (docs/design.md §Symmetry); it was kept out when it moved a test's fixed draw over
-    its bound, and has not been tried again since those tests ask the bound of two draws out of three."""
-    dtype = w.dtype if w.dtype in _ONE else torch.float32
+    Why this layout (docs/design.md §Symmetry): an independent value per weight cost a draw per weight, about a third of
+    the arithmetic of a growth, and the Hankel matrix breaks the copies' symmetry as well (as many directions, the same
+    effective rank, the same training after growth: bench/symmetry.py). One value per unit, broadcast, did not: the
+    copies stayed collinear (rank 60 of 64 after one training step instead of 64)."""
+    if not w.numel():
+        return torch.ones_like(w)
+    t = _uniform(w.numel() // q + q - 1, w.dtype if w.dtype in _ONE else torch.float32, bits)
+    if spread != 1.0:
+        t.sub_(1.0)
+    return t.to(device=w.device, dtype=w.dtype).as_strided((w.numel() // q, q), (1, 1)).view(w.shape)
+
+
+def _uniform(n: int, dtype: torch.dtype, bits: np.random.BitGenerator) -> torch.Tensor:
+    """n values 1 + u of ``dtype``, u uniform in [0, 1) on its grid: the generator's raw bits under 1.0's exponent, in
+    its lanes of the 64-bit words (about a fifth of the cost of drawing floats); a dtype without an entry in ``_ONE``
+    gets float32's values cast by the caller, which may round up to 2 (a = 2w, b = 0: still exact)."""
     one, mantissa, width = _ONE[dtype]
     lanes = 8 // width
     keep, put = (np.uint64(sum(v << 8 * width * i for i in range(lanes))) for v in (mantissa, one))
-    words = np.empty(-(-w.numel() // lanes), np.uint64)
-    for start in range(0, len(words), _BLOCK):  # drawn and masked while in cache, then written once
-        block = bits.random_raw(min(_BLOCK, len(words) - start))
-        np.bitwise_or(np.bitwise_and(block, keep, out=block), put, out=words[start:start + len(block)])
-    y = torch.from_numpy(words.view(np.uint8)[: w.numel() * width]).view(dtype)
-    return y.view(w.shape).to(w)
+    words = np.bitwise_or(np.bitwise_and(bits.random_raw(-(-n // lanes)), keep), put)
+    return torch.from_numpy(words.view(np.uint8)[: n * width]).view(dtype)
 
 
 def split_bits(seed: int) -> np.random.BitGenerator:
@@ -336,15 +340,19 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         # reading axes split as their copies are made, after the other axes are copied: each weight's draw is then
         # the one split_ makes at its place in the grown tensor
         fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
+        last = t.dim() - 1  # a split's rows (split_factors): the last axis as grown so far, or one copy of it when split
         rest = {i: tiling for i, tiling in tilings.items() if i not in fused}
         if fused:  # the first one reads the other axes' copies as a broadcast view: they are only written split
             view, where = _tiled_view(t, rest)
             shape = [math.prod(tilings[i]) if i in rest or i == fused[0] else n for i, n in enumerate(t.shape)]
-            t = maps[axes[fused[0]].space].tile_split(view, where[fused[0]], shares).view(shape)
+            row = math.prod(rest[last]) if last in rest else t.shape[-1]
+            m = maps[axes[fused[0]].space]
+            t = m.tile_split(view, where[fused[0]], shares, m.small if fused[0] == last else row).view(shape)
         else:
             t = _tile(t, rest)
         for i in fused[1:]:
-            t = maps[axes[i].space].tile_split(t, i, shares)
+            m = maps[axes[i].space]
+            t = m.tile_split(t, i, shares, m.small if i == last else t.shape[-1])
         for i, axis in enumerate(axes):
             if axis is not None and axis.reads and i not in fused:
                 maps[axis.space].split_(t, i, shares)
@@ -652,7 +660,7 @@ def rotary_rows(t: torch.Tensor, heads: int, to_halves: bool) -> torch.Tensor:
 class Symmetry(str, enum.Enum):
     """How copies are kept from training identically (docs/design.md §Symmetry).
 
-    Both ways change each pair of copies' input-side weights w, w into a = w·(1 + u), 2w − a, with u drawn per weight
+    Both ways change each pair of copies' input-side weights w, w into a = w·(1 + u), 2w − a, with u varying per weight
     (:meth:`Expansion.split_`): the sum, and hence the function, is unchanged.
     """
 

@@ -277,25 +277,30 @@ def test_split_draws_one_share_per_weight():
 
 @pytest.mark.parametrize("dtype,ints,mantissa", [(torch.float32, np.int32, 23), (torch.bfloat16, np.int16, 7),
                                                    (torch.float16, np.int16, 10), (torch.float64, np.int64, 52)])
-def test_split_factors_are_one_draw_per_weight_in_row_major_order(dtype, ints, mantissa):
-    """1 + u is one value per weight, in [1, 2), in the tensor's row-major order: the generator's raw words, each value
-    its own bits as the mantissa under 1.0's exponent, so the same values whatever axes of size 1 the tensor is viewed
-    with (split_ and tile_split see a tensor through different views), no two units alike."""
+def test_split_factors_are_a_hankel_matrix_of_independent_draws(dtype, ints, mantissa):
+    """1 + u is a Hankel matrix over rows of q weights: the weight in row p, column c gets t[p + c] of P + q − 1 values
+    in [1, 2), the generator's raw words (each value its own bits as the mantissa under 1.0's exponent, no word more
+    than needed), so the same values whatever view of the rows the tensor is seen through (split_ and tile_split see a
+    tensor through different views); no two units alike; u itself where the spread is not 1."""
     w = torch.randn(50, 7).to(dtype)
     bits = split_bits(0)
-    y = split_factors(w, bits)
+    y = split_factors(w, bits, 7)
     drawn = np.random.PCG64(0)
-    raw = drawn.random_raw(-(-350 * np.dtype(ints).itemsize // 8)).view(ints)[:350]  # ⌈n·width / 8⌉ words, no more
+    raw = drawn.random_raw(-(-56 * np.dtype(ints).itemsize // 8)).view(ints)[:56]  # ⌈(P + q − 1)·width / 8⌉ words
     assert bits.state == drawn.state
     as_ints = {np.int64: torch.int64, np.int32: torch.int32, np.int16: torch.int16}[ints]
-    assert np.array_equal(y.reshape(-1).view(as_ints).numpy() & ((1 << mantissa) - 1), raw & ((1 << mantissa) - 1))
+    t = torch.from_numpy(raw & ((1 << mantissa) - 1))
+    hankel = t[torch.arange(50)[:, None] + torch.arange(7)]
+    assert torch.equal(y.contiguous().view(as_ints) & ((1 << mantissa) - 1), hankel.to(as_ints))
     assert y.dtype == dtype and bool((y >= 1).all() and (y < 2).all()) and len({tuple(col.tolist()) for col in y.T}) == 7
     assert float(y.double().std()) > 0.25  # uniform on [1, 2): 0.29
-    for view in ((50, 7, 1), (50, 1, 7), (1, 50, 7)):
-        assert torch.equal(split_factors(w.view(view), split_bits(0)).reshape(50, 7), y)
+    for view in ((50, 7, 1), (50, 1, 7), (1, 50, 7), (5, 10, 7), (50, 7, 1, 1)):
+        assert torch.equal(split_factors(w.view(view), split_bits(0), 7).reshape(50, 7), y)
+    assert torch.equal(split_factors(w.view(50, 1, 7), split_bits(0), 7, spread=0.02).view(50, 7), y - 1)
     again = split_bits(0)
-    split_factors(w, again)
-    assert not torch.equal(split_factors(w, again), y)  # the generator moves on
+    split_factors(w, again, 7)
+    assert not torch.equal(split_factors(w, again, 7), y)  # the generator moves on
+    assert split_factors(w[:0], split_bits(0), 7).shape == (0, 7)
 
 
 def test_split_leaves_copies_that_r_skips_alone():
