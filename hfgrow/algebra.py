@@ -118,10 +118,12 @@ class Expansion:
             out.index_copy_(axis, first_i, first)
         return out
 
-    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares, q: int) -> torch.Tensor:
+    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares, q: int, half: bool = False) -> torch.Tensor:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
-        :meth:`splits_tiled` says so; ``q``: the grown tensor's last axis as a copy sees it (:func:`split_factors`)."""
+        :meth:`splits_tiled` says so; ``q``: the grown tensor's last axis as a copy sees it (:func:`split_factors`).
+        ``half``: ``t`` is twice the tensor to tile (a scale of ½ left to the split; an even number of copies): a =
+        t·(1 + u)/2 and b = t − a."""
         a, k, b = self.tiling
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
@@ -133,12 +135,12 @@ class Expansion:
         scratch = w.new_empty(w.shape) if b * math.prod(trail) < 64 else None
         for c in range(k // 2):
             first, second = out.select(axis + 1, 2 * c + 1), out.select(axis + 1, 2 * c)
-            a_ = self._split_share(w, shares, q, out=first if scratch is None else scratch)
+            a_ = self._split_share(w, shares, q, out=first if scratch is None else scratch, scale=0.5 if half else 1.0)
             if scratch is None:
-                torch.lerp(a_, w, 2.0, out=second)  # 2w − a, exact
+                torch.sub(w, a_, out=second) if half else torch.lerp(a_, w, 2.0, out=second)  # 2w − a, exact
             else:
                 first.copy_(a_)
-                second.copy_(torch.lerp(a_, w, 2.0, out=a_))  # 2w − a, exact, over a
+                second.copy_(torch.sub(w, a_, out=a_) if half else torch.lerp(a_, w, 2.0, out=a_))  # 2w − a, over a
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
@@ -152,10 +154,11 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, shares: Shares, q: int, out: torch.Tensor | None = None) -> torch.Tensor:
-        """a = w·(1 + spread·u), u from :func:`split_factors` (rows of ``q``), rounded once, then to the storage dtype."""
+    def _split_share(w: torch.Tensor, shares: Shares, q: int, out: torch.Tensor | None = None, scale: float = 1.0) -> torch.Tensor:
+        """a = w·(1 + spread·u), u from :func:`split_factors` (rows of ``q``), rounded once, then to the storage dtype;
+        ``scale`` (a power of two, spread 1 only): a = w·(1 + u)·scale."""
         gen, spread_, dtype = shares
-        y = split_factors(w, gen, q, spread_)
+        y = split_factors(w, gen, q, spread_, scale)
         a = torch.mul(w, y, out=out) if spread_ == 1.0 else torch.addcmul(w, w, y, value=spread_, out=out)
         if dtype != a.dtype:  # a on the storage grid, so that 2w − a is exact there too
             a.copy_(a.to(dtype))
@@ -228,13 +231,13 @@ _ONE = {torch.float64: (0x3FF0_0000_0000_0000, (1 << 52) - 1, 8), torch.float32:
         torch.bfloat16: (0x3F80, (1 << 7) - 1, 2), torch.float16: (0x3C00, (1 << 10) - 1, 2)}
 
 
-def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread: float = 1.0) -> torch.Tensor:
+def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread: float = 1.0, scale: float = 1.0) -> torch.Tensor:
     """The split's factors for the weights ``w`` (their shape, dtype and device): 1 + u, or u itself where ``spread`` is
     not 1, u uniform in [0, 1) on the dtype's grid, laid out as a Hankel matrix of rows of ``q`` weights: with P = numel
     / q, the weight at row-major position i gets t[i // q + i % q] of P + q − 1 independent values t (a strided view of
     them: nothing drawn or written per weight). ``q`` is the length of the grown tensor's last axis as one copy of the
     split axis sees it, so that a tensor gets the same values however its units are viewed (:meth:`Expansion.split_`
-    and :meth:`Expansion.tile_split` rely on it).
+    and :meth:`Expansion.tile_split` rely on it). ``scale``: a power of two the values are multiplied by (exactly).
 
     Why this layout (docs/design.md §Symmetry): an independent value per weight cost a draw per weight, about a third of
     the arithmetic of a growth, and the Hankel matrix breaks the copies' symmetry as well (as many directions, the same
@@ -245,6 +248,8 @@ def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread:
     t = _uniform(w.numel() // q + q - 1, w.dtype if w.dtype in _ONE else torch.float32, bits)
     if spread != 1.0:
         t.sub_(1.0)
+    if scale != 1.0:
+        t.mul_(scale)
     return t.to(device=w.device, dtype=w.dtype).as_strided((w.numel() // q, q), (1, 1)).view(w.shape)
 
 
@@ -336,10 +341,13 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
     tiled = _tile_plan(axes, maps)
     if tiled is not None:  # copies of whole blocks with one scale: scale the small tensor, then copy
         scale, tilings = tiled
-        t = t * scale if scale != 1.0 else t
         # reading axes split as their copies are made, after the other axes are copied: each weight's draw is then
         # the one split_ makes at its place in the grown tensor
         fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
+        # a scale of ½ (copies read back by ½: ×2 in the copy convention) is left to the first split when it pairs every
+        # copy: a = w·(1 + u)/2 and b = w − a are the values of halving first (exact), without its pass over the tensor
+        half = bool(fused) and scale == 0.5 and shares[1] == 1.0 and maps[axes[fused[0]].space].tiling[1] % 2 == 0
+        t = t * scale if scale != 1.0 and not half else t
         last = t.dim() - 1  # a split's rows (split_factors): the last axis as grown so far, or one copy of it when split
         rest = {i: tiling for i, tiling in tilings.items() if i not in fused}
         if fused:  # the first one reads the other axes' copies as a broadcast view: they are only written split
@@ -347,7 +355,7 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
             shape = [math.prod(tilings[i]) if i in rest or i == fused[0] else n for i, n in enumerate(t.shape)]
             row = math.prod(rest[last]) if last in rest else t.shape[-1]
             m = maps[axes[fused[0]].space]
-            t = m.tile_split(view, where[fused[0]], shares, m.small if fused[0] == last else row).view(shape)
+            t = m.tile_split(view, where[fused[0]], shares, m.small if fused[0] == last else row, half).view(shape)
         else:
             t = _tile(t, rest)
         for i in fused[1:]:

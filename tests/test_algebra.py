@@ -239,13 +239,15 @@ def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second
 
 @pytest.mark.parametrize("dtype,storage,spread", [(torch.float32, torch.float32, 1.0), (torch.bfloat16, torch.bfloat16, 1.0),
                                                   (torch.float32, torch.bfloat16, 1.0), (torch.float32, torch.float32, 0.02)])
-@pytest.mark.parametrize("in_tiling,reads_first", [((1, 2, 70), False), ((4, 2, 3), True), ((1, 3, 80), False)])
-def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_first, dtype, storage, spread):
+@pytest.mark.parametrize("in_tiling,reads_first", [((1, 2, 70), False), ((4, 2, 3), True), ((1, 3, 80), False), ((6, 2, 1), False)])
+@pytest.mark.parametrize("e", [0.5, 1.0], ids=["scale-1", "scale-half"])
+def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_first, dtype, storage, spread, e):
     """Where a copy is long runs of weights (b × the axes after it ≥ 64), tile_split writes a and 2w − a straight into
     the output instead of a scratch: still the values of split_ on the copies (bit for bit where a is one product),
     each pair summing to 2w exactly (a computed in float32 and rounded to bf16 storage, and the noise mode's spread,
-    too)."""
-    maps = {"out": blocks(3, 2, 5), "in": blocks(*in_tiling, e=0.5)}
+    too). Copies read back by ½ (e = 1, k = 2) leave the scale to the split: a = w·(1 + u)/2, b = w − a, the same bits
+    as halving first."""
+    maps = {"out": blocks(3, 2, 5), "in": blocks(*in_tiling, e=e)}
     axes = (Axis("in", reads=True), Axis("out")) if reads_first else (Axis("out"), Axis("in", reads=True))
     axis = 0 if reads_first else 1
     shape = [maps["out"].small, maps["in"].small][::-1 if reads_first else 1]
