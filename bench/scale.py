@@ -72,6 +72,7 @@ import json, resource, sys, time
 mode, src, out = sys.argv[1:4]
 start = time.perf_counter()
 import torch, transformers, hfgrow
+import hfgrow.api, hfgrow.recipes, hfgrow.tensors  # hfgrow's names load on first use: its ~110 modules here, not in its clock
 # imports are not the conversion: every mode pays them before its clock (transformers imports a
 # model's modules lazily, ~1.4 s here, on the first config it reads); they are reported apart
 transformers.AutoConfig.from_pretrained(src)
