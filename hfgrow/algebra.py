@@ -122,8 +122,10 @@ class Expansion:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
         :meth:`splits_tiled` says so; ``q``: the grown tensor's last axis as a copy sees it (:func:`split_factors`).
-        ``half``: ``t`` is twice the tensor to tile (a scale of ½ left to the split; an even number of copies): a =
-        t·(1 + u)/2 and b = t − a."""
+        ``half``: ``t`` is twice the tensor to tile (a scale of ½ left to the split; an even number of copies; t in its
+        storage dtype): a = t·(1 + u)/2 and b = t − a, exact (Sterbenz: a ∈ [t/2, t]), so every pair sums to t. These
+        are the bits of halving first wherever t/2 is exact, which is every normal weight; a subnormal one with an odd
+        last bit, which halving would round, keeps its exact sum."""
         a, k, b = self.tiling
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
@@ -235,9 +237,9 @@ def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread:
     """The split's factors for the weights ``w`` (their shape, dtype and device): 1 + u, or u itself where ``spread`` is
     not 1, u uniform in [0, 1) on the dtype's grid, laid out as a Hankel matrix of rows of ``q`` weights: with P = numel
     / q, the weight at row-major position i gets t[i // q + i % q] of P + q − 1 independent values t (a strided view of
-    them: nothing drawn or written per weight). ``q`` is the length of the grown tensor's last axis as one copy of the
-    split axis sees it, so that a tensor gets the same values however its units are viewed (:meth:`Expansion.split_`
-    and :meth:`Expansion.tile_split` rely on it). ``scale``: a power of two the values are multiplied by (exactly).
+    them: nothing drawn or written per weight). ``q`` is the length of the tensor's last axis as it stands when this
+    axis is split (one copy of it when it is the split axis), so that a tensor gets the same values however its units
+    are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it). ``scale``: a power of two the values are multiplied by (exactly).
 
     Why this layout (docs/design.md §Symmetry): an independent value per weight cost a draw per weight, about a third of
     the arithmetic of a growth, and the Hankel matrix breaks the copies' symmetry as well (as many directions, the same
@@ -345,8 +347,10 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
         # the one split_ makes at its place in the grown tensor
         fused = [i for i, axis in enumerate(axes) if axis is not None and axis.reads and maps[axis.space].splits_tiled(shares)]
         # a scale of ½ (copies read back by ½: ×2 in the copy convention) is left to the first split when it pairs every
-        # copy: a = w·(1 + u)/2 and b = w − a are the values of halving first (exact), without its pass over the tensor
-        half = bool(fused) and scale == 0.5 and shares[1] == 1.0 and maps[axes[fused[0]].space].tiling[1] % 2 == 0
+        # copy and computes in the storage dtype: a = w·(1 + u)/2 and b = w − a, without a pass over the tensor first
+        # (Expansion.tile_split says when these are halving first's bits)
+        half = (bool(fused) and scale == 0.5 and shares[1] == 1.0 and t.dtype == shares[2]
+                and maps[axes[fused[0]].space].tiling[1] % 2 == 0)
         t = t * scale if scale != 1.0 and not half else t
         last = t.dim() - 1  # a split's rows (split_factors): the last axis as grown so far, or one copy of it when split
         rest = {i: tiling for i, tiling in tilings.items() if i not in fused}

@@ -241,12 +241,15 @@ def test_split_made_with_the_copies_equals_the_split_of_the_copies(first, second
                                                   (torch.float32, torch.bfloat16, 1.0), (torch.float32, torch.float32, 0.02)])
 @pytest.mark.parametrize("in_tiling,reads_first", [((1, 2, 70), False), ((4, 2, 3), True), ((1, 3, 80), False), ((6, 2, 1), False)])
 @pytest.mark.parametrize("e", [0.5, 1.0], ids=["scale-1", "scale-half"])
-def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_first, dtype, storage, spread, e):
+def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_first, dtype, storage, spread, e, monkeypatch):
     """Where a copy is long runs of weights (b × the axes after it ≥ 64), tile_split writes a and 2w − a straight into
     the output instead of a scratch: still the values of split_ on the copies (bit for bit where a is one product),
     each pair summing to 2w exactly (a computed in float32 and rounded to bf16 storage, and the noise mode's spread,
-    too). Copies read back by ½ (e = 1, k = 2) leave the scale to the split: a = w·(1 + u)/2, b = w − a, the same bits
-    as halving first."""
+    too). Copies read back by ½ (e = 1, k = 2, spread 1, computed in the storage dtype) leave the scale to the split:
+    a = w·(1 + u)/2, b = w − a, the same bits as halving first."""
+    halves, tile_split = [], Expansion.tile_split
+    monkeypatch.setattr(Expansion, "tile_split", lambda self, *a, **k: halves.append(a[4] if len(a) > 4 else False)
+                        or tile_split(self, *a, **k))
     maps = {"out": blocks(3, 2, 5), "in": blocks(*in_tiling, e=e)}
     axes = (Axis("in", reads=True), Axis("out")) if reads_first else (Axis("out"), Axis("in", reads=True))
     axis = 0 if reads_first else 1
@@ -254,6 +257,7 @@ def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_
     t = torch.randn(*shape).to(dtype)
     shares = lambda: (split_bits(7), spread, storage)
     grown = grow_tensor(t, axes, maps, shares())
+    assert halves == [e == 1.0 and in_tiling[1] == 2 and spread == 1.0 and dtype == storage]
     plain = grow_tensor(t, axes, maps)
     expected = maps["in"].split_(plain.clone(), axis, shares())
     if spread == 1.0:  # a = w·(1 + u) is one rounded product: the same bits from any kernel on any CPU
@@ -266,8 +270,8 @@ def test_split_written_in_place_equals_the_split_of_the_copies(in_tiling, reads_
     assert (pairs[..., 0, :] != pairs[..., 1, :]).double().mean() > 0.9
 
 
-def test_split_draws_one_share_per_weight():
-    """u is drawn per weight: the two copies of a unit point in different directions (a / w varies down a column), so
+def test_split_values_vary_down_each_unit():
+    """u varies per weight: the two copies of a unit point in different directions (a / w varies down a column), so
     they part from the first step; a draw per unit, broadcast, left them collinear."""
     m = blocks(8, 2, 1)
     t = torch.rand(50, 8) + 1.0
@@ -275,6 +279,29 @@ def test_split_draws_one_share_per_weight():
     ratio = split[..., 1] / m.read(t, 1).view(50, 8, 2)[..., 1]
     assert bool((ratio >= 1).all()) and bool((ratio.std(dim=0) > 0.1).all()), ratio.std(dim=0)
     assert torch.equal(split.sum(-1), 2 * m.read(t, 1).view(50, 8, 2)[..., 0])
+
+
+def test_a_grown_tensor_carries_the_hankel_matrix_of_its_rows():
+    """The values a grown tensor receives are split_factors' over rows of its last axis (one copy of it: q = 7): with
+    w = 1, copy 1 of every unit is 1 + u itself, a Hankel matrix (u[p + 1, c] = u[p, c + 1]), and copy 0 is 1 − u."""
+    maps = {"out": blocks(3, 2, 5), "in": blocks(1, 2, 7, e=0.5)}
+    grown = grow_tensor(torch.ones(15, 7), (Axis("out"), Axis("in", reads=True)), maps, (split_bits(5), 1.0, torch.float32))
+    y = grown[:, 7:]
+    assert torch.equal(y, split_factors(torch.ones(30, 7), split_bits(5), 7))
+    assert torch.equal(y[1:, :-1], y[:-1, 1:]) and len(set(y.flatten().tolist())) == 30 + 7 - 1
+    assert torch.equal(grown[:, :7], 2 - y)
+
+
+def test_a_split_that_halves_keeps_subnormal_pairs_exact():
+    """A scale of ½ left to the split (float16, where weights below 6.1e-5 are subnormal): a + b = w exactly for every
+    weight, also those whose half halving first would round (a subnormal with an odd last bit)."""
+    maps = {"out": blocks(3, 2, 5), "in": blocks(1, 2, 70, e=1.0)}
+    t = (torch.randn(15, 70, generator=torch.Generator().manual_seed(0)) * 1e-5).half()
+    assert bool((t.view(torch.int16) & 1).any())  # odd last bits: halving them rounds
+    grown = grow_tensor(t, (Axis("out"), Axis("in", reads=True)), maps, (split_bits(1), 1.0, torch.float16))
+    pairs = grown.view(30, 2, 70).double()
+    assert torch.equal(pairs.sum(1), t.double()[maps["out"].src])  # each grown row: its small row's w, exactly
+    assert (pairs[:, 0] != pairs[:, 1]).double().mean() > 0.5
 
 
 @pytest.mark.parametrize("dtype,ints,mantissa", [(torch.float32, np.int32, 23), (torch.bfloat16, np.int16, 7),
