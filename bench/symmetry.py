@@ -20,9 +20,11 @@ libpython3.11-stdlib; every 20th file held out for validation). A Llama of hidde
 is trained 600 steps from scratch (AdamW lr 3e-3, batch 16 × 128 bytes), grown ×2 by hfgrow.grow with each layout of
 u (and with plain copies), and trained 400 steps more (AdamW lr 1e-3, the same batches for every layout); validation
 loss (nats per byte) at the growth and after 25, 100 and 400 steps, mean over seeds 0, 1, 2 and the largest
-difference from the Hankel layout's run of the same seed. Settings fixed before the runs.
+difference from the Hankel layout's run of the same seed (bench/results/symmetry-training.json). Settings fixed
+before the runs.
 """
 
+import json
 import os
 import sys
 import tempfile
@@ -129,6 +131,8 @@ def training() -> list[str]:
                     train(model, optim, train_data, at - done, g)
                     curve.append(validation_loss(model, val))
                 losses[name].append(curve)
+    results = Path(__file__).parent / "results" / "symmetry-training.json"
+    results.write_text(json.dumps({"steps": checkpoints, "seeds": [0, 1, 2], "validation_loss": losses}, indent=1) + "\n")
     rows = ["| u | " + " | ".join(f"after {n} steps" if n else "at growth" for n in checkpoints) + " |",
             "|---|" + "---|" * len(checkpoints)]
     for name, curves in losses.items():
