@@ -139,10 +139,10 @@ class Expansion:
             first, second = out.select(axis + 1, 2 * c + 1), out.select(axis + 1, 2 * c)
             a_ = self._split_share(w, shares, q, out=first if scratch is None else scratch, scale=0.5 if half else 1.0)
             if scratch is None:
-                torch.sub(w, a_, out=second) if half else torch.lerp(a_, w, 2.0, out=second)  # 2w − a, exact
+                _other_share(w, a_, half, out=second)
             else:
                 first.copy_(a_)
-                second.copy_(torch.sub(w, a_, out=a_) if half else torch.lerp(a_, w, 2.0, out=a_))  # 2w − a, over a
+                second.copy_(_other_share(w, a_, half, out=a_))  # over a
         if k % 2:  # a unit's odd copy out stays plain
             out.select(axis + 1, k - 1).copy_(w)
         return out.view(*lead, a * k * b, *trail)
@@ -156,7 +156,8 @@ class Expansion:
         return bool((self.r != 0).all())
 
     @staticmethod
-    def _split_share(w: torch.Tensor, shares: Shares, q: int, out: torch.Tensor | None = None, scale: float = 1.0) -> torch.Tensor:
+    def _split_share(w: torch.Tensor, shares: Shares, q: int, out: torch.Tensor | None = None,
+                     scale: float = 1.0) -> torch.Tensor:
         """a = w·(1 + spread·u), u from :func:`split_factors` (rows of ``q``), rounded once, then to the storage dtype;
         ``scale`` (a power of two, spread 1 only): a = w·(1 + u)·scale."""
         gen, spread_, dtype = shares
@@ -233,13 +234,15 @@ _ONE = {torch.float64: (0x3FF0_0000_0000_0000, (1 << 52) - 1, 8), torch.float32:
         torch.bfloat16: (0x3F80, (1 << 7) - 1, 2), torch.float16: (0x3C00, (1 << 10) - 1, 2)}
 
 
-def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread: float = 1.0, scale: float = 1.0) -> torch.Tensor:
+def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread: float = 1.0,
+                  scale: float = 1.0) -> torch.Tensor:
     """The split's factors for the weights ``w`` (their shape, dtype and device): 1 + u, or u itself where ``spread`` is
     not 1, u uniform in [0, 1) on the dtype's grid, laid out as a Hankel matrix of rows of ``q`` weights: with P = numel
     / q, the weight at row-major position i gets t[i // q + i % q] of P + q − 1 independent values t (a strided view of
     them: nothing drawn or written per weight). ``q`` is the length of the tensor's last axis as it stands when this
     axis is split (one copy of it when it is the split axis), so that a tensor gets the same values however its units
-    are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it). ``scale``: a power of two the values are multiplied by (exactly).
+    are viewed (:meth:`Expansion.split_` and :meth:`Expansion.tile_split` rely on it). ``scale``: a power of two the
+    values are multiplied by (exactly).
 
     Why this layout (docs/design.md §Symmetry): an independent value per weight cost a draw per weight, about a third of
     the arithmetic of a growth, and the Hankel matrix breaks the copies' symmetry as well (as many directions, the same
@@ -253,6 +256,11 @@ def split_factors(w: torch.Tensor, bits: np.random.BitGenerator, q: int, spread:
     if scale != 1.0:
         t.mul_(scale)
     return t.to(device=w.device, dtype=w.dtype).as_strided((w.numel() // q, q), (1, 1)).view(w.shape)
+
+
+def _other_share(w: torch.Tensor, a: torch.Tensor, half: bool, out: torch.Tensor) -> torch.Tensor:
+    """The pair's other half, exact: 2w − a, or w − a where w is twice the tensor split (``half``)."""
+    return torch.sub(w, a, out=out) if half else torch.lerp(a, w, 2.0, out=out)
 
 
 def _uniform(n: int, dtype: torch.dtype, bits: np.random.BitGenerator) -> torch.Tensor:
