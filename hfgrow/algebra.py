@@ -693,24 +693,28 @@ class Symmetry(str, enum.Enum):
         return {"split": 1.0, "noise": 0.02, "none": 0.0}[self.value]
 
 
-def spread(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
-    """Unit i of n gets big//n or big//n + 1 adjacent copies (the first big % n units get one more)."""
+def spread(n: int, big: int, what: str = "a dimension", tiled: bool = False) -> torch.Tensor:
+    """Unit i of n gets big//n or big//n + 1 copies (the first big % n units get one more): adjacent, or ``tiled``
+    (the small vector repeated, then its first big % n units once more)."""
     if big < n:
         raise GrowthError(f"cannot shrink {what} from {n} to {big}")
     if n == 0:  # a space the model does not have (Gemma 4's experts where it has none)
         return torch.zeros(0, dtype=torch.long)
+    if tiled:
+        return torch.cat([torch.arange(n).repeat(big // n), torch.arange(big % n)])
     counts = torch.full((n,), big // n)
     counts[: big % n] += 1
     return torch.arange(n).repeat_interleave(counts)
 
 
-def copies_and_extras(n: int, big: int, what: str = "a dimension") -> torch.Tensor:
-    """k = big//n adjacent copies of every unit, then big − k·n extra units (-1): every unit the same
-    number of copies, as a norm over the space needs."""
+def copies_and_extras(n: int, big: int, what: str = "a dimension", tiled: bool = False) -> torch.Tensor:
+    """k = big//n copies of every unit, adjacent or ``tiled`` (the small vector repeated k times), then big − k·n extra
+    units (-1): every unit the same number of copies, as a norm over the space needs."""
     if big < n:
         raise GrowthError(f"cannot shrink {what} from {n} to {big}")
     k = big // n
-    return torch.cat([torch.arange(n).repeat_interleave(k), torch.full((big - k * n,), -1)])
+    copies = torch.arange(n).repeat(k) if tiled else torch.arange(n).repeat_interleave(k)
+    return torch.cat([copies, torch.full((big - k * n,), -1)])
 
 
 def whole_copies(n: int, big: int, unit: int = 1) -> torch.Tensor:
@@ -793,7 +797,8 @@ def expansions(
       carries √(hidden'/hidden) more (``Expansion.rescale``), so it equals E_hidden again.
     """
     flags = flags or {}
-    layout = _Layouts(widths)
+    # the hidden units' copies side by side where a stage ends in the hidden width or a space groups them
+    layout = _Layouts(widths, tiled_hidden=not widths.stages and not any(_groups_hidden(s.dim) for s in spaces.values()))
     ratio = math.sqrt(widths.head_dim[1] / widths.head_dim[0]) if attention_scaled else 1.0
 
     def flag(value: bool | str | None) -> bool:
@@ -828,10 +833,16 @@ def expansions(
 
 class _Layouts:
     """The unit layout of each dimension (shared by every space of it, so that a norm's input and output spaces
-    match unit for unit): (small size, source unit of each big unit or -1, aligned rotary slots, copies that meet)."""
+    match unit for unit): (small size, source unit of each big unit or -1, aligned rotary slots, copies that meet).
 
-    def __init__(self, widths: Widths):
+    The hidden and FFN widths are tiled (unit i's copies at i, i + n, …: each copy a contiguous block, so that growing
+    a tensor that reads them splits long runs in place) unless a space groups the hidden units (:func:`_groups_hidden`)
+    or the hidden width is a stage's, which need each unit's copies side by side, as stages, heads and the mixer's
+    channels have them."""
+
+    def __init__(self, widths: Widths, tiled_hidden: bool = True):
         self.widths = widths
+        self.tiled_hidden = tiled_hidden
         self.group_size = (widths.heads[0] // widths.kv_heads[0], widths.heads[1] // widths.kv_heads[1])
         self.cache: dict[str, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
@@ -848,7 +859,8 @@ class _Layouts:
             if dim == "hidden_half" and (2 * n, 2 * big) != widths.hidden:
                 raise GrowthError(f"two halves of the hidden size side by side (DeepSeek-VL hybrid's aligner) need it even: "
                                   f"{widths.hidden[0]} grown to {widths.hidden[1]}")
-            return n, copies_and_extras(n, big, f"the {dim} size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
+            src = copies_and_extras(n, big, f"the {dim} size", tiled=self.tiled_hidden and dim in ("hidden", "embedding"))
+            return n, src, torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim == "kept":
             return 1, torch.zeros(1, dtype=torch.long), torch.ones(1, dtype=torch.bool), torch.ones(1)
         if dim == "sinusoid":  # relative positions of the hidden size, computed by the model (never stored)
@@ -861,7 +873,8 @@ class _Layouts:
             return n, src, torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("ffn", "expert_ffn", "shared_ffn", "decoder_ffn", "mixer", "mixer_heads", "mixer_state"):
             n, big = getattr(widths, dim)
-            return n, spread(n, big, "the intermediate size"), torch.ones(big, dtype=torch.bool), torch.ones(big)
+            src = spread(n, big, "the intermediate size", tiled=not dim.startswith("mixer"))  # a mixer's norm groups it
+            return n, src, torch.ones(big, dtype=torch.bool), torch.ones(big)
         if dim in ("attention", "kv_attention", "heads", "kv_heads", "head_dim"):
             per_group = self.group_size if dim in ("attention", "heads") else (1, 1)
             groups = widths.kv_heads if dim != "head_dim" else (1, 1)
@@ -900,6 +913,12 @@ class _Layouts:
             n = dict(widths.fixed)[dim]
             return n, torch.arange(n), torch.ones(n, dtype=torch.bool), torch.ones(n)
         raise GrowthError(f"unknown dimension {dim!r}")
+
+
+def _groups_hidden(dim: str) -> bool:
+    """Whether a dimension is laid out as groups of the hidden units' adjacent copies (a grouped convolution's or norm's
+    groups, halves side by side, heads over the hidden width, a share or multiple of it)."""
+    return dim in ("hidden_group", "hidden_chunk", "hidden_half", "hidden_heads") or dim.startswith(("hidden/", "hidden*"))
 
 
 def _hidden_share(widths: Widths, dim: str) -> tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -62,12 +62,12 @@ def grow_and_compare(src, out, k, convention="copy"):
     gaps = {}
     for name, a in small_out.items():
         b = big_out[name]
-        if name == "hidden_states":  # every layer: exactly the expansion of the small model's
-            gaps[name] = max(rel_gap(x.repeat_interleave(k, -1) * c, y) for x, y in zip(a, b))
+        if name == "hidden_states":  # every layer: exactly the expansion of the small model's (k copies of the vector)
+            gaps[name] = max(rel_gap(torch.cat([x] * k, -1) * c, y) for x, y in zip(a, b))
         elif name == "last_hidden_state":
-            gaps[name] = rel_gap(a.repeat_interleave(k, -1) * c, b)
+            gaps[name] = rel_gap(torch.cat([a] * k, -1) * c, b)
         elif name == "pooler_output":  # after tanh: plain copies whatever the convention
-            gaps[name] = rel_gap(a.repeat_interleave(k, -1), b)
+            gaps[name] = rel_gap(torch.cat([a] * k, -1), b)
         elif "logits" in name:
             gaps[name] = rel_gap(a, b)
     return gaps, small_out, big_out

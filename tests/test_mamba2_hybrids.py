@@ -154,7 +154,8 @@ def outputs(folder, k, wide):
     ids = torch.randint(3, 97, (2, 12), generator=torch.Generator().manual_seed(0))
     with float64_throughout() if wide else contextmanager(lambda: (yield))(), torch.no_grad():
         out = cls.from_pretrained(folder, dtype=torch.float64 if wide else torch.float32).eval()(input_ids=ids)
-    return (out.logits if "logits" in out else k * out.last_hidden_state[..., ::k]).double()
+    h = None if "logits" in out else out.last_hidden_state  # the base model: the first of the hidden vector's k copies
+    return (out.logits if h is None else k * h[..., : h.shape[-1] // k]).double()
 
 
 def gap(a, b):

@@ -197,7 +197,7 @@ def test_cosmos3_edge_text_sections_refuse_head_dim_growth(tmp_path):
     def gap(positions):
         with torch.no_grad():
             a, b = (m(input_ids=IDS, position_ids=positions.expand(3, 2, 9)).last_hidden_state for m in (small, big))
-        return ((a - b.reshape(2, 9, 16, 2).sum(-1)).abs().max() / a.abs().max()).item()  # the final norm's two copies carry 1/2
+        return ((a - b.reshape(2, 9, 2, 16).sum(-2)).abs().max() / a.abs().max()).item()  # the final norm's two copies carry 1/2
     assert gap(torch.arange(9)[None, None]) < 1e-5  # one stream for all sections: text
     assert gap(torch.stack([torch.arange(9), torch.arange(9) % 3, torch.arange(9) // 3])[:, None]) > 1e-3
 
