@@ -33,6 +33,22 @@ def test_tile_repeats_the_whole_vector():
     assert m.expand(torch.tensor([1.0, 2.0, 3.0]), 0).tolist() == [1, 2, 3, 1, 2, 3]
 
 
+def test_hidden_and_ffn_are_tiled_unless_a_space_groups_the_hidden_units():
+    """A hidden or FFN unit's copies one vector after the other (each copy a contiguous run of a reading weight; extra
+    units last); side by side where a space groups the hidden units, so that each group holds copies of its own."""
+    def layout(hidden, ffn, **more):
+        widths = Widths(hidden=hidden, ffn=ffn, heads=(1, 1), kv_heads=(1, 1), head_dim=(1, 1), embedding=hidden,
+                        hidden_group=(hidden[0] // 3, hidden[1] // 3))
+        spaces = {"h": Space("hidden", Kind.RESIDUAL), "f": Space("ffn", Kind.ACTIVATION), **more}
+        maps = expansions(spaces, widths, Convention.COPY, attention_scaled=True)
+        return maps["h"].src.tolist(), maps["f"].src.tolist()
+
+    assert layout((3, 7), (2, 5)) == ([0, 1, 2, 0, 1, 2, -1], [0, 1, 0, 1, 0])
+    assert layout((6, 12), (2, 4)) == ([0, 1, 2, 3, 4, 5] * 2, [0, 1, 0, 1])
+    grouped = {"g": Space("hidden_group", Kind.ACTIVATION)}  # three groups of two channels, grown to three of four
+    assert layout((6, 12), (2, 4), **grouped) == ([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5], [0, 1, 0, 1])
+
+
 def test_read_spreads_each_input_column_over_its_copies():
     m = replicate(3, 2, e=1.0)
     w = torch.tensor([[2.0, 4.0, 6.0]])
