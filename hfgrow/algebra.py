@@ -118,19 +118,18 @@ class Expansion:
             out.index_copy_(axis, first_i, first)
         return out
 
-    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares, q: int, half: bool = False,
-                   out: torch.Tensor | None = None) -> torch.Tensor:
+    def tile_split(self, t: torch.Tensor, axis: int, shares: Shares, q: int, half: bool = False) -> torch.Tensor:
         """E's tiling along ``axis`` of a tensor whose scales are applied, each pair of copies split as it is made: the
         values of :meth:`split_` on the tiled tensor (the same draws), with no copy written twice. Only where
         :meth:`splits_tiled` says so; ``q``: the grown tensor's last axis as a copy sees it (:func:`split_factors`).
         ``half``: ``t`` is twice the tensor to tile (a scale of ½ left to the split; an even number of copies; t in its
         storage dtype): a = t·(1 + u)/2 and b = t − a, exact (Sterbenz: a ∈ [t/2, t]), so every pair sums to t. These
         are the bits of halving first wherever t/2 is exact, which is every normal weight; a subnormal one with an odd
-        last bit, which halving would round, keeps its exact sum. ``out``: memory to write it into (:func:`grow_tensor`)."""
+        last bit, which halving would round, keeps its exact sum."""
         a, k, b = self.tiling
         lead, trail = t.shape[:axis], t.shape[axis + 1:]
         w = t.reshape(*lead, a, b, *trail)
-        out = _empty(t, (*lead, a, k, b, *trail), out)
+        out = t.new_empty(*lead, a, k, b, *trail)
         # a copy is runs of b·trail contiguous weights: long runs are written in place; short ones (interleaved copies)
         # are computed in one contiguous scratch and copied once (a bf16 multiply with a stride-2 output is 4× slower).
         # Not in cache-sized slices: the intra-op threads meet at every op, and on a loaded machine ~15k small ops made
@@ -342,13 +341,10 @@ def _parts(axis: Axis | Packed) -> tuple[Axis, ...]:
 
 
 def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expansion],
-                shares: Shares | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+                shares: Shares | None = None) -> torch.Tensor:
     """Apply E or R along every axis that has a role; axes without one are left as they are.
 
-    ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.split_`). ``out``:
-    contiguous memory of the grown size in ``t``'s dtype to write the result into where it is made in one piece (a
-    tiled growth; elsewhere it is left unused): memory the caller reuses, where fresh memory costs a page fault and
-    the kernel's zeroing per page, which made a growth's arithmetic about twice as slow.
+    ``shares``: split the input-side weights of each pair of copies unevenly (:meth:`Expansion.split_`).
     """
     if len(axes) != t.dim():
         raise GrowthError(f"a rule for {t.dim()}-d tensors got {len(axes)} axis roles")
@@ -371,13 +367,12 @@ def grow_tensor(t: torch.Tensor, axes: Sequence[Role], maps: Mapping[str, Expans
             shape = [math.prod(tilings[i]) if i in rest or i == fused[0] else n for i, n in enumerate(t.shape)]
             row = math.prod(rest[last]) if last in rest else t.shape[-1]
             m = maps[axes[fused[0]].space]
-            t = m.tile_split(view, where[fused[0]], shares, m.small if fused[0] == last else row, half,
-                             out if len(fused) == 1 else None).view(shape)
+            t = m.tile_split(view, where[fused[0]], shares, m.small if fused[0] == last else row, half).view(shape)
         else:
-            t = _tile(t, rest, out)
+            t = _tile(t, rest)
         for i in fused[1:]:
             m = maps[axes[i].space]
-            t = m.tile_split(t, i, shares, m.small if i == last else t.shape[-1], out=out if i == fused[-1] else None)
+            t = m.tile_split(t, i, shares, m.small if i == last else t.shape[-1])
         for i, axis in enumerate(axes):
             if axis is not None and axis.reads and i not in fused:
                 maps[axis.space].split_(t, i, shares)
@@ -438,9 +433,8 @@ def _tiled_view(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) ->
     return t.reshape(shape_in).expand(shape_out), where
 
 
-def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]], out: torch.Tensor | None = None) -> torch.Tensor:
-    """``t`` with each axis i in ``tilings`` grown as (a, k, b) says: written once, then copied (into ``out``: see
-    :func:`grow_tensor`)."""
+def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]]) -> torch.Tensor:
+    """``t`` with each axis i in ``tilings`` grown as (a, k, b) says: written once, then copied."""
     shape_in, shape_out, copy_dims, final = [], [], [], []
     for i, n in enumerate(t.shape):
         if i in tilings:
@@ -453,7 +447,7 @@ def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]], out: tor
             shape_in.append(n)
             shape_out.append(n)
             final.append(n)
-    out = _empty(t, shape_out, out)
+    out = t.new_empty(shape_out)
     first = out
     for d in copy_dims:
         first = first.narrow(d, 0, 1)
@@ -465,14 +459,6 @@ def _tile(t: torch.Tensor, tilings: Mapping[int, tuple[int, int, int]], out: tor
         for c in range(1, done.shape[d]):
             done.narrow(d, c, 1).copy_(done.narrow(d, 0, 1))
     return out.view(final)
-
-
-def _empty(t: torch.Tensor, shape: Sequence[int], out: torch.Tensor | None) -> torch.Tensor:
-    """A tensor of ``shape`` like ``t``: ``out`` seen so (its memory, where the caller gave some of that size and dtype) or
-    fresh memory."""
-    if out is not None and out.dtype == t.dtype and out.device == t.device and out.numel() == math.prod(shape):
-        return out.view(shape)
-    return t.new_empty(shape)
 
 
 def scales_exact(axes: Sequence[Role], maps: Mapping[str, Expansion]) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from . import algebra
-from .checkpoint import CheckpointReader, OutTensor, SafetensorsStreamWriter, copy_files, shard_names, write_index
+from .checkpoint import CheckpointReader, SafetensorsStreamWriter, copy_files, shard_names, write_index
 from .errors import GrowthError
 from .phases import Phases
 from .plan import GrowthPlan, TensorPlan
@@ -35,11 +35,10 @@ def check_finite(t: torch.Tensor, what: str) -> None:
         raise GrowthError(f"{what} holds non-finite values (NaN or inf)")
 
 
-def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan, out: torch.Tensor | None = None) -> torch.Tensor:
+def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan) -> torch.Tensor:
     """One tensor, transformed in fp32 and cast once to its output dtype; or, when that dtype is the
     tensor's own and growing it only copies and multiplies by powers of two, in that dtype (nothing
-    rounds either way; a fraction of the memory traffic). ``out``: memory to grow it into where it can
-    (:func:`algebra.grow_tensor`); the result is that memory or other."""
+    rounds either way; a fraction of the memory traffic)."""
     if tp.rule.generate is not None:
         return tp.rule.generate(tp.out.shape).to(tp.out.dtype)
     if not t.dtype.is_floating_point:
@@ -60,8 +59,8 @@ def grow_one(t: torch.Tensor, tp: TensorPlan, plan: GrowthPlan, out: torch.Tenso
     if symmetry is not algebra.Symmetry.NONE and not tp.zero and tp.rule.split:
         bits = algebra.split_bits(zlib.crc32((tp.seed_name or tp.out.name).encode()) ^ plan.options.seed)
         shares = (bits, symmetry.spread, tp.out.dtype)
+    grown = algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares)
     offset = tp.rule.offset
-    grown = algebra.grow_tensor(t, tp.rule.axes, plan.maps, shares, None if offset else out)
     if offset and not tp.zero:  # the model uses w + o, which grows linearly: w' = G(w) + o·(G(1) − 1), exact where G(1) = 1
         ones = torch.full_like(t, tp.gain)
         grown = grown + offset * (algebra.grow_tensor(ones, tp.rule.axes, plan.maps, None) - 1.0)
@@ -79,15 +78,13 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
     names = shard_names(len(plan.shards))
     bar = tqdm(total=plan.summary()["output_bytes"], unit="B", unit_scale=True, desc="growing", disable=not progress or not sys.stderr.isatty(),
                leave=False, file=sys.stderr)
-    # one thread writes while the main thread grows the next tensor: at most two grown tensors in memory, each grown
-    # into one of two buffers in turn where it can (the other one is being written)
-    staging = _Staging(max((t.nbytes for shard in plan.shards for t in shard), default=0))
+    # one thread writes while the main thread grows the next tensor: at most two grown tensors in memory
     with ThreadPoolExecutor(max_workers=1) as io:
         pending = None
         for name, shard in zip(names, plan.shards):
             with SafetensorsStreamWriter(folder / name, shard) as writer:
                 for out in shard:
-                    grown = _grown(by_name[out.name], plan, reader, phases, staging.next(out))
+                    grown = _grown(by_name[out.name], plan, reader, phases)
                     if pending is not None:
                         with phases("waiting"):
                             pending.result()
@@ -106,31 +103,13 @@ def write_checkpoint(plan: GrowthPlan, reader: CheckpointReader, folder: Path, p
         return write_config_and_files(plan, reader, folder)
 
 
-class _Staging:
-    """Two buffers that grown tensors take in turn: memory reused, where fresh memory costs a page fault and the
-    kernel's zeroing of every page (about half the arithmetic of a growth on the CPU). Pages are touched only as
-    tensors fill them."""
-
-    def __init__(self, nbytes: int):
-        self.buffers = [torch.empty(nbytes, dtype=torch.uint8) for _ in range(2)]
-        self.turn = 0
-
-    def next(self, out: OutTensor) -> torch.Tensor:
-        """Memory for ``out`` in the other buffer than last time's (the one being written)."""
-        self.turn ^= 1
-        return self.buffers[self.turn][: out.nbytes].view(out.dtype).view(out.shape)
-
-
-def _grown(tp: TensorPlan, plan: GrowthPlan, reader: CheckpointReader, phases: Phases,
-           out: torch.Tensor | None = None) -> torch.Tensor:
-    """One tensor read, then grown on the plan's device (on the CPU: into ``out`` where it can) and brought back to the
-    CPU (its time in ``phases``)."""
+def _grown(tp: TensorPlan, plan: GrowthPlan, reader: CheckpointReader, phases: Phases) -> torch.Tensor:
+    """One tensor read, then grown on the plan's device and brought back to the CPU (its time in ``phases``)."""
     with phases("reading"):
         t = reader.get(tp.source.name)
-    device = torch.device(plan.options.device)
     try:
         with phases("arithmetic"):
-            return grow_one(t.to(device), tp, plan, out if device.type == "cpu" else None).cpu()
+            return grow_one(t.to(torch.device(plan.options.device)), tp, plan).cpu()
     except (MemoryError, RuntimeError) as e:
         if not isinstance(e, MemoryError) and "alloc" not in str(e):
             raise

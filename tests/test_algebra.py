@@ -380,18 +380,3 @@ def test_the_small_sinusoid_is_the_wider_ones_aligned_pairs(k):
     torch.testing.assert_close(table(8 * k).double() @ grown.T, table(8).double() @ w.T, rtol=1e-6, atol=1e-6)
     with pytest.raises(GrowthError, match="whole factor"):
         sinusoid_layout(8, 12)
-
-
-@pytest.mark.parametrize("roles", [(Axis("h"), Axis("h", reads=True)), (Axis("h"), None), (Axis("h", reads=True), Axis("h", reads=True))])
-def test_a_growth_into_given_memory_is_the_same_growth(roles):
-    """grow_tensor(out=…) writes a tiled growth into the caller's memory (the writer's reused buffers), bit for bit the
-    fresh growth's; memory of another size or dtype is left unused."""
-    maps = {"h": replicate(4, 2, e=1.0, layout="tile")}
-    w = torch.randn(4, 4, dtype=torch.float64)
-    shares = (split_bits(3), 1.0, torch.float64)
-    fresh = grow_tensor(w, roles, maps, (split_bits(3), 1.0, torch.float64))
-    out = torch.empty(fresh.numel(), dtype=torch.float64)
-    grown = grow_tensor(w, roles, maps, shares, out=out)
-    assert torch.equal(grown, fresh) and grown.data_ptr() == out.data_ptr()
-    other = torch.empty(fresh.numel(), dtype=torch.float32)
-    assert torch.equal(grow_tensor(w, roles, maps, (split_bits(3), 1.0, torch.float64), out=other), fresh)
